@@ -1,0 +1,204 @@
+//! One connection to a target, whatever the driver.
+
+use crate::sqlite::{SqliteConn, SqliteOptions};
+use crate::{DbError, Dialect, Target};
+use std::sync::Arc;
+
+/// A statement parameter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Param<'a> {
+    Int(i64),
+    Text(&'a str),
+}
+
+/// An owned value, for bulk loading.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Int(i64),
+    Text(String),
+}
+
+impl Value {
+    pub fn as_param(&self) -> Param<'_> {
+        match self {
+            Value::Int(i) => Param::Int(*i),
+            Value::Text(s) => Param::Text(s),
+        }
+    }
+}
+
+/// What a statement did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// It returned a result set with this many rows (all of them fetched).
+    Rows(u64),
+    /// It changed this many rows (or was not a DML statement).
+    Affected(u64),
+}
+
+/// A statement registered on a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StmtId(pub(crate) usize);
+
+/// Prepared statements (`auto`, the default) or plain SQL text with the
+/// values written in (`disable`), as sysbench's `--db-ps-mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PsMode {
+    Auto,
+    Disable,
+}
+
+#[derive(Clone, Debug)]
+pub struct ConnectOptions {
+    pub target: Target,
+    pub ps_mode: PsMode,
+    pub sqlite: SqliteOptions,
+}
+
+impl ConnectOptions {
+    pub fn new(target: Target) -> Self {
+        ConnectOptions {
+            target,
+            ps_mode: PsMode::Auto,
+            sqlite: SqliteOptions::default(),
+        }
+    }
+}
+
+/// A connection. Statements use `?` placeholders in every dialect; the
+/// driver translates them where needed.
+pub enum Connection {
+    Sqlite(SqliteConn),
+}
+
+impl Connection {
+    pub async fn connect(opts: &ConnectOptions) -> Result<Connection, DbError> {
+        match &opts.target {
+            Target::Sqlite { path, .. } => Ok(Connection::Sqlite(SqliteConn::open(
+                path,
+                &opts.sqlite,
+                opts.ps_mode,
+            )?)),
+        }
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            Connection::Sqlite(_) => Dialect::Sqlite,
+        }
+    }
+
+    /// Registers a statement for [`Connection::run`]. With prepared
+    /// statements it is prepared on first use and kept.
+    pub fn register(&mut self, sql: &str) -> StmtId {
+        match self {
+            Connection::Sqlite(c) => c.register(sql),
+        }
+    }
+
+    /// Runs a registered statement, fetching every row it returns.
+    pub async fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
+        match self {
+            Connection::Sqlite(c) => c.run(id, params),
+        }
+    }
+
+    /// Runs one SQL statement given as text (DDL, BEGIN, ...).
+    pub async fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
+        match self {
+            Connection::Sqlite(c) => c.execute(sql),
+        }
+    }
+
+    /// Runs a query returning one integer (or NULL).
+    pub async fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
+        match self {
+            Connection::Sqlite(c) => c.query_i64(sql),
+        }
+    }
+
+    /// Names of the tables in the current database.
+    pub async fn tables(&mut self) -> Result<Vec<String>, DbError> {
+        match self {
+            Connection::Sqlite(c) => c.tables(),
+        }
+    }
+
+    /// Loads rows into `table` as fast as the driver can. `next_row`
+    /// fills the row buffer and returns false when there are no more rows.
+    /// Returns the number of rows loaded.
+    pub async fn bulk_insert(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        next_row: &mut (dyn FnMut(&mut Vec<Value>) -> bool + Send),
+    ) -> Result<u64, DbError> {
+        match self {
+            Connection::Sqlite(c) => c.bulk_insert(table, columns, next_row),
+        }
+    }
+
+    /// Re-opens the connection.
+    pub async fn reconnect(&mut self) -> Result<(), DbError> {
+        match self {
+            Connection::Sqlite(c) => c.reopen(),
+        }
+    }
+
+    /// A handle that interrupts the statement running on this connection.
+    pub fn interrupter(&self) -> Option<Arc<dyn Fn() + Send + Sync>> {
+        match self {
+            Connection::Sqlite(c) => Some(c.interrupter()),
+        }
+    }
+
+    /// The server's (or library's) version string.
+    pub fn server_version(&self) -> String {
+        match self {
+            Connection::Sqlite(_) => format!("SQLite {}", rusqlite::version()),
+        }
+    }
+}
+
+/// Writes `params` into `sql` in place of its `?` placeholders, as SQL
+/// literals (for `--db-ps-mode=disable`).
+pub(crate) fn inline_params(sql: &str, params: &[Param<'_>]) -> String {
+    let mut out = String::with_capacity(sql.len() + params.len() * 16);
+    let mut it = params.iter();
+    let mut in_string = false;
+    for ch in sql.chars() {
+        match ch {
+            '\'' => {
+                in_string = !in_string;
+                out.push(ch);
+            }
+            '?' if !in_string => match it.next() {
+                Some(Param::Int(i)) => out.push_str(&i.to_string()),
+                Some(Param::Text(s)) => {
+                    out.push('\'');
+                    out.push_str(&s.replace('\'', "''"));
+                    out.push('\'');
+                }
+                None => out.push('?'),
+            },
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inlines_literals() {
+        assert_eq!(
+            inline_params(
+                "UPDATE t SET c=? WHERE id=? AND x='?'",
+                &[Param::Text("it's"), Param::Int(-7)]
+            ),
+            "UPDATE t SET c='it''s' WHERE id=-7 AND x='?'"
+        );
+    }
+}

@@ -1,0 +1,17 @@
+//! The database layer: what a workload talks to.
+//!
+//! - [`Target`]: where to connect, parsed from a `--db` URL.
+//! - [`Connection`]: one connection to a target; statements are registered
+//!   once ([`Connection::register`]) and executed by id with parameters.
+//! - [`DbError`]: every failure, classified (lost connection, interrupted,
+//!   other) and carrying the driver's error code for ignore lists.
+
+mod connection;
+mod error;
+mod sqlite;
+mod target;
+
+pub use connection::{Connection, ConnectOptions, Outcome, Param, PsMode, StmtId, Value};
+pub use error::{DbError, ErrorKind, IgnoreList};
+pub use sqlite::SqliteOptions;
+pub use target::{Dialect, Target};

@@ -1,0 +1,263 @@
+//! Embedded SQLite through rusqlite (the library is compiled in).
+
+use crate::connection::{Outcome, Param, PsMode, StmtId, Value, inline_params};
+use crate::{DbError, ErrorKind};
+use rusqlite::{OpenFlags, Statement};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// SQLite settings applied to every connection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SqliteOptions {
+    /// `PRAGMA journal_mode` (default `wal`).
+    pub journal_mode: String,
+    /// `PRAGMA synchronous` (default `normal`).
+    pub synchronous: String,
+    /// How long a statement waits for a lock before failing with SQLITE_BUSY.
+    pub busy_timeout_ms: u64,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        SqliteOptions {
+            journal_mode: "wal".into(),
+            synchronous: "normal".into(),
+            busy_timeout_ms: 1000,
+        }
+    }
+}
+
+pub struct SqliteConn {
+    conn: rusqlite::Connection,
+    path: PathBuf,
+    opts: SqliteOptions,
+    stmts: Vec<String>,
+    ps: bool,
+}
+
+/// SQLite's primary result codes by name.
+fn code_name(primary: i32) -> String {
+    let name = match primary {
+        1 => "SQLITE_ERROR",
+        2 => "SQLITE_INTERNAL",
+        3 => "SQLITE_PERM",
+        4 => "SQLITE_ABORT",
+        5 => "SQLITE_BUSY",
+        6 => "SQLITE_LOCKED",
+        7 => "SQLITE_NOMEM",
+        8 => "SQLITE_READONLY",
+        9 => "SQLITE_INTERRUPT",
+        10 => "SQLITE_IOERR",
+        11 => "SQLITE_CORRUPT",
+        12 => "SQLITE_NOTFOUND",
+        13 => "SQLITE_FULL",
+        14 => "SQLITE_CANTOPEN",
+        15 => "SQLITE_PROTOCOL",
+        17 => "SQLITE_SCHEMA",
+        18 => "SQLITE_TOOBIG",
+        19 => "SQLITE_CONSTRAINT",
+        20 => "SQLITE_MISMATCH",
+        21 => "SQLITE_MISUSE",
+        23 => "SQLITE_AUTH",
+        25 => "SQLITE_RANGE",
+        26 => "SQLITE_NOTADB",
+        _ => return format!("SQLITE_{primary}"),
+    };
+    name.to_string()
+}
+
+fn map_err(e: rusqlite::Error) -> DbError {
+    match e {
+        rusqlite::Error::SqliteFailure(f, msg) => {
+            let primary = f.extended_code & 0xff;
+            DbError {
+                kind: if primary == 9 {
+                    ErrorKind::Interrupted
+                } else {
+                    ErrorKind::Other
+                },
+                code: code_name(primary),
+                message: msg.unwrap_or_else(|| f.to_string()),
+            }
+        }
+        other => DbError::other("SQLITE_MISUSE", other.to_string()),
+    }
+}
+
+fn bind(stmt: &mut Statement<'_>, params: &[Param<'_>]) -> Result<(), DbError> {
+    for (i, p) in params.iter().enumerate() {
+        match p {
+            Param::Int(v) => stmt.raw_bind_parameter(i + 1, v),
+            Param::Text(s) => stmt.raw_bind_parameter(i + 1, s),
+        }
+        .map_err(map_err)?;
+    }
+    Ok(())
+}
+
+/// Steps a statement to the end, reading every column of every row.
+fn step(stmt: &mut Statement<'_>) -> Result<Outcome, DbError> {
+    let cols = stmt.column_count();
+    if cols == 0 {
+        return stmt
+            .raw_execute()
+            .map(|n| Outcome::Affected(n as u64))
+            .map_err(map_err);
+    }
+    let mut rows = stmt.raw_query();
+    let mut n = 0u64;
+    while let Some(row) = rows.next().map_err(map_err)? {
+        for i in 0..cols {
+            std::hint::black_box(row.get_ref(i).map_err(map_err)?);
+        }
+        n += 1;
+    }
+    Ok(Outcome::Rows(n))
+}
+
+impl SqliteConn {
+    pub(crate) fn open(path: &Path, opts: &SqliteOptions, ps: PsMode) -> Result<Self, DbError> {
+        let conn = Self::open_conn(path, opts)?;
+        Ok(SqliteConn {
+            conn,
+            path: path.to_path_buf(),
+            opts: opts.clone(),
+            stmts: Vec::new(),
+            ps: ps == PsMode::Auto,
+        })
+    }
+
+    fn open_conn(path: &Path, opts: &SqliteOptions) -> Result<rusqlite::Connection, DbError> {
+        let shown = path.display();
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = rusqlite::Connection::open_with_flags(path, flags).map_err(|e| {
+            map_err(e).context(format!(
+                "cannot open SQLite database {shown} (does its directory exist and is it writable?)"
+            ))
+        })?;
+        let setup = || -> Result<(), rusqlite::Error> {
+            conn.busy_timeout(std::time::Duration::from_millis(opts.busy_timeout_ms))?;
+            // Reading the mode back checks that the file is an SQLite database.
+            let _: String = conn.query_row(
+                &format!("PRAGMA journal_mode={}", opts.journal_mode),
+                [],
+                |r| r.get(0),
+            )?;
+            conn.execute_batch(&format!("PRAGMA synchronous={}", opts.synchronous))?;
+            conn.set_prepared_statement_cache_capacity(1024);
+            Ok(())
+        };
+        setup().map_err(|e| {
+            let e = map_err(e);
+            if e.code == "SQLITE_NOTADB" {
+                DbError::other(
+                    e.code,
+                    format!("{shown} is not an SQLite database ({}); point --db at another file", e.message),
+                )
+            } else {
+                e.context(format!("cannot set up SQLite database {shown}"))
+            }
+        })?;
+        Ok(conn)
+    }
+
+    pub(crate) fn reopen(&mut self) -> Result<(), DbError> {
+        self.conn = Self::open_conn(&self.path, &self.opts)?;
+        Ok(())
+    }
+
+    pub(crate) fn register(&mut self, sql: &str) -> StmtId {
+        self.stmts.push(sql.to_string());
+        StmtId(self.stmts.len() - 1)
+    }
+
+    pub(crate) fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
+        let Some(sql) = self.stmts.get(id.0) else {
+            return Err(DbError::other("SQLITE_MISUSE", "unknown statement id"));
+        };
+        if self.ps {
+            let mut stmt = self.conn.prepare_cached(sql).map_err(map_err)?;
+            bind(&mut stmt, params)?;
+            step(&mut stmt)
+        } else {
+            let text = inline_params(sql, params);
+            let mut stmt = self.conn.prepare(&text).map_err(map_err)?;
+            step(&mut stmt)
+        }
+    }
+
+    pub(crate) fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
+        let mut stmt = self.conn.prepare(sql).map_err(map_err)?;
+        step(&mut stmt)
+    }
+
+    pub(crate) fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
+        self.conn
+            .query_row(sql, [], |r| r.get::<_, Option<i64>>(0))
+            .map_err(map_err)
+    }
+
+    pub(crate) fn tables(&mut self) -> Result<Vec<String>, DbError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT name FROM sqlite_schema WHERE type='table' ORDER BY name")
+            .map_err(map_err)?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(map_err)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(map_err)
+    }
+
+    pub(crate) fn bulk_insert(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        next_row: &mut (dyn FnMut(&mut Vec<Value>) -> bool + Send),
+    ) -> Result<u64, DbError> {
+        const ROWS_PER_COMMIT: u64 = 500_000;
+        let marks = vec!["?"; columns.len()].join(",");
+        let sql = format!("INSERT INTO {table} ({}) VALUES ({marks})", columns.join(","));
+        let mut row = Vec::with_capacity(columns.len());
+        let mut n = 0u64;
+        self.conn.execute_batch("BEGIN").map_err(map_err)?;
+        let result = (|| {
+            let mut stmt = self.conn.prepare_cached(&sql).map_err(map_err)?;
+            loop {
+                row.clear();
+                if !next_row(&mut row) {
+                    break;
+                }
+                for (i, v) in row.iter().enumerate() {
+                    match v {
+                        Value::Int(x) => stmt.raw_bind_parameter(i + 1, x),
+                        Value::Text(s) => stmt.raw_bind_parameter(i + 1, s),
+                    }
+                    .map_err(map_err)?;
+                }
+                stmt.raw_execute().map_err(map_err)?;
+                n += 1;
+                if n % ROWS_PER_COMMIT == 0 {
+                    self.conn.execute_batch("COMMIT; BEGIN").map_err(map_err)?;
+                }
+            }
+            Ok(n)
+        })();
+        match result {
+            Ok(n) => {
+                self.conn.execute_batch("COMMIT").map_err(map_err)?;
+                Ok(n)
+            }
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    pub(crate) fn interrupter(&self) -> Arc<dyn Fn() + Send + Sync> {
+        let h = self.conn.get_interrupt_handle();
+        Arc::new(move || h.interrupt())
+    }
+}

@@ -1,0 +1,57 @@
+//! Engine settings.
+
+use std::time::Duration;
+
+/// How virtual users are scheduled onto OS threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exec {
+    /// One OS thread per user: for drivers that block (embedded SQLite).
+    ThreadPerUser,
+    /// All users as tasks on a pool of `workers` threads: for async drivers,
+    /// so thousands of connections share a few threads.
+    Shared { workers: usize },
+}
+
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// Number of virtual users.
+    pub threads: usize,
+    /// Measured duration; `None` = no time limit.
+    pub time: Option<Duration>,
+    /// Measured event count limit; `None` = no limit.
+    pub events: Option<u64>,
+    /// Warm-up before measuring; measured separately and left out of the results.
+    pub warmup: Duration,
+    /// Poisson arrival rate in events per second (all users together); `None` = as fast as possible.
+    pub rate: Option<f64>,
+    /// Length of one interval of the time series.
+    pub interval: Duration,
+    /// Percentiles computed for every interval.
+    pub percentiles: Vec<f64>,
+    /// Seed of the arrival schedule.
+    pub seed: u64,
+    pub exec: Exec,
+    /// How long to wait for events still running at the end of `time`
+    /// before interrupting them; `None` = wait for them.
+    pub forced_shutdown: Option<Duration>,
+    /// How long to wait for running events after a stop request (Ctrl-C) before interrupting them.
+    pub stop_grace: Duration,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            threads: 1,
+            time: Some(Duration::from_secs(10)),
+            events: None,
+            warmup: Duration::ZERO,
+            rate: None,
+            interval: Duration::from_secs(1),
+            percentiles: vec![50.0, 95.0, 99.0, 99.9],
+            seed: 1,
+            exec: Exec::ThreadPerUser,
+            forced_shutdown: Some(Duration::from_secs(1)),
+            stop_grace: Duration::from_millis(300),
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! The load engine: runs N virtual users against anything that implements
+//! [`User`], for a time or an event count, optionally at a Poisson arrival
+//! rate, and measures every event into per-user HDR histograms that a
+//! collector merges per interval and in total.
+//!
+//! The engine knows nothing of SQL: workloads implement [`User`].
+
+mod arrivals;
+mod collector;
+mod config;
+mod result;
+mod run;
+mod user;
+
+pub use config::{EngineConfig, Exec};
+pub use result::{EndReason, IntervalSample, PhaseResult, RateResult, RunResult, UserTotals};
+pub use run::{EngineError, StopHandle, run};
+pub use user::{EventError, Interrupter, Tally, User, UserFactory};

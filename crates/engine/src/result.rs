@@ -1,0 +1,85 @@
+//! What a run measured.
+
+use dbmeter_stats::{Counters, ErrorCounts, LatencyHistogram, LatencySummary};
+use std::time::Duration;
+
+/// Totals of one phase (warm-up or measurement).
+#[derive(Clone, Debug, Default)]
+pub struct PhaseResult {
+    pub duration: Duration,
+    pub counters: Counters,
+    pub errors: ErrorCounts,
+    /// Event latency: from the intended start when a rate is set, from the
+    /// actual start otherwise.
+    pub latency: LatencyHistogram,
+    /// With a rate: latency from the actual start (service time).
+    pub service: Option<LatencyHistogram>,
+}
+
+/// One point of the time series.
+#[derive(Clone, Debug)]
+pub struct IntervalSample {
+    /// End of the interval, in seconds since the measurement started.
+    pub t_s: f64,
+    /// Length of the interval in seconds (the last one may be shorter).
+    pub duration_s: f64,
+    /// Users still running.
+    pub threads: usize,
+    pub counters: Counters,
+    pub latency: LatencySummary,
+    /// With a rate: arrivals due but not started at the end of the interval.
+    pub queue_length: Option<u64>,
+    /// With a rate: users busy with an event at the end of the interval.
+    pub concurrency: Option<usize>,
+}
+
+impl IntervalSample {
+    pub fn per_sec(&self, n: u64) -> f64 {
+        if self.duration_s > 0.0 {
+            n as f64 / self.duration_s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// One user's share of the measured phase (threads fairness).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UserTotals {
+    pub events: u64,
+    /// Sum of the user's event latencies.
+    pub busy: Duration,
+}
+
+/// With a rate: how well the database kept up.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RateResult {
+    /// Requested events per second.
+    pub target: f64,
+    /// Largest backlog seen at an interval boundary.
+    pub max_queue_length: u64,
+    /// Arrivals due before the end that never started.
+    pub unstarted_at_end: u64,
+}
+
+/// Why the run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EndReason {
+    TimeLimit,
+    EventLimit,
+    /// Stopped by the user (Ctrl-C).
+    Interrupted,
+    /// Stopped by an error that is not ignorable.
+    Failed(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub threads: usize,
+    pub measured: PhaseResult,
+    pub warmup: Option<PhaseResult>,
+    pub intervals: Vec<IntervalSample>,
+    pub users: Vec<UserTotals>,
+    pub rate: Option<RateResult>,
+    pub end: EndReason,
+}

@@ -1,0 +1,667 @@
+//! Running the virtual users and collecting what they measure.
+
+use crate::arrivals::Arrivals;
+use crate::collector::{Slot, SlotStats, add_into, add_user_totals};
+use crate::config::{EngineConfig, Exec};
+use crate::result::{EndReason, IntervalSample, PhaseResult, RateResult, RunResult, UserTotals};
+use crate::user::{EventError, Interrupter, Tally, User, UserFactory};
+use dbmeter_stats::LatencySummary;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier, OnceLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Stops a run from another thread (e.g. a Ctrl-C handler). The run keeps
+/// and returns what it measured.
+#[derive(Clone, Debug, Default)]
+pub struct StopHandle(Arc<AtomicBool>);
+
+impl StopHandle {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn stop(&self) {
+        self.0.store(true, Relaxed);
+    }
+    pub fn is_stopped(&self) -> bool {
+        self.0.load(Relaxed)
+    }
+}
+
+/// The run could not start.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineError {
+    /// Users could not be created (e.g. a connection failed); the first
+    /// message and how many users failed.
+    Setup { message: String, failed: usize },
+    /// The engine could not start its threads.
+    Runtime(String),
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineError::Setup { message, failed } if *failed > 1 => {
+                write!(f, "{message} (and {} more connections failed)", failed - 1)
+            }
+            EngineError::Setup { message, .. } => write!(f, "{message}"),
+            EngineError::Runtime(m) => write!(f, "cannot start the load engine: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+/// How long a user keeps trying to reconnect before it gives up.
+const RECONNECT_GIVE_UP: Duration = Duration::from_secs(60);
+/// How often the collector looks at stop requests and finished users.
+const POLL: Duration = Duration::from_millis(20);
+
+struct Timing {
+    begin: Instant,
+    measure_start: Instant,
+    deadline: Option<Instant>,
+}
+
+struct Shared {
+    stop: AtomicBool,
+    /// Some user could not be created: the run does not start.
+    setup_failed: AtomicBool,
+    timing: OnceLock<Timing>,
+    started: AtomicU64,
+    max_events: u64,
+    event_limit_hit: AtomicBool,
+    arrivals: Option<Mutex<Arrivals>>,
+    precise_sleep: bool,
+    in_event: AtomicUsize,
+    live: AtomicUsize,
+    fatal: Mutex<Option<String>>,
+    last_exit: Mutex<Option<Instant>>,
+    slots: Vec<Slot>,
+    with_service: bool,
+}
+
+impl Shared {
+    fn fail(&self, message: String) {
+        let mut f = self.fatal.lock();
+        if f.is_none() {
+            *f = Some(message);
+        }
+        self.stop.store(true, Relaxed);
+    }
+}
+
+/// Marks a user as finished even if it panics.
+struct ExitGuard {
+    shared: Arc<Shared>,
+    done: mpsc::Sender<()>,
+}
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.shared
+                .fail("internal error: a virtual user panicked".into());
+        }
+        let now = Instant::now();
+        {
+            let mut last = self.shared.last_exit.lock();
+            if last.is_none_or(|l| l < now) {
+                *last = Some(now);
+            }
+        }
+        self.shared.live.fetch_sub(1, Relaxed);
+        let _ = self.done.send(());
+    }
+}
+
+/// Runs the users of `factory` as `cfg` says, calling `on_interval` at the
+/// end of every full interval, and returns everything measured. A stop
+/// request, a fatal error or a limit ends the run; the result is returned
+/// in every case once the users are running.
+pub fn run<F: UserFactory>(
+    cfg: &EngineConfig,
+    factory: Arc<F>,
+    stop: &StopHandle,
+    on_interval: &mut dyn FnMut(&IntervalSample),
+) -> Result<RunResult, EngineError> {
+    let n = cfg.threads.max(1);
+    let with_service = cfg.rate.is_some();
+    let shared = Arc::new(Shared {
+        stop: AtomicBool::new(false),
+        setup_failed: AtomicBool::new(false),
+        timing: OnceLock::new(),
+        started: AtomicU64::new(0),
+        max_events: cfg.events.unwrap_or(0),
+        event_limit_hit: AtomicBool::new(false),
+        arrivals: cfg
+            .rate
+            .map(|r| Mutex::new(Arrivals::new(r, cfg.seed ^ 0x5eed_a441))),
+        precise_sleep: cfg.exec == Exec::ThreadPerUser,
+        in_event: AtomicUsize::new(0),
+        live: AtomicUsize::new(n),
+        fatal: Mutex::new(None),
+        last_exit: Mutex::new(None),
+        slots: (0..n).map(|_| Slot::new(with_service)).collect(),
+        with_service,
+    });
+    let (done_tx, done_rx) = mpsc::channel();
+    let parties = match cfg.exec {
+        Exec::ThreadPerUser => n + 1,
+        Exec::Shared { .. } => 2,
+    };
+    let created = Arc::new(Barrier::new(parties));
+    let go = Arc::new(Barrier::new(parties));
+    let setup_errors: Arc<Mutex<Vec<String>>> = Arc::default();
+    let interrupters: Arc<Mutex<Vec<Interrupter>>> = Arc::default();
+    let launch = Launch {
+        shared: shared.clone(),
+        created: created.clone(),
+        go: go.clone(),
+        setup_errors: setup_errors.clone(),
+        interrupters: interrupters.clone(),
+        done: done_tx,
+    };
+    let handles = match cfg.exec {
+        Exec::ThreadPerUser => launch_threads(n, factory, launch)?,
+        Exec::Shared { workers } => vec![launch_shared(n, workers.max(1), factory, launch)?],
+    };
+
+    created.wait();
+    {
+        let errors = setup_errors.lock();
+        if let Some(first) = errors.first() {
+            let err = EngineError::Setup {
+                message: first.clone(),
+                failed: errors.len(),
+            };
+            drop(errors);
+            shared.setup_failed.store(true, Relaxed);
+            go.wait();
+            join_all(handles);
+            return Err(err);
+        }
+    }
+    let begin = Instant::now();
+    let measure_start = begin + cfg.warmup;
+    let deadline = cfg.time.map(|t| measure_start + t);
+    let _ = shared.timing.set(Timing {
+        begin,
+        measure_start,
+        deadline,
+    });
+    go.wait();
+
+    let interrupters = std::mem::take(&mut *interrupters.lock());
+    let mut c = Collector {
+        cfg,
+        shared: &shared,
+        users: vec![UserTotals::default(); n],
+        rate: cfg.rate.map(|target| RateResult {
+            target,
+            ..Default::default()
+        }),
+    };
+    let tick = cfg.interval.max(Duration::from_millis(10));
+    let mut warmup: Option<PhaseResult> = None;
+    let mut measured = PhaseResult::default();
+    let mut intervals = Vec::new();
+    let mut in_warmup = !cfg.warmup.is_zero();
+    let mut interval_start = measure_start;
+    let mut boundary = if in_warmup {
+        measure_start
+    } else {
+        measure_start + tick
+    };
+    let mut stop_seen: Option<Instant> = None;
+    let mut interrupted = false;
+
+    while shared.live.load(Relaxed) > 0 {
+        let now = Instant::now();
+        if now < boundary {
+            if let Err(mpsc::RecvTimeoutError::Disconnected) =
+                done_rx.recv_timeout((boundary - now).min(POLL))
+            {
+                std::thread::sleep((boundary - now).min(POLL));
+            }
+            if stop.is_stopped() {
+                shared.stop.store(true, Relaxed);
+            }
+            let now = Instant::now();
+            if shared.stop.load(Relaxed) && stop_seen.is_none() {
+                stop_seen = Some(now);
+            }
+            let interrupt_at = match (stop_seen, deadline, cfg.forced_shutdown) {
+                (Some(s), _, _) => Some(s + cfg.stop_grace),
+                (None, Some(d), Some(grace)) => Some(d + grace),
+                _ => None,
+            };
+            if !interrupted && interrupt_at.is_some_and(|at| now >= at) {
+                interrupted = true;
+                for i in &interrupters {
+                    i();
+                }
+            }
+            continue;
+        }
+        if in_warmup {
+            let mut w = PhaseResult {
+                duration: cfg.warmup,
+                ..Default::default()
+            };
+            c.collect_into(&mut w, false);
+            warmup = Some(w);
+            in_warmup = false;
+            boundary = measure_start + tick;
+            continue;
+        }
+        let sample = c.interval(&mut measured, interval_start, boundary, boundary);
+        on_interval(&sample);
+        intervals.push(sample);
+        interval_start = boundary;
+        boundary += tick;
+    }
+    join_all(handles);
+
+    let end = shared.last_exit.lock().unwrap_or_else(Instant::now);
+    if in_warmup {
+        let mut w = PhaseResult {
+            duration: end.saturating_duration_since(begin),
+            ..Default::default()
+        };
+        c.collect_into(&mut w, false);
+        warmup = Some(w);
+    } else {
+        let end_of_last = end.max(interval_start);
+        let sample = c.interval(&mut measured, interval_start, end_of_last, end);
+        if sample.counters != Default::default() || sample.duration_s >= 0.001 {
+            intervals.push(sample);
+        }
+    }
+    measured.duration = end.saturating_duration_since(measure_start);
+    if let (Some(r), Some(arr)) = (c.rate.as_mut(), shared.arrivals.as_ref()) {
+        let stop_at = deadline.map_or(end, |d| d.min(end));
+        r.unstarted_at_end = arr
+            .lock()
+            .backlog(stop_at.saturating_duration_since(begin).as_secs_f64());
+    }
+    let reason = if let Some(msg) = shared.fatal.lock().clone() {
+        EndReason::Failed(msg)
+    } else if stop.is_stopped() {
+        EndReason::Interrupted
+    } else if shared.event_limit_hit.load(Relaxed) {
+        EndReason::EventLimit
+    } else {
+        EndReason::TimeLimit
+    };
+    Ok(RunResult {
+        threads: n,
+        measured,
+        warmup,
+        intervals,
+        users: c.users,
+        rate: c.rate,
+        end: reason,
+    })
+}
+
+struct Collector<'a> {
+    cfg: &'a EngineConfig,
+    shared: &'a Shared,
+    users: Vec<UserTotals>,
+    rate: Option<RateResult>,
+}
+
+impl Collector<'_> {
+    /// Moves what every user recorded since the last collection into `phase`.
+    fn collect_into(&mut self, phase: &mut PhaseResult, measured: bool) {
+        for (i, slot) in self.shared.slots.iter().enumerate() {
+            let part: SlotStats = slot.take(self.shared.with_service);
+            add_into(phase, &part);
+            if measured {
+                add_user_totals(&mut self.users[i], &part);
+            }
+        }
+    }
+
+    /// Collects one interval `[from, to)`, adds it to `measured`, and
+    /// describes it; `now` is when the queue is looked at.
+    fn interval(
+        &mut self,
+        measured: &mut PhaseResult,
+        from: Instant,
+        to: Instant,
+        now: Instant,
+    ) -> IntervalSample {
+        let mut part = PhaseResult::default();
+        self.collect_into(&mut part, true);
+        let timing = self.shared.timing.get();
+        let (queue_length, concurrency) = match (&self.shared.arrivals, timing) {
+            (Some(arr), Some(t)) => {
+                let q = arr
+                    .lock()
+                    .backlog(now.saturating_duration_since(t.begin).as_secs_f64());
+                if let Some(r) = self.rate.as_mut() {
+                    r.max_queue_length = r.max_queue_length.max(q);
+                }
+                (Some(q), Some(self.shared.in_event.load(Relaxed)))
+            }
+            _ => (None, None),
+        };
+        let sample = IntervalSample {
+            t_s: timing.map_or(0.0, |t| to.saturating_duration_since(t.measure_start).as_secs_f64()),
+            duration_s: to.saturating_duration_since(from).as_secs_f64(),
+            threads: self.shared.live.load(Relaxed),
+            counters: part.counters,
+            latency: LatencySummary::from_histogram(&part.latency, &self.cfg.percentiles),
+            queue_length,
+            concurrency,
+        };
+        add_into_phase(measured, part);
+        sample
+    }
+}
+
+fn add_into_phase(into: &mut PhaseResult, part: PhaseResult) {
+    into.counters.add(&part.counters);
+    for (code, n) in part.errors {
+        *into.errors.entry(code).or_insert(0) += n;
+    }
+    into.latency.merge(&part.latency);
+    if let Some(s) = part.service {
+        match into.service.as_mut() {
+            Some(x) => x.merge(&s),
+            None => into.service = Some(s),
+        }
+    }
+}
+
+struct Launch {
+    shared: Arc<Shared>,
+    created: Arc<Barrier>,
+    go: Arc<Barrier>,
+    setup_errors: Arc<Mutex<Vec<String>>>,
+    interrupters: Arc<Mutex<Vec<Interrupter>>>,
+    done: mpsc::Sender<()>,
+}
+
+impl Launch {
+    fn register<U: User>(&self, id: usize, created: Result<U, String>) -> Option<U> {
+        match created {
+            Ok(u) => {
+                if let Some(i) = u.interrupter() {
+                    self.interrupters.lock().push(i);
+                }
+                Some(u)
+            }
+            Err(e) => {
+                let _ = id;
+                self.setup_errors.lock().push(e);
+                None
+            }
+        }
+    }
+}
+
+fn launch_threads<F: UserFactory>(
+    n: usize,
+    factory: Arc<F>,
+    launch: Launch,
+) -> Result<Vec<JoinHandle<()>>, EngineError> {
+    let launch = Arc::new(launch);
+    let mut handles = Vec::with_capacity(n);
+    for id in 0..n {
+        let factory = factory.clone();
+        let l = launch.clone();
+        let h = std::thread::Builder::new()
+            .name(format!("dbmeter-user-{id}"))
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_time()
+                    .build();
+                let user = match &rt {
+                    Ok(rt) => l.register(id, rt.block_on(factory.create(id))),
+                    Err(e) => l.register::<F::User>(id, Err(format!("cannot start a runtime: {e}"))),
+                };
+                l.created.wait();
+                l.go.wait();
+                if let (Ok(rt), Some(user), false) = (rt, user, l.shared.setup_failed.load(Relaxed)) {
+                    let guard = ExitGuard {
+                        shared: l.shared.clone(),
+                        done: l.done.clone(),
+                    };
+                    rt.block_on(user_loop(user, id, &l.shared));
+                    drop(guard);
+                }
+            })
+            .map_err(|e| EngineError::Runtime(format!("cannot start thread {id}: {e}")))?;
+        handles.push(h);
+    }
+    Ok(handles)
+}
+
+fn launch_shared<F: UserFactory>(
+    n: usize,
+    workers: usize,
+    factory: Arc<F>,
+    launch: Launch,
+) -> Result<JoinHandle<()>, EngineError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .thread_name("dbmeter-worker")
+        .build()
+        .map_err(|e| EngineError::Runtime(e.to_string()))?;
+    std::thread::Builder::new()
+        .name("dbmeter-users".into())
+        .spawn(move || {
+            rt.block_on(async move {
+                let mut set = tokio::task::JoinSet::new();
+                for id in 0..n {
+                    let f = factory.clone();
+                    set.spawn(async move { (id, f.create(id).await) });
+                }
+                let mut users: Vec<Option<F::User>> = (0..n).map(|_| None).collect();
+                while let Some(joined) = set.join_next().await {
+                    match joined {
+                        Ok((id, created)) => users[id] = launch.register(id, created),
+                        Err(e) => launch.setup_errors.lock().push(e.to_string()),
+                    }
+                }
+                launch.created.wait();
+                launch.go.wait();
+                if launch.shared.setup_failed.load(Relaxed) {
+                    return;
+                }
+                let mut tasks = tokio::task::JoinSet::new();
+                for (id, user) in users.into_iter().enumerate() {
+                    let Some(user) = user else { continue };
+                    let guard = ExitGuard {
+                        shared: launch.shared.clone(),
+                        done: launch.done.clone(),
+                    };
+                    let shared = launch.shared.clone();
+                    tasks.spawn(async move {
+                        user_loop(user, id, &shared).await;
+                        drop(guard);
+                    });
+                }
+                while tasks.join_next().await.is_some() {}
+            });
+        })
+        .map_err(|e| EngineError::Runtime(e.to_string()))
+}
+
+fn join_all(handles: Vec<JoinHandle<()>>) {
+    for h in handles {
+        let _ = h.join();
+    }
+}
+
+fn ns(d: Duration) -> u64 {
+    d.as_nanos().min(u64::MAX as u128) as u64
+}
+
+/// Sleeps until `at`, waking early when the run stops. Returns false when it stopped.
+async fn sleep_until(at: Instant, shared: &Shared) -> bool {
+    loop {
+        if shared.stop.load(Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= at {
+            return true;
+        }
+        let d = (at - now).min(Duration::from_millis(50));
+        if shared.precise_sleep {
+            // This thread belongs to this user alone: a plain sleep is more
+            // precise than the async timer's millisecond wheel.
+            std::thread::sleep(d);
+        } else {
+            tokio::time::sleep(d).await;
+        }
+    }
+}
+
+async fn reconnect<U: User>(user: &mut U, shared: &Shared) -> Result<(), String> {
+    let began = Instant::now();
+    let mut backoff = Duration::from_millis(10);
+    loop {
+        match user.reconnect().await {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                if began.elapsed() >= RECONNECT_GIVE_UP {
+                    return Err(format!(
+                        "lost the connection and could not reconnect for {} s: {e}",
+                        RECONNECT_GIVE_UP.as_secs()
+                    ));
+                }
+            }
+        }
+        if !sleep_until(Instant::now() + backoff, shared).await {
+            return Err("stopped while reconnecting".into());
+        }
+        backoff = (backoff * 2).min(Duration::from_secs(1));
+    }
+}
+
+enum Outcome {
+    Done,
+    Cancelled,
+    Fatal,
+}
+
+async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
+    let Some(timing) = shared.timing.get() else {
+        return;
+    };
+    let slot = &shared.slots[id];
+    let mut prev_end = Instant::now();
+    let mut errors: Vec<String> = Vec::new();
+    loop {
+        if shared.stop.load(Relaxed) {
+            break;
+        }
+        let intended = match &shared.arrivals {
+            Some(arr) => {
+                let at = timing.begin + Duration::from_secs_f64(arr.lock().take());
+                if timing.deadline.is_some_and(|d| at >= d) || !sleep_until(at, shared).await {
+                    break;
+                }
+                Some(at)
+            }
+            None => None,
+        };
+        let start = if intended.is_some() {
+            Instant::now()
+        } else {
+            prev_end
+        };
+        if shared.max_events > 0
+            && start >= timing.measure_start
+            && shared.started.fetch_add(1, Relaxed) >= shared.max_events
+        {
+            shared.event_limit_hit.store(true, Relaxed);
+            shared.stop.store(true, Relaxed);
+            break;
+        }
+        if intended.is_some() {
+            shared.in_event.fetch_add(1, Relaxed);
+        }
+        let mut tally = Tally::default();
+        let mut ignored = 0u64;
+        let mut reconnects = 0u64;
+        let outcome = loop {
+            match user.event(&mut tally).await {
+                Ok(()) => break Outcome::Done,
+                Err(EventError::Ignorable { code }) => {
+                    ignored += 1;
+                    errors.push(code);
+                    if shared.stop.load(Relaxed) {
+                        break Outcome::Cancelled;
+                    }
+                }
+                Err(EventError::ConnectionLost { code, .. }) => {
+                    errors.push(code);
+                    match reconnect(&mut user, shared).await {
+                        Ok(()) => reconnects += 1,
+                        Err(_) if shared.stop.load(Relaxed) => break Outcome::Cancelled,
+                        Err(e) => {
+                            shared.fail(e);
+                            break Outcome::Fatal;
+                        }
+                    }
+                }
+                Err(EventError::Fatal { code, message }) => {
+                    errors.push(code);
+                    shared.fail(message);
+                    break Outcome::Fatal;
+                }
+                Err(EventError::Cancelled) => break Outcome::Cancelled,
+            }
+        };
+        if intended.is_some() {
+            shared.in_event.fetch_sub(1, Relaxed);
+        }
+        let end = Instant::now();
+        {
+            let mut s = slot.stats.lock();
+            match outcome {
+                Outcome::Done => {
+                    s.latency.record(ns(end - intended.unwrap_or(start)));
+                    if let Some(sv) = s.service.as_mut() {
+                        sv.record(ns(end - start));
+                    }
+                    s.counters.events += 1;
+                }
+                Outcome::Cancelled => s.counters.cancelled += 1,
+                Outcome::Fatal => {}
+            }
+            s.counters.reads += tally.reads;
+            s.counters.writes += tally.writes;
+            s.counters.others += tally.others;
+            s.counters.ignored_errors += ignored;
+            s.counters.reconnects += reconnects;
+            for code in errors.drain(..) {
+                *s.errors.entry(code).or_insert(0) += 1;
+            }
+        }
+        prev_end = end;
+        if !matches!(outcome, Outcome::Done) || timing.deadline.is_some_and(|d| end >= d) {
+            break;
+        }
+    }
+    let mut tally = Tally::default();
+    let finished = user.finish(&mut tally).await;
+    let mut s = slot.stats.lock();
+    s.counters.reads += tally.reads;
+    s.counters.writes += tally.writes;
+    s.counters.others += tally.others;
+    if let Err(EventError::Fatal { code, message }) = finished {
+        *s.errors.entry(code).or_insert(0) += 1;
+        drop(s);
+        shared.fail(message);
+    }
+}

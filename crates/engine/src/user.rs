@@ -1,0 +1,62 @@
+//! What a workload implements: a virtual user that runs one event at a time.
+
+use std::future::Future;
+use std::sync::Arc;
+
+/// Queries an event performed, by class. The workload adds to it; the
+/// engine folds it into the statistics once the event completes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tally {
+    pub reads: u64,
+    pub writes: u64,
+    pub others: u64,
+}
+
+/// Why an event did not complete.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EventError {
+    /// An error the user asked to ignore: the event is restarted and the
+    /// error counted under `code`. The failed attempt's time counts toward
+    /// the event's latency.
+    Ignorable { code: String },
+    /// The connection is gone: the engine reconnects with backoff, counts a
+    /// reconnect and restarts the event.
+    ConnectionLost { code: String, message: String },
+    /// Anything else: the run stops with this message and keeps what it
+    /// measured so far.
+    Fatal { code: String, message: String },
+    /// The event was interrupted because the run is stopping.
+    Cancelled,
+}
+
+/// Interrupts whatever the user is doing right now (e.g. sqlite3_interrupt
+/// or KILL QUERY). Called from another thread.
+pub type Interrupter = Arc<dyn Fn() + Send + Sync>;
+
+/// One virtual user (one connection).
+pub trait User: Send + 'static {
+    /// Runs one event, counting its queries into `tally`.
+    fn event(&mut self, tally: &mut Tally) -> impl Future<Output = Result<(), EventError>> + Send;
+
+    /// Re-establishes a lost connection.
+    fn reconnect(&mut self) -> impl Future<Output = Result<(), String>> + Send {
+        async { Err("this workload cannot reconnect".to_string()) }
+    }
+
+    /// Called once after the user's last event (e.g. to flush buffered rows).
+    fn finish(&mut self, tally: &mut Tally) -> impl Future<Output = Result<(), EventError>> + Send {
+        let _ = tally;
+        async { Ok(()) }
+    }
+
+    /// A handle that interrupts the event in progress from another thread.
+    fn interrupter(&self) -> Option<Interrupter> {
+        None
+    }
+}
+
+/// Creates the virtual users (opens their connections) before the clock starts.
+pub trait UserFactory: Send + Sync + 'static {
+    type User: User;
+    fn create(&self, user_id: usize) -> impl Future<Output = Result<Self::User, String>> + Send;
+}
