@@ -88,6 +88,13 @@ impl Connection {
         }
     }
 
+    /// The driver's name for messages (`SQLite`).
+    pub fn dialect_name(&self) -> &'static str {
+        match self {
+            Connection::Sqlite(_) => "SQLite",
+        }
+    }
+
     /// Registers a statement for [`Connection::run`]. With prepared
     /// statements it is prepared on first use and kept.
     pub fn register(&mut self, sql: &str) -> StmtId {

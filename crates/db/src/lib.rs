@@ -11,7 +11,7 @@ mod error;
 mod sqlite;
 mod target;
 
-pub use connection::{Connection, ConnectOptions, Outcome, Param, PsMode, StmtId, Value};
+pub use connection::{ConnectOptions, Connection, Outcome, Param, PsMode, StmtId, Value};
 pub use error::{DbError, ErrorKind, IgnoreList};
 pub use sqlite::SqliteOptions;
 pub use target::{Dialect, Target};

@@ -154,7 +154,10 @@ impl SqliteConn {
             if e.code == "SQLITE_NOTADB" {
                 DbError::other(
                     e.code,
-                    format!("{shown} is not an SQLite database ({}); point --db at another file", e.message),
+                    format!(
+                        "{shown} is not an SQLite database ({}); point --db at another file",
+                        e.message
+                    ),
                 )
             } else {
                 e.context(format!("cannot set up SQLite database {shown}"))
@@ -218,7 +221,10 @@ impl SqliteConn {
     ) -> Result<u64, DbError> {
         const ROWS_PER_COMMIT: u64 = 500_000;
         let marks = vec!["?"; columns.len()].join(",");
-        let sql = format!("INSERT INTO {table} ({}) VALUES ({marks})", columns.join(","));
+        let sql = format!(
+            "INSERT INTO {table} ({}) VALUES ({marks})",
+            columns.join(",")
+        );
         let mut row = Vec::with_capacity(columns.len());
         let mut n = 0u64;
         self.conn.execute_batch("BEGIN").map_err(map_err)?;
@@ -238,7 +244,7 @@ impl SqliteConn {
                 }
                 stmt.raw_execute().map_err(map_err)?;
                 n += 1;
-                if n % ROWS_PER_COMMIT == 0 {
+                if n.is_multiple_of(ROWS_PER_COMMIT) {
                     self.conn.execute_batch("COMMIT; BEGIN").map_err(map_err)?;
                 }
             }

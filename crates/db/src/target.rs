@@ -57,7 +57,10 @@ impl Target {
             )));
         }
         let lower = s.to_ascii_lowercase();
-        if [".sqlite", ".sqlite3", ".db"].iter().any(|e| lower.ends_with(e)) {
+        if [".sqlite", ".sqlite3", ".db"]
+            .iter()
+            .any(|e| lower.ends_with(e))
+        {
             return sqlite(s);
         }
         Err(DbError::usage(format!(

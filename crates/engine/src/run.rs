@@ -351,7 +351,9 @@ impl Collector<'_> {
             _ => (None, None),
         };
         let sample = IntervalSample {
-            t_s: timing.map_or(0.0, |t| to.saturating_duration_since(t.measure_start).as_secs_f64()),
+            t_s: timing.map_or(0.0, |t| {
+                to.saturating_duration_since(t.measure_start).as_secs_f64()
+            }),
             duration_s: to.saturating_duration_since(from).as_secs_f64(),
             threads: self.shared.live.load(Relaxed),
             counters: part.counters,
@@ -423,11 +425,14 @@ fn launch_threads<F: UserFactory>(
                     .build();
                 let user = match &rt {
                     Ok(rt) => l.register(id, rt.block_on(factory.create(id))),
-                    Err(e) => l.register::<F::User>(id, Err(format!("cannot start a runtime: {e}"))),
+                    Err(e) => {
+                        l.register::<F::User>(id, Err(format!("cannot start a runtime: {e}")))
+                    }
                 };
                 l.created.wait();
                 l.go.wait();
-                if let (Ok(rt), Some(user), false) = (rt, user, l.shared.setup_failed.load(Relaxed)) {
+                if let (Ok(rt), Some(user), false) = (rt, user, l.shared.setup_failed.load(Relaxed))
+                {
                     let guard = ExitGuard {
                         shared: l.shared.clone(),
                         done: l.done.clone(),

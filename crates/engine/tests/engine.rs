@@ -30,8 +30,13 @@ impl User for Sleeper {
                 message: "boom".into(),
             });
         }
-        if self.ignorable_every.is_some_and(|k| self.n % k == 0) {
-            return Err(EventError::Ignorable { code: "BUSY".into() });
+        if self
+            .ignorable_every
+            .is_some_and(|k| self.n.is_multiple_of(k))
+        {
+            return Err(EventError::Ignorable {
+                code: "BUSY".into(),
+            });
         }
         Ok(())
     }

@@ -1,8 +1,8 @@
 //! HDR latency histogram in nanoseconds, with exact min, max and sum.
 
 use base64::Engine as _;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 
 /// Largest latency the histogram resolves: one hour. Larger values are
 /// recorded as one hour (and the exact max still shows the real value).
@@ -82,11 +82,7 @@ impl LatencyHistogram {
 
     /// Smallest recorded value (0 when empty).
     pub fn min(&self) -> u64 {
-        if self.count() == 0 {
-            0
-        } else {
-            self.min
-        }
+        if self.count() == 0 { 0 } else { self.min }
     }
 
     /// Largest recorded value (0 when empty).

@@ -1,0 +1,230 @@
+//! Splitting the command line into a command, a workload and options.
+
+use crate::CliError;
+use crate::general::ALIASES;
+use dbmeter_workloads::options::{OptKind, OptSpec, OptValues, canonical, check, parse_bool};
+use dbmeter_workloads::registry::{self, WorkloadInfo};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    Run,
+    Prepare,
+    Prewarm,
+    Cleanup,
+    List,
+    Help,
+    Version,
+}
+
+impl Command {
+    fn parse(s: &str) -> Option<Command> {
+        Some(match s {
+            "run" => Command::Run,
+            "prepare" => Command::Prepare,
+            "prewarm" => Command::Prewarm,
+            "cleanup" => Command::Cleanup,
+            "list" => Command::List,
+            "help" => Command::Help,
+            "version" => Command::Version,
+            _ => return None,
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Run => "run",
+            Command::Prepare => "prepare",
+            Command::Prewarm => "prewarm",
+            Command::Cleanup => "cleanup",
+            Command::List => "list",
+            Command::Help => "help",
+            Command::Version => "version",
+        }
+    }
+}
+
+/// A parsed command line.
+pub struct Invocation {
+    pub command: Command,
+    pub workload: Option<&'static WorkloadInfo>,
+    /// The options as given: canonical name and value.
+    pub given: Vec<(String, String)>,
+}
+
+fn is_option(a: &str) -> bool {
+    a.starts_with("--") && a.len() > 2
+}
+
+/// Levenshtein distance, for "did you mean" hints.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+pub fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .map(|c| (distance(word, c), c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 4))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Splits `args` into the command, the workload and raw options.
+pub fn parse(
+    args: &[String],
+    specs_for: impl Fn(Option<&WorkloadInfo>) -> Vec<OptSpec>,
+) -> Result<Invocation, CliError> {
+    // First pass: find the command and the workload among the words that
+    // are not options, so that the option kinds are known.
+    let mut command = None;
+    let mut workload = None;
+    let mut help = false;
+    for a in args {
+        match a.as_str() {
+            "-h" | "--help" => help = true,
+            "-V" | "--version" => command = command.or(Some(Command::Version)),
+            _ => {}
+        }
+        if let Some(c) = Command::parse(a) {
+            command = command.or(Some(c));
+        } else if workload.is_none() {
+            workload = registry::find(a);
+        }
+    }
+    let specs = specs_for(workload);
+    let find = |name: &str| -> Option<&OptSpec> {
+        let name = ALIASES
+            .iter()
+            .find(|(a, _)| *a == name)
+            .map_or(name, |(_, to)| to);
+        specs.iter().find(|s| canonical(s.name) == name)
+    };
+    let mut given = Vec::new();
+    let mut words = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if a == "-h" || a == "--help" || a == "-V" || a == "--version" {
+            continue;
+        }
+        if !is_option(a) {
+            words.push(a.clone());
+            continue;
+        }
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) => (canonical(n), Some(v.to_string())),
+            None => (canonical(a), None),
+        };
+        let Some(spec) = find(&name) else {
+            let names = specs.iter().map(|s| s.name);
+            let hint = closest(
+                &name,
+                specs.iter().map(|s| s.name).chain(std::iter::empty()),
+            )
+            .or_else(|| closest(&name.replace('-', "_"), names))
+            .map(|c| format!("; did you mean --{c}?"))
+            .unwrap_or_default();
+            let scope = workload.map_or(String::new(), |w| format!(" for {}", w.name));
+            return Err(CliError::Usage(format!(
+                "unknown option --{name}{scope}{hint}"
+            )));
+        };
+        let value = match inline {
+            Some(v) => v,
+            None if spec.kind == OptKind::Bool => {
+                match args.get(i).filter(|n| parse_bool(n).is_some()) {
+                    Some(v) => {
+                        i += 1;
+                        v.clone()
+                    }
+                    None => "on".to_string(),
+                }
+            }
+            None => match args.get(i) {
+                Some(v) if !is_option(v) => {
+                    i += 1;
+                    v.clone()
+                }
+                _ => {
+                    return Err(CliError::Usage(format!(
+                        "option --{} needs a value",
+                        spec.name
+                    )));
+                }
+            },
+        };
+        check(spec, &value).map_err(CliError::Usage)?;
+        given.push((canonical(spec.name), value));
+    }
+    // Second look at the words: one command, at most one workload.
+    let mut command_word = None;
+    let mut workload_word = None;
+    for w in words {
+        if Command::parse(&w).is_some() && command_word.is_none() {
+            command_word = Some(w);
+        } else if workload_word.is_none() {
+            workload_word = Some(w);
+        } else {
+            return Err(CliError::Usage(format!("unexpected argument '{w}'")));
+        }
+    }
+    if let Some(w) = &workload_word
+        && workload.is_none()
+    {
+        let hint = closest(w, registry::WORKLOADS.iter().map(|x| x.name))
+            .map(|c| format!("; did you mean {c}?"))
+            .unwrap_or_default();
+        return Err(CliError::Usage(format!(
+            "unknown workload '{w}'{hint}; `dbmeter list` shows them"
+        )));
+    }
+    let command = if help {
+        Command::Help
+    } else {
+        command.unwrap_or(Command::Help)
+    };
+    if command_word.is_none() && workload.is_some() && !help {
+        return Err(CliError::Usage(format!(
+            "missing command: say what to do with {} (prepare, prewarm, run or cleanup)",
+            workload.map_or("", |w| w.name)
+        )));
+    }
+    Ok(Invocation {
+        command,
+        workload,
+        given,
+    })
+}
+
+/// Option values: defaults from `specs`, then what the user gave.
+pub fn values(specs: &[OptSpec], given: &[(String, String)]) -> OptValues {
+    let mut v = OptValues::from_defaults(specs);
+    for (name, value) in given {
+        v.set(name, value);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(
+            closest("thread", ["threads", "time"].into_iter()),
+            Some("threads")
+        );
+        assert_eq!(closest("zzzzzz", ["threads", "time"].into_iter()), None);
+    }
+}

@@ -1,0 +1,83 @@
+//! `list`, `help` and `help WORKLOAD`.
+
+use super::VERSION;
+use crate::general::GENERAL;
+use dbmeter_workloads::options::{OptKind, OptSpec};
+use dbmeter_workloads::registry::{WORKLOADS, WorkloadInfo};
+use std::fmt::Write as _;
+
+pub fn list() -> String {
+    let mut out = String::from("Workloads (dbmeter help WORKLOAD shows a workload's options):\n");
+    for w in WORKLOADS {
+        let _ = writeln!(out, "  {:<24}{}", w.name, w.summary);
+    }
+    out
+}
+
+fn value_hint(kind: OptKind) -> String {
+    match kind {
+        OptKind::Size | OptKind::Int => "N".into(),
+        OptKind::Float => "X".into(),
+        OptKind::Bool => "[on|off]".into(),
+        OptKind::Str => "STRING".into(),
+        OptKind::Choice(c) => c.join("|"),
+        OptKind::FloatList => "LIST".into(),
+    }
+}
+
+fn options_table(out: &mut String, specs: &[OptSpec]) {
+    for s in specs {
+        let left = format!("--{}={}", s.name, value_hint(s.kind));
+        let default = if s.default.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", s.default)
+        };
+        let _ = writeln!(out, "  {left:<38} {}{default}", s.help);
+    }
+}
+
+pub fn help(w: Option<&WorkloadInfo>) -> String {
+    let mut out = String::new();
+    match w {
+        Some(w) => {
+            let _ = writeln!(out, "{}: {}\n", w.name, w.summary);
+            let _ = writeln!(
+                out,
+                "Usage: dbmeter prepare|prewarm|run|cleanup {} [options]\n",
+                w.name
+            );
+            let own = w.workload.options();
+            if own.is_empty() {
+                out.push_str("This workload has no options of its own.\n");
+            } else {
+                let _ = writeln!(
+                    out,
+                    "{} options (dashes and underscores are interchangeable):",
+                    w.name
+                );
+                options_table(&mut out, &own);
+            }
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "dbmeter {VERSION}: benchmark databases with sysbench's workloads and more.\n\n\
+                 Usage: dbmeter COMMAND [WORKLOAD] [--option=value ...]\n\n\
+                 Commands:\n  \
+                 prepare WORKLOAD   create and load the workload's tables\n  \
+                 prewarm WORKLOAD   read the tables once so that a run starts with warm caches\n  \
+                 run WORKLOAD       run the benchmark and report throughput and latency\n  \
+                 cleanup WORKLOAD   drop the workload's tables\n  \
+                 list               list the workloads\n  \
+                 help [WORKLOAD]    this help, or a workload's options\n  \
+                 version            print the version\n\n\
+                 With no --db, dbmeter uses the SQLite file dbmeter.sqlite in the current\n\
+                 directory, and `run` prepares its tables when they are missing.\n"
+            );
+        }
+    }
+    out.push_str("\nGeneral options:\n");
+    options_table(&mut out, GENERAL);
+    out
+}

@@ -1,0 +1,41 @@
+//! Errors that end the program with one line and an exit code.
+
+use dbmeter_db::{DbError, ErrorKind};
+use std::fmt;
+
+#[derive(Debug)]
+pub enum CliError {
+    /// Bad command line: exit code 2.
+    Usage(String),
+    /// Anything else that went wrong: exit code 1.
+    Failed(String),
+}
+
+impl CliError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            CliError::Usage(_) => 2,
+            CliError::Failed(_) => 1,
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            // Messages that already point somewhere keep their own hint.
+            CliError::Usage(m) if m.contains('`') => write!(f, "{m}"),
+            CliError::Usage(m) => write!(f, "{m} (see `dbmeter help`)"),
+            CliError::Failed(m) => write!(f, "error: {m}"),
+        }
+    }
+}
+
+impl From<DbError> for CliError {
+    fn from(e: DbError) -> Self {
+        match e.kind {
+            ErrorKind::Usage => CliError::Usage(e.message),
+            _ => CliError::Failed(e.message),
+        }
+    }
+}

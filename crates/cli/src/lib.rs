@@ -1,0 +1,25 @@
+//! The command line: `dbmeter COMMAND WORKLOAD [--option=value ...]`.
+//!
+//! Options use sysbench's names; dashes and underscores are interchangeable,
+//! values follow `=` or come as the next argument. sysbench's order
+//! (`dbmeter oltp_read_write --threads=4 run`) works too.
+
+mod args;
+mod commands;
+mod error;
+mod general;
+mod setup;
+
+pub use error::CliError;
+
+/// Runs dbmeter with `args` (without the program name) and returns the
+/// process exit code: 0 success, 1 failure, 2 usage error, 130 interrupted.
+pub fn main(args: Vec<String>) -> i32 {
+    match commands::dispatch(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("dbmeter: {e}");
+            e.exit_code()
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! From option values to the settings of each layer.
+
+use crate::CliError;
+use crate::general::SQLITE_DEFAULT_IGNORE;
+use dbmeter_db::{ConnectOptions, IgnoreList, PsMode, SqliteOptions, Target};
+use dbmeter_engine::{EngineConfig, Exec};
+use dbmeter_workloads::options::{OptValues, parse_float_list};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub fn target(o: &OptValues) -> Result<Target, CliError> {
+    let db = o.str("db");
+    if db.is_empty() {
+        Ok(Target::default_sqlite())
+    } else {
+        Ok(Target::parse(db)?)
+    }
+}
+
+pub fn connect_options(o: &OptValues, target: Target) -> ConnectOptions {
+    ConnectOptions {
+        target,
+        ps_mode: if o.str("db-ps-mode").eq_ignore_ascii_case("disable") {
+            PsMode::Disable
+        } else {
+            PsMode::Auto
+        },
+        sqlite: SqliteOptions {
+            journal_mode: o.str("sqlite-journal-mode").to_ascii_lowercase(),
+            synchronous: o.str("sqlite-synchronous").to_ascii_lowercase(),
+            busy_timeout_ms: o.u64("sqlite-busy-timeout"),
+        },
+    }
+}
+
+pub fn ignore_list(o: &OptValues) -> IgnoreList {
+    let v = o.str("ignore-errors");
+    IgnoreList::parse(if v.is_empty() {
+        SQLITE_DEFAULT_IGNORE
+    } else {
+        v
+    })
+}
+
+/// The seed to use: the given one, or one drawn from the clock.
+pub fn seed(o: &OptValues) -> u64 {
+    match o.u64("rand-seed") {
+        0 => SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(1, |d| (d.as_nanos() as u64) | 1),
+        s => s,
+    }
+}
+
+pub fn percentiles(o: &OptValues) -> Result<Vec<f64>, CliError> {
+    let list = parse_float_list(o.str("percentile")).unwrap_or_default();
+    if list.is_empty() || list.iter().any(|p| !(*p > 0.0 && *p <= 100.0)) {
+        return Err(CliError::Usage(format!(
+            "--percentile={}: expected percentiles above 0 and at most 100, e.g. 50,95,99,99.9",
+            o.str("percentile")
+        )));
+    }
+    Ok(list)
+}
+
+pub fn threads(o: &OptValues) -> Result<usize, CliError> {
+    match o.u64("threads") {
+        0 => Err(CliError::Usage(
+            "--threads=0: at least one thread is needed".into(),
+        )),
+        n if n > 100_000 => Err(CliError::Usage(format!("--threads={n}: at most 100000"))),
+        n => Ok(n as usize),
+    }
+}
+
+pub fn engine_config(
+    o: &OptValues,
+    target: Option<&Target>,
+    seed: u64,
+) -> Result<EngineConfig, CliError> {
+    let secs = |name: &str| -> Result<Option<Duration>, CliError> {
+        let v = o.f64(name);
+        if v < 0.0 {
+            return Err(CliError::Usage(format!(
+                "--{name}={v}: must not be negative"
+            )));
+        }
+        Ok((v > 0.0).then(|| Duration::from_secs_f64(v)))
+    };
+    let rate = o.f64("rate");
+    if rate < 0.0 {
+        return Err(CliError::Usage(format!(
+            "--rate={rate}: must not be negative"
+        )));
+    }
+    let forced = o.str("forced-shutdown");
+    let forced_shutdown = match forced.to_ascii_lowercase().as_str() {
+        "off" | "" => None,
+        v => match v.parse::<f64>() {
+            Ok(s) if s >= 0.0 && s.is_finite() => Some(Duration::from_secs_f64(s)),
+            _ => {
+                return Err(CliError::Usage(format!(
+                    "--forced-shutdown={forced}: expected seconds or 'off'"
+                )));
+            }
+        },
+    };
+    let blocking = target.is_none_or(|t| t.is_blocking());
+    Ok(EngineConfig {
+        threads: threads(o)?,
+        time: secs("time")?,
+        events: Some(o.u64("events")).filter(|&n| n > 0),
+        warmup: secs("warmup-time")?.unwrap_or_default(),
+        rate: (rate > 0.0).then_some(rate),
+        interval: secs("report-interval")?.unwrap_or(Duration::from_secs(1)),
+        percentiles: percentiles(o)?,
+        seed,
+        exec: if blocking {
+            Exec::ThreadPerUser
+        } else {
+            Exec::Shared {
+                workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            }
+        },
+        forced_shutdown,
+        stop_grace: Duration::from_millis(300),
+    })
+}

@@ -1,0 +1,49 @@
+//! The interval series as CSV (one row per interval, a header first).
+
+use crate::RunReport;
+use std::fmt::Write as _;
+
+fn pct_label(p: f64) -> String {
+    format!("p{}", p.to_string().replace('.', "_"))
+}
+
+pub fn intervals(report: &RunReport, percentiles: &[f64]) -> String {
+    let mut out = String::from(
+        "t_s,duration_s,threads,events,tps,qps,reads_per_s,writes_per_s,others_per_s,errors_per_s,reconnects_per_s,lat_min_ms,lat_avg_ms,lat_max_ms",
+    );
+    for p in percentiles {
+        let _ = write!(out, ",lat_{}_ms", pct_label(*p));
+    }
+    out.push_str(",queue_length,concurrency\n");
+    for i in &report.intervals {
+        let _ = write!(
+            out,
+            "{:.3},{:.3},{},{},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.3},{:.3},{:.3}",
+            i.t_s,
+            i.duration_s,
+            i.threads,
+            i.events,
+            i.events_per_s,
+            i.queries_per_s,
+            i.reads_per_s,
+            i.writes_per_s,
+            i.others_per_s,
+            i.errors_per_s,
+            i.reconnects_per_s,
+            i.latency_ms.min_ms,
+            i.latency_ms.avg_ms,
+            i.latency_ms.max_ms,
+        );
+        for p in percentiles {
+            let _ = write!(out, ",{:.3}", i.latency_ms.get(*p).unwrap_or(0.0));
+        }
+        let opt = |v: Option<String>| v.unwrap_or_default();
+        let _ = writeln!(
+            out,
+            ",{},{}",
+            opt(i.queue_length.map(|q| q.to_string())),
+            opt(i.concurrency.map(|c| c.to_string()))
+        );
+    }
+    out
+}

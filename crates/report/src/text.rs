@@ -1,0 +1,198 @@
+//! sysbench's text layout, so DBAs (and their scripts) feel at home, with
+//! every requested percentile instead of one.
+
+use crate::{Interval, RunReport};
+use dbmeter_stats::LatencyHistogram;
+use std::fmt::Write as _;
+
+/// "95th", "99.9th", "50th".
+pub fn ordinal(p: f64) -> String {
+    format!("{p}th")
+}
+
+/// The percentile shown on interval lines: 95 when requested (as
+/// sysbench), otherwise the highest requested.
+pub fn line_percentile(percentiles: &[f64]) -> f64 {
+    if percentiles.iter().any(|p| (*p - 95.0).abs() < 1e-9) {
+        95.0
+    } else {
+        percentiles.iter().copied().reduce(f64::max).unwrap_or(95.0)
+    }
+}
+
+/// One interval line, e.g.
+/// `[ 10s ] thds: 16 tps: 1668.88 qps: 33377.55 (r/w/o: 23364.30/6675.50/3337.75) lat (ms,95%): 7.98 err/s: 0.00 reconn/s: 0.00`
+pub fn interval_line(i: &Interval, percentile: f64) -> String {
+    let t = if (i.t_s - i.t_s.round()).abs() < 0.005 {
+        format!("{}s", i.t_s.round() as u64)
+    } else {
+        format!("{:.1}s", i.t_s)
+    };
+    let mut s = format!(
+        "[ {t} ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{percentile}%): {:.2} err/s: {:.2} reconn/s: {:.2}",
+        i.threads,
+        i.events_per_s,
+        i.queries_per_s,
+        i.reads_per_s,
+        i.writes_per_s,
+        i.others_per_s,
+        i.latency_ms.get(percentile).unwrap_or(0.0),
+        i.errors_per_s,
+        i.reconnects_per_s,
+    );
+    if let (Some(q), Some(c)) = (i.queue_length, i.concurrency) {
+        let _ = write!(s, "\n[ {t} ] queue length: {q}, concurrency: {c}");
+    }
+    s
+}
+
+fn row(out: &mut String, indent: usize, label: &str, value: &str) {
+    let pad = 41usize.saturating_sub(indent + label.len());
+    let _ = writeln!(out, "{:indent$}{label}{:pad$}{value}", "", "");
+}
+
+/// The final report: SQL statistics, General statistics, Latency, Threads fairness.
+pub fn final_report(r: &RunReport) -> String {
+    let t = &r.totals;
+    let mut out = String::new();
+    out.push_str("SQL statistics:\n    queries performed:\n");
+    row(&mut out, 8, "read:", &t.reads.to_string());
+    row(&mut out, 8, "write:", &t.writes.to_string());
+    row(&mut out, 8, "other:", &t.others.to_string());
+    row(&mut out, 8, "total:", &t.queries.to_string());
+    let per = |n: u64| {
+        let v = if t.duration_s > 0.0 {
+            n as f64 / t.duration_s
+        } else {
+            0.0
+        };
+        format!("{n:<6} ({v:.2} per sec.)")
+    };
+    row(&mut out, 4, "transactions:", &per(t.events));
+    row(&mut out, 4, "queries:", &per(t.queries));
+    row(&mut out, 4, "ignored errors:", &per(t.ignored_errors));
+    row(&mut out, 4, "reconnects:", &per(t.reconnects));
+    if t.cancelled > 0 {
+        row(&mut out, 4, "cancelled events:", &t.cancelled.to_string());
+    }
+    if !r.errors.is_empty() {
+        out.push_str("    errors by code:\n");
+        for (code, n) in &r.errors {
+            row(&mut out, 8, &format!("{code}:"), &n.to_string());
+        }
+    }
+    out.push_str("\nGeneral statistics:\n");
+    row(&mut out, 4, "total time:", &format!("{:.4}s", t.duration_s));
+    row(
+        &mut out,
+        4,
+        "total number of events:",
+        &t.events.to_string(),
+    );
+    if let Some(w) = &r.warmup {
+        row(
+            &mut out,
+            4,
+            "warm-up (not counted):",
+            &format!(
+                "{} events in {:.2}s ({:.2} per sec.)",
+                w.events, w.duration_s, w.events_per_s
+            ),
+        );
+    }
+    if let Some(rate) = &r.rate {
+        row(
+            &mut out,
+            4,
+            "target rate:",
+            &format!("{:.2} per sec.", rate.target_per_s),
+        );
+        row(
+            &mut out,
+            4,
+            "achieved rate:",
+            &format!("{:.2} per sec.", rate.achieved_per_s),
+        );
+        row(
+            &mut out,
+            4,
+            "max queue length:",
+            &rate.max_queue_length.to_string(),
+        );
+        row(
+            &mut out,
+            4,
+            "events not started at end:",
+            &rate.unstarted_at_end.to_string(),
+        );
+    }
+    let l = &r.latency_ms;
+    out.push_str("\nLatency (ms):\n");
+    let lat = |out: &mut String, label: &str, v: f64| {
+        let _ = writeln!(out, "{:9}{label:<24}{v:>16.2}", "");
+    };
+    lat(&mut out, "min:", l.min_ms);
+    lat(&mut out, "avg:", l.avg_ms);
+    lat(&mut out, "max:", l.max_ms);
+    for p in &l.percentiles {
+        lat(
+            &mut out,
+            &format!("{} percentile:", ordinal(p.percentile)),
+            p.ms,
+        );
+    }
+    lat(&mut out, "sum:", l.sum_ms);
+    if let Some(s) = &r.service_latency_ms {
+        out.push_str("\nService time, from the actual start of each event (ms):\n");
+        lat(&mut out, "avg:", s.avg_ms);
+        lat(&mut out, "max:", s.max_ms);
+        for p in &s.percentiles {
+            lat(
+                &mut out,
+                &format!("{} percentile:", ordinal(p.percentile)),
+                p.ms,
+            );
+        }
+    }
+    let f = &r.fairness;
+    out.push_str("\nThreads fairness:\n");
+    row(
+        &mut out,
+        4,
+        "events (avg/stddev):",
+        &format!("{:.4}/{:.2}", f.events_avg, f.events_stddev),
+    );
+    row(
+        &mut out,
+        4,
+        "execution time (avg/stddev):",
+        &format!("{:.4}/{:.2}", f.time_avg_s, f.time_stddev_s),
+    );
+    out
+}
+
+/// A latency histogram table (`--histogram`): value, bar, count.
+pub fn histogram(h: &LatencyHistogram) -> String {
+    let buckets = h.log_buckets();
+    let mut out = String::from(
+        "Latency histogram (values are in milliseconds)\n       value  ------------- distribution ------------- count\n",
+    );
+    let max = buckets.iter().map(|b| b.1).max().unwrap_or(1).max(1);
+    for (v, n) in buckets {
+        let bar = "*".repeat(((n as f64 / max as f64) * 40.0).ceil() as usize);
+        let _ = writeln!(out, "{:>12.3} |{bar:<40} {n}", v as f64 / 1e6);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_for_lines() {
+        assert_eq!(line_percentile(&[50.0, 95.0, 99.0]), 95.0);
+        assert_eq!(line_percentile(&[50.0, 99.0]), 99.0);
+        assert_eq!(ordinal(99.9), "99.9th");
+    }
+}

@@ -1,0 +1,282 @@
+//! Random ids and values, with sysbench's distributions.
+//!
+//! Every virtual user has its own generator derived from the run's seed and
+//! its user number, so the same seed gives each user the same sequence.
+
+use crate::options::OptValues;
+use rand_core::{Rng, SeedableRng};
+use rand_distr::{Distribution, Zipf};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RandType {
+    Uniform,
+    Gaussian,
+    Special,
+    Pareto,
+    Zipfian,
+}
+
+/// `--rand-type` and its parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RandSpec {
+    pub kind: RandType,
+    /// `--rand-spec-iter`: draws averaged by gaussian (and special's gaussian part).
+    pub iter: u32,
+    /// `--rand-spec-pct`: width of special's hot range, in % of the range.
+    pub pct: f64,
+    /// `--rand-spec-res`: % of special's draws that fall in the hot range.
+    pub res: f64,
+    /// `--rand-pareto-h`.
+    pub pareto_h: f64,
+    /// `--rand-zipfian-exp`.
+    pub zipf_exp: f64,
+}
+
+impl Default for RandSpec {
+    fn default() -> Self {
+        RandSpec {
+            kind: RandType::Special,
+            iter: 12,
+            pct: 1.0,
+            res: 75.0,
+            pareto_h: 0.2,
+            zipf_exp: 0.8,
+        }
+    }
+}
+
+impl RandSpec {
+    pub fn from_options(o: &OptValues) -> Result<Self, String> {
+        let kind = match o.str("rand-type").to_ascii_lowercase().as_str() {
+            "uniform" => RandType::Uniform,
+            "gaussian" => RandType::Gaussian,
+            "special" => RandType::Special,
+            "pareto" => RandType::Pareto,
+            "zipfian" => RandType::Zipfian,
+            other => return Err(format!("--rand-type={other}: unknown distribution")),
+        };
+        let spec = RandSpec {
+            kind,
+            iter: o.u64("rand-spec-iter").max(1) as u32,
+            pct: o.f64("rand-spec-pct"),
+            res: o.f64("rand-spec-res"),
+            pareto_h: o.f64("rand-pareto-h"),
+            zipf_exp: o.f64("rand-zipfian-exp"),
+        };
+        if !(0.0..=100.0).contains(&spec.pct) || !(0.0..=100.0).contains(&spec.res) {
+            return Err("--rand-spec-pct and --rand-spec-res take a percentage (0..100)".into());
+        }
+        if !(spec.pareto_h > 0.0 && spec.pareto_h < 1.0) {
+            return Err(format!(
+                "--rand-pareto-h={}: expected a number between 0 and 1 (exclusive)",
+                spec.pareto_h
+            ));
+        }
+        if spec.zipf_exp.is_nan() || spec.zipf_exp <= 0.0 {
+            return Err(format!(
+                "--rand-zipfian-exp={}: expected a number above 0",
+                spec.zipf_exp
+            ));
+        }
+        Ok(spec)
+    }
+}
+
+/// Mixes a seed with a stream number (splitmix64's finaliser).
+pub fn derive_seed(seed: u64, stream: u64) -> u64 {
+    let mut z = seed ^ stream.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A user's random generator.
+pub struct RandGen {
+    rng: Xoshiro256PlusPlus,
+    spec: RandSpec,
+    zipf: Option<(u64, Zipf<f64>)>,
+}
+
+impl RandGen {
+    pub fn new(seed: u64, spec: RandSpec) -> Self {
+        RandGen {
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            spec,
+            zipf: None,
+        }
+    }
+
+    /// A uniform integer in `0..n` (n > 0).
+    #[inline]
+    fn below(&mut self, n: u64) -> u64 {
+        ((self.rng.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    /// A uniform float in `[0, 1)`.
+    #[inline]
+    fn unit(&mut self) -> f64 {
+        (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform in `a..=b`.
+    #[inline]
+    pub fn uniform(&mut self, a: i64, b: i64) -> i64 {
+        if b <= a {
+            return a;
+        }
+        a + self.below((b - a) as u64 + 1) as i64
+    }
+
+    fn gaussian(&mut self, a: i64, b: i64) -> i64 {
+        let t = (b - a) as u64 + 1;
+        let mut sum = 0u64;
+        for _ in 0..self.spec.iter {
+            sum += self.below(t);
+        }
+        a + (sum / self.spec.iter as u64) as i64
+    }
+
+    /// A value in `a..=b` drawn with `--rand-type` (sysbench's `rand.default`).
+    pub fn default_dist(&mut self, a: i64, b: i64) -> i64 {
+        if b <= a {
+            return a;
+        }
+        let t = (b - a) as u64 + 1;
+        match self.spec.kind {
+            RandType::Uniform => self.uniform(a, b),
+            RandType::Gaussian => self.gaussian(a, b),
+            RandType::Special => {
+                if self.unit() * 100.0 < self.spec.res {
+                    let hot = ((t as f64 * self.spec.pct / 100.0) as u64).max(1);
+                    let first = a + ((t - hot) / 2) as i64;
+                    first + self.below(hot) as i64
+                } else {
+                    self.gaussian(a, b)
+                }
+            }
+            RandType::Pareto => {
+                let power = self.spec.pareto_h.ln() / (1.0 - self.spec.pareto_h).ln();
+                let off = (t as f64 * self.unit().powf(power)) as u64;
+                a + off.min(t - 1) as i64
+            }
+            RandType::Zipfian => {
+                if self.zipf.as_ref().is_none_or(|(n, _)| *n != t) {
+                    // Zipf::new only fails for n < 1 or a negative exponent,
+                    // which from_options rules out; fall back to uniform anyway.
+                    match Zipf::new(t as f64, self.spec.zipf_exp) {
+                        Ok(z) => self.zipf = Some((t, z)),
+                        Err(_) => return self.uniform(a, b),
+                    }
+                }
+                let Some((_, z)) = &self.zipf else {
+                    return self.uniform(a, b);
+                };
+                let v = z.sample(&mut self.rng) as u64; // 1..=t
+                a + (v.clamp(1, t) - 1) as i64
+            }
+        }
+    }
+
+    /// Fills `out` with `groups` groups of 11 random digits joined by '-'
+    /// (sysbench's c: 10 groups, 119 characters; pad: 5 groups, 59).
+    pub fn digit_groups(&mut self, groups: usize, out: &mut String) {
+        out.clear();
+        for g in 0..groups {
+            if g > 0 {
+                out.push('-');
+            }
+            // 11 digits from one 64-bit draw (10^11 < 2^37; reduce fairly).
+            let mut v = self.below(100_000_000_000);
+            let mut digits = [b'0'; 11];
+            for d in digits.iter_mut().rev() {
+                *d = b'0' + (v % 10) as u8;
+                v /= 10;
+            }
+            // Digits are ASCII.
+            out.push_str(std::str::from_utf8(&digits).unwrap_or("00000000000"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rng_of(kind: RandType) -> RandGen {
+        RandGen::new(
+            42,
+            RandSpec {
+                kind,
+                ..Default::default()
+            },
+        )
+    }
+
+    #[test]
+    fn all_distributions_stay_in_range() {
+        for kind in [
+            RandType::Uniform,
+            RandType::Gaussian,
+            RandType::Special,
+            RandType::Pareto,
+            RandType::Zipfian,
+        ] {
+            let mut g = rng_of(kind);
+            for _ in 0..20_000 {
+                let v = g.default_dist(1, 1000);
+                assert!((1..=1000).contains(&v), "{kind:?} gave {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn special_concentrates_in_the_middle() {
+        let mut g = rng_of(RandType::Special);
+        let n = 100_000;
+        let hot = (0..n)
+            .filter(|_| (4996..=5045).contains(&g.default_dist(1, 10_000)))
+            .count();
+        // 75% land in the central 1% (100 values); the gaussian adds a little.
+        let share = hot as f64 / n as f64;
+        assert!((0.70..0.80).contains(&share), "{share}");
+    }
+
+    #[test]
+    fn pareto_and_zipfian_favour_small_ids() {
+        for kind in [RandType::Pareto, RandType::Zipfian] {
+            let mut g = rng_of(kind);
+            let low = (0..10_000)
+                .filter(|_| g.default_dist(1, 10_000) <= 1000)
+                .count();
+            assert!(low > 5000, "{kind:?}: {low}");
+        }
+    }
+
+    #[test]
+    fn same_seed_same_sequence_per_stream() {
+        let seq = |seed, stream| {
+            let mut g = RandGen::new(derive_seed(seed, stream), RandSpec::default());
+            (0..100)
+                .map(|_| g.default_dist(1, 1_000_000))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(seq(7, 1), seq(7, 1));
+        assert_ne!(seq(7, 1), seq(7, 2));
+        assert_ne!(seq(7, 1), seq(8, 1));
+    }
+
+    #[test]
+    fn digit_groups_shape() {
+        let mut g = rng_of(RandType::Uniform);
+        let mut s = String::new();
+        g.digit_groups(10, &mut s);
+        assert_eq!(s.len(), 119);
+        assert!(
+            s.split('-')
+                .all(|p| p.len() == 11 && p.bytes().all(|b| b.is_ascii_digit()))
+        );
+        g.digit_groups(5, &mut s);
+        assert_eq!(s.len(), 59);
+    }
+}
