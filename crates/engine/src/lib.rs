@@ -6,6 +6,7 @@
 //! The engine knows nothing of SQL: workloads implement [`User`].
 
 mod arrivals;
+mod clock;
 mod collector;
 mod config;
 mod result;

@@ -1,6 +1,7 @@
 //! Running the virtual users and collecting what they measure.
 
 use crate::arrivals::Arrivals;
+use crate::clock::Ticks;
 use crate::collector::{Slot, SlotStats, add_into, add_user_totals};
 use crate::config::{EngineConfig, Exec};
 use crate::result::{EndReason, IntervalSample, PhaseResult, RateResult, RunResult, UserTotals};
@@ -59,13 +60,15 @@ const RECONNECT_GIVE_UP: Duration = Duration::from_secs(60);
 /// How often the collector looks at stop requests and finished users.
 const POLL: Duration = Duration::from_millis(20);
 
+/// Moments of the run, in clock ticks.
 struct Timing {
-    begin: Instant,
-    measure_start: Instant,
-    deadline: Option<Instant>,
+    begin: u64,
+    measure_start: u64,
+    deadline: Option<u64>,
 }
 
 struct Shared {
+    ticks: Ticks,
     stop: AtomicBool,
     /// Some user could not be created: the run does not start.
     setup_failed: AtomicBool,
@@ -78,7 +81,7 @@ struct Shared {
     in_event: AtomicUsize,
     live: AtomicUsize,
     fatal: Mutex<Option<String>>,
-    last_exit: Mutex<Option<Instant>>,
+    last_exit: Mutex<Option<u64>>,
     slots: Vec<Slot>,
     with_service: bool,
 }
@@ -105,7 +108,7 @@ impl Drop for ExitGuard {
             self.shared
                 .fail("internal error: a virtual user panicked".into());
         }
-        let now = Instant::now();
+        let now = self.shared.ticks.now();
         {
             let mut last = self.shared.last_exit.lock();
             if last.is_none_or(|l| l < now) {
@@ -129,7 +132,9 @@ pub fn run<F: UserFactory>(
 ) -> Result<RunResult, EngineError> {
     let n = cfg.threads.max(1);
     let with_service = cfg.rate.is_some();
+    let ticks = Ticks::new();
     let shared = Arc::new(Shared {
+        ticks: ticks.clone(),
         stop: AtomicBool::new(false),
         setup_failed: AtomicBool::new(false),
         timing: OnceLock::new(),
@@ -184,9 +189,9 @@ pub fn run<F: UserFactory>(
             return Err(err);
         }
     }
-    let begin = Instant::now();
-    let measure_start = begin + cfg.warmup;
-    let deadline = cfg.time.map(|t| measure_start + t);
+    let begin = ticks.now();
+    let measure_start = ticks.add(begin, cfg.warmup);
+    let deadline = cfg.time.map(|t| ticks.add(measure_start, t));
     let _ = shared.timing.set(Timing {
         begin,
         measure_start,
@@ -213,29 +218,28 @@ pub fn run<F: UserFactory>(
     let mut boundary = if in_warmup {
         measure_start
     } else {
-        measure_start + tick
+        ticks.add(measure_start, tick)
     };
-    let mut stop_seen: Option<Instant> = None;
+    let mut stop_seen: Option<u64> = None;
     let mut interrupted = false;
 
     while shared.live.load(Relaxed) > 0 {
-        let now = Instant::now();
+        let now = ticks.now();
         if now < boundary {
-            if let Err(mpsc::RecvTimeoutError::Disconnected) =
-                done_rx.recv_timeout((boundary - now).min(POLL))
-            {
-                std::thread::sleep((boundary - now).min(POLL));
+            let wait = ticks.between(now, boundary).min(POLL);
+            if let Err(mpsc::RecvTimeoutError::Disconnected) = done_rx.recv_timeout(wait) {
+                std::thread::sleep(wait);
             }
             if stop.is_stopped() {
                 shared.stop.store(true, Relaxed);
             }
-            let now = Instant::now();
+            let now = ticks.now();
             if shared.stop.load(Relaxed) && stop_seen.is_none() {
                 stop_seen = Some(now);
             }
             let interrupt_at = match (stop_seen, deadline, cfg.forced_shutdown) {
-                (Some(s), _, _) => Some(s + cfg.stop_grace),
-                (None, Some(d), Some(grace)) => Some(d + grace),
+                (Some(s), _, _) => Some(ticks.add(s, cfg.stop_grace)),
+                (None, Some(d), Some(grace)) => Some(ticks.add(d, grace)),
                 _ => None,
             };
             if !interrupted && interrupt_at.is_some_and(|at| now >= at) {
@@ -254,21 +258,21 @@ pub fn run<F: UserFactory>(
             c.collect_into(&mut w, false);
             warmup = Some(w);
             in_warmup = false;
-            boundary = measure_start + tick;
+            boundary = ticks.add(measure_start, tick);
             continue;
         }
         let sample = c.interval(&mut measured, interval_start, boundary, boundary);
         on_interval(&sample);
         intervals.push(sample);
         interval_start = boundary;
-        boundary += tick;
+        boundary = ticks.add(boundary, tick);
     }
     join_all(handles);
 
-    let end = shared.last_exit.lock().unwrap_or_else(Instant::now);
+    let end = shared.last_exit.lock().unwrap_or_else(|| ticks.now());
     if in_warmup {
         let mut w = PhaseResult {
-            duration: end.saturating_duration_since(begin),
+            duration: ticks.between(begin, end),
             ..Default::default()
         };
         c.collect_into(&mut w, false);
@@ -280,12 +284,10 @@ pub fn run<F: UserFactory>(
             intervals.push(sample);
         }
     }
-    measured.duration = end.saturating_duration_since(measure_start);
+    measured.duration = ticks.between(measure_start, end);
     if let (Some(r), Some(arr)) = (c.rate.as_mut(), shared.arrivals.as_ref()) {
         let stop_at = deadline.map_or(end, |d| d.min(end));
-        r.unstarted_at_end = arr
-            .lock()
-            .backlog(stop_at.saturating_duration_since(begin).as_secs_f64());
+        r.unstarted_at_end = arr.lock().backlog(ticks.secs(begin, stop_at));
     }
     let reason = if let Some(msg) = shared.fatal.lock().clone() {
         EndReason::Failed(msg)
@@ -331,18 +333,16 @@ impl Collector<'_> {
     fn interval(
         &mut self,
         measured: &mut PhaseResult,
-        from: Instant,
-        to: Instant,
-        now: Instant,
+        from: u64,
+        to: u64,
+        now: u64,
     ) -> IntervalSample {
         let mut part = PhaseResult::default();
         self.collect_into(&mut part, true);
         let timing = self.shared.timing.get();
         let (queue_length, concurrency) = match (&self.shared.arrivals, timing) {
             (Some(arr), Some(t)) => {
-                let q = arr
-                    .lock()
-                    .backlog(now.saturating_duration_since(t.begin).as_secs_f64());
+                let q = arr.lock().backlog(self.shared.ticks.secs(t.begin, now));
                 if let Some(r) = self.rate.as_mut() {
                     r.max_queue_length = r.max_queue_length.max(q);
                 }
@@ -351,10 +351,8 @@ impl Collector<'_> {
             _ => (None, None),
         };
         let sample = IntervalSample {
-            t_s: timing.map_or(0.0, |t| {
-                to.saturating_duration_since(t.measure_start).as_secs_f64()
-            }),
-            duration_s: to.saturating_duration_since(from).as_secs_f64(),
+            t_s: timing.map_or(0.0, |t| self.shared.ticks.secs(t.measure_start, to)),
+            duration_s: self.shared.ticks.secs(from, to),
             threads: self.shared.live.load(Relaxed),
             counters: part.counters,
             latency: LatencySummary::from_histogram(&part.latency, &self.cfg.percentiles),
@@ -505,21 +503,17 @@ fn join_all(handles: Vec<JoinHandle<()>>) {
     }
 }
 
-fn ns(d: Duration) -> u64 {
-    d.as_nanos().min(u64::MAX as u128) as u64
-}
-
 /// Sleeps until `at`, waking early when the run stops. Returns false when it stopped.
-async fn sleep_until(at: Instant, shared: &Shared) -> bool {
+async fn sleep_until(at: u64, shared: &Shared) -> bool {
     loop {
         if shared.stop.load(Relaxed) {
             return false;
         }
-        let now = Instant::now();
+        let now = shared.ticks.now();
         if now >= at {
             return true;
         }
-        let d = (at - now).min(Duration::from_millis(50));
+        let d = shared.ticks.between(now, at).min(Duration::from_millis(50));
         if shared.precise_sleep {
             // This thread belongs to this user alone: a plain sleep is more
             // precise than the async timer's millisecond wheel.
@@ -545,10 +539,32 @@ async fn reconnect<U: User>(user: &mut U, shared: &Shared) -> Result<(), String>
                 }
             }
         }
-        if !sleep_until(Instant::now() + backoff, shared).await {
+        if !sleep_until(shared.ticks.add(shared.ticks.now(), backoff), shared).await {
             return Err("stopped while reconnecting".into());
         }
         backoff = (backoff * 2).min(Duration::from_secs(1));
+    }
+}
+
+/// Reserves a chunk of the --events budget for one user: large while much
+/// is left, down to one event at a time near the end, so the total stays
+/// exact and the users finish together. Returns 0 when nothing is left.
+fn reserve_events(shared: &Shared) -> u64 {
+    let users = shared.slots.len() as u64;
+    loop {
+        let started = shared.started.load(Relaxed);
+        let left = shared.max_events.saturating_sub(started);
+        if left == 0 {
+            return 0;
+        }
+        let chunk = (left / (users * 8)).clamp(1, 256);
+        if shared
+            .started
+            .compare_exchange_weak(started, started + chunk, Relaxed, Relaxed)
+            .is_ok()
+        {
+            return chunk;
+        }
     }
 }
 
@@ -563,15 +579,18 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
         return;
     };
     let slot = &shared.slots[id];
-    let mut prev_end = Instant::now();
+    let ticks = &shared.ticks;
+    let mut prev_end = ticks.now();
     let mut errors: Vec<String> = Vec::new();
+    // Events this user may still start under --events (reserved in chunks).
+    let mut budget = 0u64;
     loop {
         if shared.stop.load(Relaxed) {
             break;
         }
         let intended = match &shared.arrivals {
             Some(arr) => {
-                let at = timing.begin + Duration::from_secs_f64(arr.lock().take());
+                let at = ticks.add(timing.begin, Duration::from_secs_f64(arr.lock().take()));
                 if timing.deadline.is_some_and(|d| at >= d) || !sleep_until(at, shared).await {
                     break;
                 }
@@ -580,17 +599,20 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
             None => None,
         };
         let start = if intended.is_some() {
-            Instant::now()
+            ticks.now()
         } else {
             prev_end
         };
-        if shared.max_events > 0
-            && start >= timing.measure_start
-            && shared.started.fetch_add(1, Relaxed) >= shared.max_events
-        {
-            shared.event_limit_hit.store(true, Relaxed);
-            shared.stop.store(true, Relaxed);
-            break;
+        if shared.max_events > 0 && start >= timing.measure_start {
+            if budget == 0 {
+                budget = reserve_events(shared);
+            }
+            if budget == 0 {
+                shared.event_limit_hit.store(true, Relaxed);
+                shared.stop.store(true, Relaxed);
+                break;
+            }
+            budget -= 1;
         }
         if intended.is_some() {
             shared.in_event.fetch_add(1, Relaxed);
@@ -630,14 +652,14 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
         if intended.is_some() {
             shared.in_event.fetch_sub(1, Relaxed);
         }
-        let end = Instant::now();
+        let end = ticks.now();
         {
             let mut s = slot.stats.lock();
             match outcome {
                 Outcome::Done => {
-                    s.latency.record(ns(end - intended.unwrap_or(start)));
+                    s.latency.record(ticks.ns(intended.unwrap_or(start), end));
                     if let Some(sv) = s.service.as_mut() {
-                        sv.record(ns(end - start));
+                        sv.record(ticks.ns(start, end));
                     }
                     s.counters.events += 1;
                 }
