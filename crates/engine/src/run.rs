@@ -608,8 +608,9 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
                 budget = reserve_events(shared);
             }
             if budget == 0 {
+                // Other users finish the events they started (and retry
+                // them after ignorable errors): only this user stops here.
                 shared.event_limit_hit.store(true, Relaxed);
-                shared.stop.store(true, Relaxed);
                 break;
             }
             budget -= 1;
@@ -626,7 +627,10 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
                 Err(EventError::Ignorable { code }) => {
                     ignored += 1;
                     errors.push(code);
-                    if shared.stop.load(Relaxed) {
+                    // Retry until the run stops or its time is up.
+                    if shared.stop.load(Relaxed)
+                        || timing.deadline.is_some_and(|d| ticks.now() >= d)
+                    {
                         break Outcome::Cancelled;
                     }
                 }

@@ -114,11 +114,19 @@ impl UserFactory for OltpFactory {
             let ranges = vec!["k BETWEEN ? AND ?"; cfg.number_of_ranges as usize].join(" OR ");
             conn.register(&format!("SELECT count(k) FROM sbtest1 WHERE {ranges}"))
         });
-        let bulk = BulkBuffer {
+        let mut bulk = BulkBuffer {
             table: format!("sbtest{}", user_id + 1),
             next_id: 1,
             ..Default::default()
         };
+        if cfg.kind == OltpKind::BulkInsert {
+            // Append after the rows of earlier runs.
+            let max = conn
+                .query_i64(&format!("SELECT MAX(id) FROM {}", bulk.table))
+                .await
+                .map_err(|e| e.message)?;
+            bulk.next_id = max.unwrap_or(0) + 1;
+        }
         Ok(OltpUser {
             conn,
             rng: RandGen::new(derive_seed(self.seed, user_id as u64), cfg.rand.clone()),

@@ -1,0 +1,105 @@
+//! Helpers for end-to-end tests: run the real binary in a scratch directory
+//! and look at what it printed and wrote.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+
+    /// The number after `label` in the text report (e.g. "read:").
+    pub fn stat(&self, label: &str) -> u64 {
+        self.stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .and_then(|l| l.trim_start()[label.len()..].split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no '{label}' in:\n{}", self.stdout))
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+}
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_dbmeter")
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(bin());
+        c.args(args).current_dir(self.dir.path());
+        c
+    }
+
+    /// Runs dbmeter with `args` in the scratch directory.
+    pub fn run(&self, args: &[&str]) -> Run {
+        Run::from(self.cmd(args).output().expect("run dbmeter"))
+    }
+
+    /// Runs and insists on exit code 0.
+    pub fn ok(&self, args: &[&str]) -> Run {
+        let r = self.run(args);
+        assert_eq!(
+            r.code, 0,
+            "dbmeter {args:?} failed:\n{}\n{}",
+            r.stdout, r.stderr
+        );
+        r
+    }
+
+    pub fn db(&self, file: &str) -> rusqlite::Connection {
+        rusqlite::Connection::open(self.path(file)).expect("open sqlite")
+    }
+}
+
+pub fn count(conn: &rusqlite::Connection, sql: &str) -> i64 {
+    conn.query_row(sql, [], |r| r.get(0)).expect(sql)
+}
+
+pub fn tables(conn: &rusqlite::Connection) -> Vec<String> {
+    let mut st = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type='table' ORDER BY name")
+        .unwrap();
+    st.query_map([], |r| r.get(0))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
+pub fn exists(p: &Path) -> bool {
+    p.exists()
+}
