@@ -31,6 +31,9 @@ impl SlotStats {
     }
 }
 
+/// Aligned so that two users' slots never share a cache line (or the
+/// adjacent line the prefetcher pulls in with it).
+#[repr(align(128))]
 pub(crate) struct Slot {
     pub stats: SpinMutex<SlotStats, Yield>,
 }
