@@ -178,6 +178,14 @@ pub fn parse(
             return Err(CliError::Usage(format!("unexpected argument '{w}'")));
         }
     }
+    // `dbmeter help run`: help on a command is the general help.
+    if (help || command == Some(Command::Help)) && workload.is_none() {
+        return Ok(Invocation {
+            command: Command::Help,
+            workload: None,
+            given,
+        });
+    }
     if let Some(w) = &workload_word
         && workload.is_none()
     {

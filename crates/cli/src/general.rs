@@ -17,7 +17,7 @@ pub const GENERAL: &[OptSpec] = &[
     ),
     opt(
         "time",
-        OptKind::Size,
+        OptKind::Float,
         "10",
         "measured duration in seconds; 0 = no limit",
     ),
@@ -29,7 +29,7 @@ pub const GENERAL: &[OptSpec] = &[
     ),
     opt(
         "warmup-time",
-        OptKind::Size,
+        OptKind::Float,
         "0",
         "seconds of load before measuring, reported apart and left out of the results",
     ),
@@ -43,7 +43,7 @@ pub const GENERAL: &[OptSpec] = &[
         "report-interval",
         OptKind::Float,
         "0",
-        "print interval statistics every N seconds; 0 = off (the JSON series still has 1 s intervals)",
+        "print interval statistics every N seconds, also the interval of the JSON/CSV series; 0 = no lines and a 1 s series",
     ),
     opt(
         "percentile",
@@ -114,7 +114,7 @@ pub const GENERAL: &[OptSpec] = &[
 ];
 
 /// Other names accepted for general options (sysbench's).
-pub const ALIASES: &[(&str, &str)] = &[("mysql-ignore-errors", "ignore-errors")];
-
-/// SQLite's ignorable errors by default: lock conflicts between writers.
-pub const SQLITE_DEFAULT_IGNORE: &str = "SQLITE_BUSY,SQLITE_LOCKED";
+pub const ALIASES: &[(&str, &str)] = &[
+    ("mysql-ignore-errors", "ignore-errors"),
+    ("pgsql-ignore-errors", "ignore-errors"),
+];

@@ -15,6 +15,12 @@ pub use error::CliError;
 /// Runs dbmeter with `args` (without the program name) and returns the
 /// process exit code: 0 success, 1 failure, 2 usage error, 130 interrupted.
 pub fn main(args: Vec<String>) -> i32 {
+    // `dbmeter run ... | head` ends quietly when the reader goes away.
+    // SAFETY: restoring the default disposition of SIGPIPE at start-up,
+    // before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     match commands::dispatch(args) {
         Ok(code) => code,
         Err(e) => {

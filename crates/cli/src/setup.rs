@@ -1,19 +1,68 @@
 //! From option values to the settings of each layer.
 
 use crate::CliError;
-use crate::general::SQLITE_DEFAULT_IGNORE;
-use dbmeter_db::{ConnectOptions, IgnoreList, PsMode, SqliteOptions, Target};
+use dbmeter_db::{ConnectOptions, IgnoreList, PsMode, ServerTarget, SqliteOptions, Target};
 use dbmeter_engine::{EngineConfig, Exec};
 use dbmeter_workloads::options::{OptValues, parse_float_list};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub fn target(o: &OptValues) -> Result<Target, CliError> {
     let db = o.str("db");
-    if db.is_empty() {
-        Ok(Target::default_sqlite())
+    let driver = o.str("db-driver").to_ascii_lowercase();
+    let mut target = if !db.is_empty() {
+        Target::parse(db)?
+    } else if driver == "mysql" || (driver.is_empty() && given_any(o, "mysql-")) {
+        Target::Mysql(server_from_options(o, "mysql")?)
+    } else if driver == "pgsql" || (driver.is_empty() && given_any(o, "pgsql-")) {
+        Target::Postgres(server_from_options(o, "pgsql")?)
     } else {
-        Ok(Target::parse(db)?)
+        Target::default_sqlite()
+    };
+    // Passwords may come from the environment, as with the client tools.
+    match &mut target {
+        Target::Mysql(t) if t.password.is_none() => t.password = std::env::var("MYSQL_PWD").ok(),
+        Target::Postgres(t) if t.password.is_none() => {
+            t.password = std::env::var("PGPASSWORD").ok()
+        }
+        _ => {}
     }
+    Ok(target)
+}
+
+fn given_any(o: &OptValues, prefix: &str) -> bool {
+    o.all().keys().any(|k| k.starts_with(prefix) && o.given(k))
+}
+
+/// A server target from sysbench's `--mysql-*` or `--pgsql-*` options.
+fn server_from_options(o: &OptValues, p: &str) -> Result<ServerTarget, CliError> {
+    let list = |name: &str| -> Vec<String> {
+        o.str(&format!("{p}-{name}"))
+            .split(',')
+            .map(|x| x.trim().to_string())
+            .filter(|x| !x.is_empty())
+            .collect()
+    };
+    let ports = list("port")
+        .iter()
+        .map(|x| {
+            x.parse::<u16>()
+                .map_err(|_| CliError::Usage(format!("--{p}-port={x}: expected a port number")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let socket = (p == "mysql")
+        .then(|| o.str("mysql-socket"))
+        .filter(|s| !s.is_empty())
+        .map(Into::into);
+    let password = o.str(&format!("{p}-password"));
+    Ok(ServerTarget {
+        hosts: list("host"),
+        ports,
+        socket,
+        user: o.str(&format!("{p}-user")).to_string(),
+        password: (!password.is_empty()).then(|| password.to_string()),
+        database: o.str(&format!("{p}-db")).to_string(),
+        params: Vec::new(),
+    })
 }
 
 pub fn connect_options(o: &OptValues, target: Target) -> ConnectOptions {
@@ -32,10 +81,10 @@ pub fn connect_options(o: &OptValues, target: Target) -> ConnectOptions {
     }
 }
 
-pub fn ignore_list(o: &OptValues) -> IgnoreList {
+pub fn ignore_list(o: &OptValues, target: &Target) -> IgnoreList {
     let v = o.str("ignore-errors");
     IgnoreList::parse(if v.is_empty() {
-        SQLITE_DEFAULT_IGNORE
+        target.default_ignored_errors()
     } else {
         v
     })

@@ -1,5 +1,7 @@
 //! One connection to a target, whatever the driver.
 
+use crate::mysql::MysqlConn;
+use crate::postgres::PgConn;
 use crate::sqlite::{SqliteConn, SqliteOptions};
 use crate::{DbError, Dialect, Target};
 use std::sync::Arc;
@@ -67,24 +69,43 @@ impl ConnectOptions {
 
 /// A connection. Statements use `?` placeholders in every dialect; the
 /// driver translates them where needed.
+// One per virtual user and long-lived: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Connection {
     Sqlite(SqliteConn),
+    Mysql(MysqlConn),
+    Postgres(PgConn),
 }
 
 impl Connection {
     pub async fn connect(opts: &ConnectOptions) -> Result<Connection, DbError> {
+        Self::connect_nth(opts, 0).await
+    }
+
+    /// Opens connection number `nth` of a run: with several hosts or ports,
+    /// connections are spread over them round robin.
+    pub async fn connect_nth(opts: &ConnectOptions, nth: usize) -> Result<Connection, DbError> {
+        let shown = opts.target.to_string();
         match &opts.target {
             Target::Sqlite { path, .. } => Ok(Connection::Sqlite(SqliteConn::open(
                 path,
                 &opts.sqlite,
                 opts.ps_mode,
             )?)),
+            Target::Mysql(t) => Ok(Connection::Mysql(
+                MysqlConn::connect(t, nth, opts.ps_mode, shown).await?,
+            )),
+            Target::Postgres(t) => Ok(Connection::Postgres(
+                PgConn::connect(t, nth, opts.ps_mode, shown).await?,
+            )),
         }
     }
 
     pub fn dialect(&self) -> Dialect {
         match self {
             Connection::Sqlite(_) => Dialect::Sqlite,
+            Connection::Mysql(_) => Dialect::Mysql,
+            Connection::Postgres(_) => Dialect::Postgres,
         }
     }
 
@@ -92,6 +113,8 @@ impl Connection {
     pub fn dialect_name(&self) -> &'static str {
         match self {
             Connection::Sqlite(_) => "SQLite",
+            Connection::Mysql(_) => "MySQL",
+            Connection::Postgres(_) => "PostgreSQL",
         }
     }
 
@@ -100,6 +123,8 @@ impl Connection {
     pub fn register(&mut self, sql: &str) -> StmtId {
         match self {
             Connection::Sqlite(c) => c.register(sql),
+            Connection::Mysql(c) => c.register(sql),
+            Connection::Postgres(c) => c.register(sql),
         }
     }
 
@@ -107,6 +132,8 @@ impl Connection {
     pub async fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         match self {
             Connection::Sqlite(c) => c.run(id, params),
+            Connection::Mysql(c) => c.run(id, params).await,
+            Connection::Postgres(c) => c.run(id, params).await,
         }
     }
 
@@ -114,6 +141,8 @@ impl Connection {
     pub async fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
         match self {
             Connection::Sqlite(c) => c.execute(sql),
+            Connection::Mysql(c) => c.execute(sql).await,
+            Connection::Postgres(c) => c.execute(sql).await,
         }
     }
 
@@ -121,6 +150,8 @@ impl Connection {
     pub async fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
         match self {
             Connection::Sqlite(c) => c.query_i64(sql),
+            Connection::Mysql(c) => c.query_i64(sql).await,
+            Connection::Postgres(c) => c.query_i64(sql).await,
         }
     }
 
@@ -128,6 +159,8 @@ impl Connection {
     pub async fn tables(&mut self) -> Result<Vec<String>, DbError> {
         match self {
             Connection::Sqlite(c) => c.tables(),
+            Connection::Mysql(c) => c.tables().await,
+            Connection::Postgres(c) => c.tables().await,
         }
     }
 
@@ -142,13 +175,38 @@ impl Connection {
     ) -> Result<u64, DbError> {
         match self {
             Connection::Sqlite(c) => c.bulk_insert(table, columns, next_row),
+            Connection::Mysql(c) => {
+                if c.local_infile_allowed().await? {
+                    c.load_data(table, columns, next_row).await
+                } else {
+                    c.insert_rows(table, columns, next_row).await
+                }
+            }
+            Connection::Postgres(c) => c.copy_in(table, columns, next_row).await,
         }
+    }
+
+    /// How [`Connection::bulk_insert`] loads rows on this target.
+    pub async fn bulk_method(&mut self) -> Result<&'static str, DbError> {
+        Ok(match self {
+            Connection::Sqlite(_) => "prepared INSERTs in one transaction",
+            Connection::Mysql(c) => {
+                if c.local_infile_allowed().await? {
+                    "LOAD DATA LOCAL INFILE"
+                } else {
+                    "multi-row INSERTs (the server refuses LOAD DATA LOCAL INFILE: local_infile=OFF)"
+                }
+            }
+            Connection::Postgres(_) => "COPY",
+        })
     }
 
     /// Re-opens the connection.
     pub async fn reconnect(&mut self) -> Result<(), DbError> {
         match self {
             Connection::Sqlite(c) => c.reopen(),
+            Connection::Mysql(c) => c.reopen().await,
+            Connection::Postgres(c) => c.reopen().await,
         }
     }
 
@@ -156,6 +214,8 @@ impl Connection {
     pub fn interrupter(&self) -> Option<Arc<dyn Fn() + Send + Sync>> {
         match self {
             Connection::Sqlite(c) => Some(c.interrupter()),
+            Connection::Mysql(c) => Some(c.interrupter()),
+            Connection::Postgres(c) => Some(c.interrupter()),
         }
     }
 
@@ -163,6 +223,8 @@ impl Connection {
     pub fn server_version(&self) -> String {
         match self {
             Connection::Sqlite(_) => format!("SQLite {}", rusqlite::version()),
+            Connection::Mysql(c) => c.version(),
+            Connection::Postgres(c) => c.version(),
         }
     }
 }

@@ -8,10 +8,12 @@
 
 mod connection;
 mod error;
+mod mysql;
+mod postgres;
 mod sqlite;
 mod target;
 
 pub use connection::{ConnectOptions, Connection, Outcome, Param, PsMode, StmtId, Value};
 pub use error::{DbError, ErrorKind, IgnoreList};
 pub use sqlite::SqliteOptions;
-pub use target::{Dialect, Target};
+pub use target::{Dialect, ServerTarget, Target, mask_password};

@@ -5,6 +5,24 @@ use crate::{DbError, ErrorKind};
 use rusqlite::{OpenFlags, Statement};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Set when the run interrupts its statements: lock waits give up at once.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The busy timeout, for the busy handler (one value per process).
+static BUSY_TIMEOUT_MS: AtomicU64 = AtomicU64::new(1000);
+
+/// Waits for a lock in 1 ms steps up to the busy timeout, unless the run is
+/// being interrupted (sqlite3_interrupt does not end lock waits).
+fn busy_handler(attempt: i32) -> bool {
+    if INTERRUPTED.load(Ordering::Relaxed)
+        || attempt as u64 >= BUSY_TIMEOUT_MS.load(Ordering::Relaxed)
+    {
+        return false;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1));
+    true
+}
 
 /// SQLite settings applied to every connection.
 #[derive(Clone, Debug, PartialEq)]
@@ -132,13 +150,14 @@ impl SqliteConn {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = rusqlite::Connection::open_with_flags(path, flags).map_err(|e| {
+        let mut conn = rusqlite::Connection::open_with_flags(path, flags).map_err(|e| {
             map_err(e).context(format!(
                 "cannot open SQLite database {shown} (does its directory exist and is it writable?)"
             ))
         })?;
-        let setup = || -> Result<(), rusqlite::Error> {
-            conn.busy_timeout(std::time::Duration::from_millis(opts.busy_timeout_ms))?;
+        let mut setup = || -> Result<(), rusqlite::Error> {
+            BUSY_TIMEOUT_MS.store(opts.busy_timeout_ms, Ordering::Relaxed);
+            conn.busy_handler(Some(busy_handler))?;
             // Reading the mode back checks that the file is an SQLite database.
             let _: String = conn.query_row(
                 &format!("PRAGMA journal_mode={}", opts.journal_mode),
@@ -264,6 +283,9 @@ impl SqliteConn {
 
     pub(crate) fn interrupter(&self) -> Arc<dyn Fn() + Send + Sync> {
         let h = self.conn.get_interrupt_handle();
-        Arc::new(move || h.interrupt())
+        Arc::new(move || {
+            INTERRUPTED.store(true, Ordering::Relaxed);
+            h.interrupt()
+        })
     }
 }

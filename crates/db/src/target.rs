@@ -1,4 +1,5 @@
-//! Targets: where a benchmark connects, parsed from `--db`.
+//! Targets: where a benchmark connects, parsed from `--db` or sysbench's
+//! `--mysql-*` / `--pgsql-*` options.
 
 use crate::DbError;
 use std::fmt;
@@ -11,13 +12,77 @@ pub const DEFAULT_SQLITE_FILE: &str = "dbmeter.sqlite";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {
     Sqlite,
+    Mysql,
+    Postgres,
+}
+
+/// A server reached over the network or a local socket.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ServerTarget {
+    /// Hosts; connection i goes to `hosts[i % len]` (sysbench's round robin).
+    pub hosts: Vec<String>,
+    /// Ports; connection i uses `ports[i % len]`.
+    pub ports: Vec<u16>,
+    /// A Unix socket path, used instead of TCP when set.
+    pub socket: Option<PathBuf>,
+    pub user: String,
+    pub password: Option<String>,
+    pub database: String,
+    /// Other URL parameters (e.g. `sslmode`), passed to the driver.
+    pub params: Vec<(String, String)>,
+}
+
+impl fmt::Debug for ServerTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerTarget")
+            .field("hosts", &self.hosts)
+            .field("ports", &self.ports)
+            .field("socket", &self.socket)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("database", &self.database)
+            .field("params", &self.params)
+            .finish()
+    }
+}
+
+impl ServerTarget {
+    pub fn host(&self, i: usize) -> &str {
+        self.hosts
+            .get(i % self.hosts.len().max(1))
+            .map_or("localhost", String::as_str)
+    }
+
+    pub fn port(&self, i: usize) -> u16 {
+        self.ports
+            .get(i % self.ports.len().max(1))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
     /// An embedded SQLite database file. `implicit` is true when the user
     /// gave no `--db` and dbmeter picked its default file.
-    Sqlite { path: PathBuf, implicit: bool },
+    Sqlite {
+        path: PathBuf,
+        implicit: bool,
+    },
+    /// MariaDB or MySQL.
+    Mysql(ServerTarget),
+    Postgres(ServerTarget),
+}
+
+fn usage(msg: String) -> DbError {
+    DbError::usage(msg)
 }
 
 impl Target {
@@ -29,13 +94,14 @@ impl Target {
         }
     }
 
-    /// Parses a `--db` value: `sqlite:PATH`, `sqlite://PATH`, or a plain
-    /// path ending in `.sqlite`, `.sqlite3` or `.db`.
+    /// Parses a `--db` value: `sqlite:PATH`, a path ending in `.sqlite` or
+    /// `.db`, `mysql://` / `mariadb://user:pass@host:port/db?socket=PATH`,
+    /// or `postgres://user:pass@host:port/db?sslmode=...`.
     pub fn parse(s: &str) -> Result<Target, DbError> {
         let s = s.trim();
         let sqlite = |p: &str| -> Result<Target, DbError> {
             if p.is_empty() {
-                return Err(DbError::usage(format!(
+                return Err(usage(format!(
                     "--db {s}: the SQLite URL has no file path (e.g. sqlite:bench.sqlite)"
                 )));
             }
@@ -51,10 +117,16 @@ impl Target {
             return sqlite(rest);
         }
         if let Some((scheme, _)) = s.split_once("://") {
-            return Err(DbError::usage(format!(
-                "--db {}: unknown database type '{scheme}' (supported: sqlite:PATH)",
-                mask_password(s)
-            )));
+            return match scheme.to_ascii_lowercase().as_str() {
+                "mysql" | "mariadb" => Ok(Target::Mysql(parse_server_url(s, 3306)?)),
+                "postgres" | "postgresql" | "pgsql" => {
+                    Ok(Target::Postgres(parse_server_url(s, 5432)?))
+                }
+                _ => Err(usage(format!(
+                    "--db {}: unknown database type '{scheme}' (supported: sqlite:PATH, mysql://, mariadb://, postgres://)",
+                    mask_password(s)
+                ))),
+            };
         }
         let lower = s.to_ascii_lowercase();
         if [".sqlite", ".sqlite3", ".db"]
@@ -63,21 +135,25 @@ impl Target {
         {
             return sqlite(s);
         }
-        Err(DbError::usage(format!(
-            "--db {s}: not a database URL (expected sqlite:PATH, or a file ending in .sqlite or .db)"
+        Err(usage(format!(
+            "--db {s}: not a database URL (expected sqlite:PATH, mysql://user@host/db, postgres://user@host/db, or a file ending in .sqlite or .db)"
         )))
     }
 
     pub fn dialect(&self) -> Dialect {
         match self {
             Target::Sqlite { .. } => Dialect::Sqlite,
+            Target::Mysql(_) => Dialect::Mysql,
+            Target::Postgres(_) => Dialect::Postgres,
         }
     }
 
-    /// The driver's name, as in results (`sqlite`).
+    /// The driver's name, as in results (`sqlite`, `mysql`, `pgsql`).
     pub fn driver(&self) -> &'static str {
         match self {
             Target::Sqlite { .. } => "sqlite",
+            Target::Mysql(_) => "mysql",
+            Target::Postgres(_) => "pgsql",
         }
     }
 
@@ -88,8 +164,15 @@ impl Target {
 
     /// True when the user gave no target and dbmeter chose its default.
     pub fn is_implicit(&self) -> bool {
+        matches!(self, Target::Sqlite { implicit: true, .. })
+    }
+
+    /// Error codes that restart an event by default: sysbench's lists.
+    pub fn default_ignored_errors(&self) -> &'static str {
         match self {
-            Target::Sqlite { implicit, .. } => *implicit,
+            Target::Sqlite { .. } => "SQLITE_BUSY,SQLITE_LOCKED",
+            Target::Mysql(_) => "1213,1020,1205",
+            Target::Postgres(_) => "40P01,40001,23505",
         }
     }
 }
@@ -97,16 +180,73 @@ impl Target {
 impl fmt::Display for Target {
     /// The target as a URL, with any password masked.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let server = |f: &mut fmt::Formatter<'_>, scheme: &str, t: &ServerTarget| {
+            let pass = if t.password.is_some() { ":***" } else { "" };
+            let port = t
+                .ports
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(",");
+            write!(
+                f,
+                "{scheme}://{}{pass}@{}:{port}/{}",
+                t.user,
+                t.hosts.join(","),
+                t.database
+            )?;
+            if let Some(s) = &t.socket {
+                write!(f, "?socket={}", s.display())?;
+            }
+            Ok(())
+        };
         match self {
             Target::Sqlite { path, .. } => write!(f, "sqlite:{}", path.display()),
+            Target::Mysql(t) => server(f, "mysql", t),
+            Target::Postgres(t) => server(f, "postgres", t),
         }
     }
+}
+
+fn parse_server_url(s: &str, default_port: u16) -> Result<ServerTarget, DbError> {
+    let shown = mask_password(s);
+    let url = url::Url::parse(s).map_err(|e| usage(format!("--db {shown}: {e}")))?;
+    let decode = |v: &str| {
+        url::form_urlencoded::parse(format!("x={v}").as_bytes())
+            .next()
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default()
+    };
+    let mut socket = None;
+    let mut params = Vec::new();
+    for (k, v) in url.query_pairs() {
+        if k == "socket" || k == "host" && v.starts_with('/') {
+            socket = Some(PathBuf::from(v.as_ref()));
+        } else {
+            params.push((k.into_owned(), v.into_owned()));
+        }
+    }
+    let user = decode(url.username());
+    let database = url.path().trim_start_matches('/').to_string();
+    Ok(ServerTarget {
+        hosts: vec![url.host_str().unwrap_or("localhost").to_string()],
+        ports: vec![url.port().unwrap_or(default_port)],
+        socket,
+        user: if user.is_empty() { "root".into() } else { user },
+        password: url.password().map(decode),
+        database: if database.is_empty() {
+            "test".into()
+        } else {
+            database
+        },
+        params,
+    })
 }
 
 /// Replaces the password of `scheme://user:password@host` with `***`.
 pub fn mask_password(url: &str) -> String {
     if let Some((scheme, rest)) = url.split_once("://")
-        && let Some((userinfo, host)) = rest.split_once('@')
+        && let Some((userinfo, host)) = rest.rsplit_once('@')
         && let Some((user, _)) = userinfo.split_once(':')
     {
         return format!("{scheme}://{user}:***@{host}");
@@ -132,6 +272,30 @@ mod tests {
         assert!(Target::parse("sqlite:").is_err());
         assert!(Target::parse("oracle://x").is_err());
         assert!(Target::parse("whatever").is_err());
+    }
+
+    #[test]
+    fn parses_server_urls() {
+        let Target::Mysql(t) =
+            Target::parse("mariadb://bob:s%40cret@db1:3307/shop?socket=/run/my.sock").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(t.hosts, vec!["db1"]);
+        assert_eq!(t.ports, vec![3307]);
+        assert_eq!(t.user, "bob");
+        assert_eq!(t.password.as_deref(), Some("s@cret"));
+        assert_eq!(t.database, "shop");
+        assert_eq!(t.socket, Some(PathBuf::from("/run/my.sock")));
+        let shown = Target::Mysql(t).to_string();
+        assert!(!shown.contains("cret"), "{shown}");
+        let Target::Postgres(t) = Target::parse("postgres://u@h/db?sslmode=require").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(t.ports, vec![5432]);
+        assert_eq!(t.param("sslmode"), Some("require"));
+        assert_eq!(t.password, None);
     }
 
     #[test]

@@ -93,6 +93,21 @@ fn usage_errors_exit_2() {
 #[test]
 fn failures_exit_1() {
     let s = Scratch::new();
+    for cmd in ["run", "prewarm", "cleanup"] {
+        fails(
+            &s,
+            &[cmd, "oltp_read_write", "--db=sqlite:other.sqlite"],
+            1,
+            "other.sqlite does not exist; run `dbmeter prepare oltp_read_write`",
+        );
+    }
+    assert!(
+        !exists(&s.path("other.sqlite")),
+        "only prepare creates the file"
+    );
+    s.db("other.sqlite")
+        .execute_batch("CREATE TABLE unrelated (x INTEGER)")
+        .unwrap();
     fails(
         &s,
         &["run", "oltp_read_write", "--db=sqlite:other.sqlite"],
@@ -223,6 +238,28 @@ fn list_and_help() {
     );
     let r = s.ok(&["--help"]);
     assert!(r.stdout.contains("Usage: dbmeter COMMAND"), "{}", r.stdout);
+    // Help on a command is the general help.
+    let r = s.ok(&["help", "run"]);
+    assert!(r.stdout.contains("Usage: dbmeter COMMAND"), "{}", r.stdout);
     let r = s.ok(&["--version"]);
     assert!(r.stdout.starts_with("dbmeter "), "{}", r.stdout);
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let s = Scratch::new();
+    let mut child = s
+        .cmd(&["run", "noop", "--time=2", "--report-interval=0.1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read the first bytes, then close the pipe, as `| head -1` does.
+    let mut out = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    std::io::Read::read(&mut out, &mut first).unwrap();
+    drop(out);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
 }

@@ -299,3 +299,67 @@ fn ctrl_c_interrupts_a_long_statement() {
     assert!(took < Duration::from_secs(1), "took {took:?}");
     assert!(out.contains("cancelled events:"), "{out}");
 }
+
+#[test]
+fn fractional_times_and_the_last_interval_line() {
+    let s = Scratch::new();
+    let r = s.ok(&[
+        "run",
+        "noop",
+        "--time=1.5",
+        "--report-interval=0.5",
+        "--format=json",
+        "--output=r.json",
+    ]);
+    for t in ["[ 0.5s ]", "[ 1s ]", "[ 1.5s ]"] {
+        assert!(r.stdout.contains(t), "no {t} line in\n{}", r.stdout);
+    }
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("r.json")).unwrap()).unwrap();
+    let iv = j["intervals"].as_array().unwrap();
+    assert_eq!(iv.len(), 3, "{iv:?}");
+    assert_eq!(iv[1]["t_s"], 1.0);
+    assert_eq!(iv[2]["threads"], 1);
+    let dur = j["totals"]["duration_s"].as_f64().unwrap();
+    assert!((1.5..1.6).contains(&dur), "{dur}");
+}
+
+#[test]
+fn a_rate_run_lasts_its_time() {
+    let s = Scratch::new();
+    let r = s.ok(&[
+        "run",
+        "noop",
+        "--time=2",
+        "--rate=5",
+        "--rand-seed=4",
+        "--format=json",
+    ]);
+    let j = r.json();
+    let dur = j["totals"]["duration_s"].as_f64().unwrap();
+    assert!((2.0..2.1).contains(&dur), "{dur}");
+    // Busy time is service time, not time waiting for the next arrival.
+    assert!(j["fairness"]["time_avg_s"].as_f64().unwrap() < 0.1);
+}
+
+#[test]
+fn inserts_with_a_secondary_id_index() {
+    let s = Scratch::new();
+    s.ok(&[
+        "prepare",
+        "oltp_insert",
+        "--secondary=on",
+        "--table-size=100",
+    ]);
+    let r = s.ok(&[
+        "run",
+        "oltp_insert",
+        "--secondary=on",
+        "--table-size=100",
+        "--events=50",
+        "--time=0",
+    ]);
+    assert_eq!(r.stat("write:"), 50);
+    let db = s.db("dbmeter.sqlite");
+    assert_eq!(count(&db, "SELECT COUNT(DISTINCT id) FROM sbtest1"), 150);
+}

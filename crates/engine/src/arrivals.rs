@@ -1,63 +1,71 @@
 //! A Poisson arrival schedule shared by all users.
 //!
-//! Users take intended start times in order. A second cursor over the same
-//! random sequence counts how many arrivals are due at a given moment, so
-//! the backlog (due but not started) is known without storing it.
+//! Users take intended start times in order from the [`Schedule`]. The
+//! collector walks a second cursor over the same random sequence
+//! ([`DueCounter`]) to count how many arrivals are due at a given moment,
+//! so the backlog (due but not started) is known without storing it and
+//! without holding the users' lock.
 
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 struct Cursor {
     rng: Xoshiro256PlusPlus,
+    rate: f64,
     next_s: f64,
     count: u64,
 }
 
 impl Cursor {
-    fn new(seed: u64) -> Self {
+    fn new(rate: f64, seed: u64) -> Self {
         Cursor {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            rate,
             next_s: 0.0,
             count: 0,
         }
     }
 
-    fn advance(&mut self, rate: f64) -> f64 {
+    fn advance(&mut self) -> f64 {
         let t = self.next_s;
         // 53 random bits make u in [0, 1); 1 - u is in (0, 1].
         let u = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        self.next_s += -(1.0 - u).ln() / rate;
+        self.next_s += -(1.0 - u).ln() / self.rate;
         self.count += 1;
         t
     }
 }
 
-pub(crate) struct Arrivals {
-    rate: f64,
-    taken: Cursor,
-    due: Cursor,
+/// The intended start times, taken by the users.
+pub(crate) struct Schedule(Cursor);
+
+impl Schedule {
+    pub(crate) fn new(rate: f64, seed: u64) -> Self {
+        Schedule(Cursor::new(rate, seed))
+    }
+
+    /// The next intended start time, in seconds from the start of the run,
+    /// and how many have been taken with it.
+    pub(crate) fn take(&mut self) -> (f64, u64) {
+        let t = self.0.advance();
+        (t, self.0.count)
+    }
 }
 
-impl Arrivals {
+/// Counts the arrivals of a [`Schedule`] with the same rate and seed.
+pub(crate) struct DueCounter(Cursor);
+
+impl DueCounter {
     pub(crate) fn new(rate: f64, seed: u64) -> Self {
-        Arrivals {
-            rate,
-            taken: Cursor::new(seed),
-            due: Cursor::new(seed),
-        }
+        DueCounter(Cursor::new(rate, seed))
     }
 
-    /// The next intended start time, in seconds from the start of the run.
-    pub(crate) fn take(&mut self) -> f64 {
-        self.taken.advance(self.rate)
-    }
-
-    /// Arrivals due by `now_s` that no user has taken yet.
-    pub(crate) fn backlog(&mut self, now_s: f64) -> u64 {
-        while self.due.next_s <= now_s {
-            self.due.advance(self.rate);
+    /// Arrivals whose intended time is at or before `now_s`.
+    pub(crate) fn due(&mut self, now_s: f64) -> u64 {
+        while self.0.next_s <= now_s {
+            self.0.advance();
         }
-        self.due.count.saturating_sub(self.taken.count)
+        self.0.count
     }
 }
 
@@ -67,24 +75,29 @@ mod tests {
 
     #[test]
     fn mean_gap_matches_rate() {
-        let mut a = Arrivals::new(1000.0, 7);
+        let mut a = Schedule::new(1000.0, 7);
         let mut last = 0.0;
         for _ in 0..100_000 {
-            last = a.take();
+            last = a.take().0;
         }
         // 100,000 arrivals at 1000/s take about 100 s.
         assert!((last - 100.0).abs() < 2.0, "{last}");
     }
 
     #[test]
-    fn backlog_counts_due_but_not_taken() {
-        let mut a = Arrivals::new(100.0, 3);
-        assert_eq!(a.backlog(0.0), 1); // the arrival at t=0
-        let due = a.backlog(10.0);
+    fn due_counts_the_same_sequence() {
+        let mut s = Schedule::new(100.0, 3);
+        let mut d = DueCounter::new(100.0, 3);
+        assert_eq!(d.due(0.0), 1); // the arrival at t=0
+        let due = d.due(10.0);
         assert!((900..1100).contains(&due), "{due}");
+        let mut taken = 0;
         for _ in 0..due {
-            a.take();
+            let (t, n) = s.take();
+            assert!(t <= 10.0);
+            taken = n;
         }
-        assert_eq!(a.backlog(10.0), 0);
+        assert_eq!(taken, due);
+        assert!(s.take().0 > 10.0);
     }
 }

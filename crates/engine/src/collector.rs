@@ -69,7 +69,10 @@ pub(crate) fn add_into(phase: &mut PhaseResult, part: &SlotStats) {
     }
 }
 
+/// Adds a user's share; its busy time is the time spent in events (service
+/// time with a rate, where latency also counts waiting in the queue).
 pub(crate) fn add_user_totals(t: &mut UserTotals, part: &SlotStats) {
     t.events += part.counters.events;
-    t.busy += Duration::from_nanos(part.latency.sum() as u64);
+    let busy = part.service.as_ref().unwrap_or(&part.latency).sum();
+    t.busy += Duration::from_nanos(busy as u64);
 }

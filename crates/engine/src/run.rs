@@ -1,6 +1,6 @@
 //! Running the virtual users and collecting what they measure.
 
-use crate::arrivals::Arrivals;
+use crate::arrivals::{DueCounter, Schedule};
 use crate::clock::Ticks;
 use crate::collector::{Slot, SlotStats, add_into, add_user_totals};
 use crate::config::{EngineConfig, Exec};
@@ -76,7 +76,11 @@ struct Shared {
     started: AtomicU64,
     max_events: u64,
     event_limit_hit: AtomicBool,
-    arrivals: Option<Mutex<Arrivals>>,
+    arrivals: Option<Mutex<Schedule>>,
+    /// Arrivals taken by users so far (with a rate).
+    taken: AtomicU64,
+    /// The collector's count of due arrivals (with a rate).
+    due: Option<Mutex<DueCounter>>,
     precise_sleep: bool,
     in_event: AtomicUsize,
     live: AtomicUsize,
@@ -87,6 +91,22 @@ struct Shared {
 }
 
 impl Shared {
+    /// Records that a user finished now (the run ends with the last one).
+    fn mark_exit(&self) {
+        let now = self.ticks.now();
+        let mut last = self.last_exit.lock();
+        if last.is_none_or(|l| l < now) {
+            *last = Some(now);
+        }
+    }
+
+    /// Arrivals due but not yet started, `at` ticks into the run.
+    fn backlog(&self, at: u64) -> Option<u64> {
+        let (due, timing) = (self.due.as_ref()?, self.timing.get()?);
+        let due = due.lock().due(self.ticks.secs(timing.begin, at));
+        Some(due.saturating_sub(self.taken.load(Relaxed)))
+    }
+
     fn fail(&self, message: String) {
         let mut f = self.fatal.lock();
         if f.is_none() {
@@ -108,12 +128,8 @@ impl Drop for ExitGuard {
             self.shared
                 .fail("internal error: a virtual user panicked".into());
         }
-        let now = self.shared.ticks.now();
-        {
-            let mut last = self.shared.last_exit.lock();
-            if last.is_none_or(|l| l < now) {
-                *last = Some(now);
-            }
+        if std::thread::panicking() {
+            self.shared.mark_exit();
         }
         self.shared.live.fetch_sub(1, Relaxed);
         let _ = self.done.send(());
@@ -143,7 +159,11 @@ pub fn run<F: UserFactory>(
         event_limit_hit: AtomicBool::new(false),
         arrivals: cfg
             .rate
-            .map(|r| Mutex::new(Arrivals::new(r, cfg.seed ^ 0x5eed_a441))),
+            .map(|r| Mutex::new(Schedule::new(r, cfg.seed ^ 0x5eed_a441))),
+        taken: AtomicU64::new(0),
+        due: cfg
+            .rate
+            .map(|r| Mutex::new(DueCounter::new(r, cfg.seed ^ 0x5eed_a441))),
         precise_sleep: cfg.exec == Exec::ThreadPerUser,
         in_event: AtomicUsize::new(0),
         live: AtomicUsize::new(n),
@@ -222,6 +242,9 @@ pub fn run<F: UserFactory>(
     };
     let mut stop_seen: Option<u64> = None;
     let mut interrupted = false;
+    let tick_s = tick.as_secs_f64();
+    let mut index = 0u64;
+    let mut threads_at_start = n;
 
     while shared.live.load(Relaxed) > 0 {
         let now = ticks.now();
@@ -261,7 +284,15 @@ pub fn run<F: UserFactory>(
             boundary = ticks.add(measure_start, tick);
             continue;
         }
-        let sample = c.interval(&mut measured, interval_start, boundary, boundary);
+        index += 1;
+        let sample = c.interval(
+            &mut measured,
+            boundary,
+            index as f64 * tick_s,
+            tick_s,
+            threads_at_start,
+        );
+        threads_at_start = shared.live.load(Relaxed);
         on_interval(&sample);
         intervals.push(sample);
         interval_start = boundary;
@@ -270,6 +301,22 @@ pub fn run<F: UserFactory>(
     join_all(handles);
 
     let end = shared.last_exit.lock().unwrap_or_else(|| ticks.now());
+    // Intervals that ended before the last user did are full ones.
+    while !in_warmup && boundary <= end {
+        index += 1;
+        let sample = c.interval(
+            &mut measured,
+            boundary,
+            index as f64 * tick_s,
+            tick_s,
+            threads_at_start,
+        );
+        threads_at_start = 0;
+        on_interval(&sample);
+        intervals.push(sample);
+        interval_start = boundary;
+        boundary = ticks.add(boundary, tick);
+    }
     if in_warmup {
         let mut w = PhaseResult {
             duration: ticks.between(begin, end),
@@ -278,16 +325,20 @@ pub fn run<F: UserFactory>(
         c.collect_into(&mut w, false);
         warmup = Some(w);
     } else {
-        let end_of_last = end.max(interval_start);
-        let sample = c.interval(&mut measured, interval_start, end_of_last, end);
-        if sample.counters != Default::default() || sample.duration_s >= 0.001 {
+        let t_s = ticks.secs(measure_start, end.max(interval_start));
+        let duration_s = ticks.secs(interval_start, end);
+        let sample = c.interval(&mut measured, end, t_s, duration_s, threads_at_start);
+        // A sliver after the last full interval with nothing in it is not a point of the series.
+        if sample.counters != Default::default() || duration_s >= tick_s / 2.0 {
             intervals.push(sample);
         }
     }
     measured.duration = ticks.between(measure_start, end);
-    if let (Some(r), Some(arr)) = (c.rate.as_mut(), shared.arrivals.as_ref()) {
-        let stop_at = deadline.map_or(end, |d| d.min(end));
-        r.unstarted_at_end = arr.lock().backlog(ticks.secs(begin, stop_at));
+    if let (Some(r), Some(q)) = (
+        c.rate.as_mut(),
+        shared.backlog(deadline.map_or(end, |d| d.min(end))),
+    ) {
+        r.unstarted_at_end = q;
     }
     let reason = if let Some(msg) = shared.fatal.lock().clone() {
         EndReason::Failed(msg)
@@ -328,36 +379,31 @@ impl Collector<'_> {
         }
     }
 
-    /// Collects one interval `[from, to)`, adds it to `measured`, and
-    /// describes it; `now` is when the queue is looked at.
+    /// Collects the interval that ends at tick `to` (at `t_s` seconds into
+    /// the measurement, `duration_s` long), adds it to `measured`, and
+    /// describes it.
     fn interval(
         &mut self,
         measured: &mut PhaseResult,
-        from: u64,
         to: u64,
-        now: u64,
+        t_s: f64,
+        duration_s: f64,
+        threads: usize,
     ) -> IntervalSample {
         let mut part = PhaseResult::default();
         self.collect_into(&mut part, true);
-        let timing = self.shared.timing.get();
-        let (queue_length, concurrency) = match (&self.shared.arrivals, timing) {
-            (Some(arr), Some(t)) => {
-                let q = arr.lock().backlog(self.shared.ticks.secs(t.begin, now));
-                if let Some(r) = self.rate.as_mut() {
-                    r.max_queue_length = r.max_queue_length.max(q);
-                }
-                (Some(q), Some(self.shared.in_event.load(Relaxed)))
-            }
-            _ => (None, None),
-        };
+        let queue_length = self.shared.backlog(to);
+        if let (Some(r), Some(q)) = (self.rate.as_mut(), queue_length) {
+            r.max_queue_length = r.max_queue_length.max(q);
+        }
         let sample = IntervalSample {
-            t_s: timing.map_or(0.0, |t| self.shared.ticks.secs(t.measure_start, to)),
-            duration_s: self.shared.ticks.secs(from, to),
-            threads: self.shared.live.load(Relaxed),
+            t_s,
+            duration_s,
+            threads,
             counters: part.counters,
             latency: LatencySummary::from_histogram(&part.latency, &self.cfg.percentiles),
             queue_length,
-            concurrency,
+            concurrency: queue_length.map(|_| self.shared.in_event.load(Relaxed)),
         };
         add_into_phase(measured, part);
         sample
@@ -590,8 +636,18 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
         }
         let intended = match &shared.arrivals {
             Some(arr) => {
-                let at = ticks.add(timing.begin, Duration::from_secs_f64(arr.lock().take()));
-                if timing.deadline.is_some_and(|d| at >= d) || !sleep_until(at, shared).await {
+                let (at_s, taken) = arr.lock().take();
+                shared.taken.store(taken, Relaxed);
+                let at = ticks.add(timing.begin, Duration::from_secs_f64(at_s));
+                if let Some(d) = timing.deadline
+                    && at >= d
+                {
+                    // No arrival for this user before the end: it stays
+                    // until the end, as the run lasts --time.
+                    sleep_until(d, shared).await;
+                    break;
+                }
+                if !sleep_until(at, shared).await {
                     break;
                 }
                 Some(at)
@@ -619,14 +675,15 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
             shared.in_event.fetch_add(1, Relaxed);
         }
         let mut tally = Tally::default();
-        let mut ignored = 0u64;
-        let mut reconnects = 0u64;
         let outcome = loop {
             match user.event(&mut tally).await {
                 Ok(()) => break Outcome::Done,
                 Err(EventError::Ignorable { code }) => {
-                    ignored += 1;
-                    errors.push(code);
+                    // Counted now, in the interval where it happened.
+                    let mut s = slot.stats.lock();
+                    s.counters.ignored_errors += 1;
+                    *s.errors.entry(code).or_insert(0) += 1;
+                    drop(s);
                     // Retry until the run stops or its time is up.
                     if shared.stop.load(Relaxed)
                         || timing.deadline.is_some_and(|d| ticks.now() >= d)
@@ -637,7 +694,7 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
                 Err(EventError::ConnectionLost { code, .. }) => {
                     errors.push(code);
                     match reconnect(&mut user, shared).await {
-                        Ok(()) => reconnects += 1,
+                        Ok(()) => slot.stats.lock().counters.reconnects += 1,
                         Err(_) if shared.stop.load(Relaxed) => break Outcome::Cancelled,
                         Err(e) => {
                             shared.fail(e);
@@ -673,8 +730,6 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
             s.counters.reads += tally.reads;
             s.counters.writes += tally.writes;
             s.counters.others += tally.others;
-            s.counters.ignored_errors += ignored;
-            s.counters.reconnects += reconnects;
             for code in errors.drain(..) {
                 *s.errors.entry(code).or_insert(0) += 1;
             }
@@ -694,5 +749,9 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
         *s.errors.entry(code).or_insert(0) += 1;
         drop(s);
         shared.fail(message);
+    } else {
+        drop(s);
     }
+    // The run's end is the last user's end, not counting closing connections.
+    shared.mark_exit();
 }

@@ -11,6 +11,9 @@ fn say(line: String) {
     println!("{line}");
 }
 
+/// Options whose value is a password, never printed or stored.
+pub(crate) const SECRET_OPTIONS: &[&str] = &["mysql-password", "pgsql-password"];
+
 /// The OLTP settings and connection options of a workload command.
 pub(crate) fn oltp_settings(ctx: &Ctx) -> Result<Option<(OltpConfig, ConnectOptions)>, CliError> {
     let Workload::Oltp(kind) = ctx.info.workload else {
@@ -22,6 +25,24 @@ pub(crate) fn oltp_settings(ctx: &Ctx) -> Result<Option<(OltpConfig, ConnectOpti
         return Ok(None);
     };
     Ok(Some((cfg, setup::connect_options(&ctx.values, target))))
+}
+
+/// Only `prepare` creates an SQLite file that the user named and that does
+/// not exist yet; the other commands say so instead.
+pub(crate) fn require_database_file(ctx: &Ctx) -> Result<(), CliError> {
+    if let Some(dbmeter_db::Target::Sqlite {
+        path,
+        implicit: false,
+    }) = &ctx.target
+        && !path.exists()
+    {
+        return Err(CliError::Failed(format!(
+            "{} does not exist; run `dbmeter prepare {}` with the same options first",
+            path.display(),
+            ctx.info.name
+        )));
+    }
+    Ok(())
 }
 
 pub(crate) fn print_load(what: &str, r: &LoadReport) {
@@ -41,27 +62,30 @@ pub fn prepare(ctx: &Ctx) -> Result<i32, CliError> {
         return Ok(0);
     };
     let seed = setup::seed(&ctx.values);
-    let r = block_on(oltp::prepare(&opts, &cfg, seed, false, &mut say))??;
+    let workers = setup::threads(&ctx.values)?;
+    let r = block_on(oltp::prepare(&opts, &cfg, seed, false, workers, &say))??;
     print_load("Loaded", &r);
     Ok(0)
 }
 
 pub fn prewarm(ctx: &Ctx) -> Result<i32, CliError> {
+    require_database_file(ctx)?;
     let Some((cfg, opts)) = oltp_settings(ctx)? else {
         println!("{} has nothing to prewarm", ctx.info.name);
         return Ok(0);
     };
-    let r = block_on(oltp::prewarm(&opts, &cfg, &mut say))??;
+    let r = block_on(oltp::prewarm(&opts, &cfg, &say))??;
     print_load("Read", &r);
     Ok(0)
 }
 
 pub fn cleanup(ctx: &Ctx) -> Result<i32, CliError> {
+    require_database_file(ctx)?;
     let Some((_, opts)) = oltp_settings(ctx)? else {
         println!("{} has nothing to clean up", ctx.info.name);
         return Ok(0);
     };
-    let dropped = block_on(oltp::cleanup(&opts, &mut say))??;
+    let dropped = block_on(oltp::cleanup(&opts, &say))??;
     if dropped.is_empty() {
         println!("No sbtest tables in {}: nothing to drop", opts.target);
     } else {

@@ -72,9 +72,10 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
     }
 }
 
-/// Runs a future to completion on a runtime of the calling thread.
+/// Runs a future to completion on a runtime of the calling thread (with
+/// worker threads, so that concurrent loaders and drivers run in parallel).
 pub(crate) fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, CliError> {
-    let rt = tokio::runtime::Builder::new_current_thread()
+    let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;

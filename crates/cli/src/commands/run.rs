@@ -77,6 +77,7 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
             let Some((cfg, connect)) = oltp_settings(ctx)? else {
                 return Err(CliError::Failed("this workload needs a database".into()));
             };
+            super::data::require_database_file(ctx)?;
             let (readiness, version) = block_on(async {
                 let mut conn = Connection::connect(&connect).await?;
                 let r = oltp::check_ready(&mut conn, &cfg).await?;
@@ -106,8 +107,15 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
                     },
                     ctx.info.name
                 ));
-                let mut say = |l: String| console.line(&l);
-                let r = block_on(oltp::prepare(&connect, &cfg, seed, true, &mut say))??;
+                let say = |l: String| console.line(&l);
+                let r = block_on(oltp::prepare(
+                    &connect,
+                    &cfg,
+                    seed,
+                    true,
+                    engine.threads,
+                    &say,
+                ))??;
                 if console.to_stdout {
                     print_load("Loaded", &r);
                 }
@@ -128,7 +136,7 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
             }
             let factory = OltpFactory {
                 cfg: Arc::new(cfg),
-                ignore: setup::ignore_list(o),
+                ignore: setup::ignore_list(o, &connect.target),
                 seed,
                 next_insert_id: Arc::new(AtomicI64::new(readiness.max_id + 1)),
                 connect,
@@ -154,7 +162,17 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
                     .to_string(),
                 server_version,
             },
-            options: o.all().clone(),
+            options: o
+                .all()
+                .iter()
+                .filter(|(k, _)| !super::data::SECRET_OPTIONS.contains(&k.as_str()))
+                .map(|(k, v)| match (k.as_str(), &ctx.target) {
+                    ("ignore-errors", Some(t)) => {
+                        (k.clone(), setup::ignore_list(o, t).to_option_value())
+                    }
+                    _ => (k.clone(), v.clone()),
+                })
+                .collect(),
             seed,
             started_at: humantime::format_rfc3339_seconds(
                 SystemTime::now() - result.measured.duration - engine.warmup,
@@ -219,16 +237,12 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
 }
 
 fn header(console: &Console, ctx: &Ctx, engine: &EngineConfig, version: &str) {
-    let target = ctx
-        .target
-        .as_ref()
-        .map_or("no database".to_string(), |t| t.to_string());
-    let version = if version.is_empty() {
-        String::new()
-    } else {
-        format!(", {version}")
+    let about = match (&ctx.target, version.is_empty()) {
+        (Some(t), false) => format!(" ({t}, {version})"),
+        (Some(t), true) => format!(" ({t})"),
+        (None, _) => " (no database)".to_string(),
     };
-    console.line(&format!("dbmeter {VERSION} ({target}{version})\n"));
+    console.line(&format!("dbmeter {VERSION}{about}\n"));
     console.line(&format!(
         "Running {} with the following options:",
         ctx.info.name

@@ -1,11 +1,12 @@
 //! prepare, prewarm and cleanup for the OLTP family.
 
 use super::schema::{
-    create_table_sql, is_sbtest, k_index_sql, secondary_id_index_sql, table_names,
+    after_load_sql, create_table_sql, is_sbtest, k_index_sql, prewarm_sql, secondary_id_index_sql,
+    table_names,
 };
 use super::{OltpConfig, OltpKind};
 use crate::random::{RandGen, derive_seed};
-use dbmeter_db::{ConnectOptions, Connection, DbError, Value};
+use dbmeter_db::{ConnectOptions, Connection, DbError, Dialect, Value};
 use std::time::{Duration, Instant};
 
 /// What a prepare (or prewarm) did.
@@ -23,20 +24,25 @@ impl LoadReport {
     }
 }
 
-/// Creates and loads the test's tables. With `only_missing`, tables that
-/// already exist are left alone; otherwise an existing table is an error.
-/// `say` receives one line per step.
+/// Receives one line per step; called from concurrent loaders.
+pub type Say<'a> = &'a (dyn Fn(String) + Send + Sync);
+
+/// Creates and loads the test's tables, `workers` tables at a time on a
+/// server (one at a time on SQLite, which has a single writer). With
+/// `only_missing`, tables that already exist are left alone; otherwise an
+/// existing table is an error.
 pub async fn prepare(
     opts: &ConnectOptions,
     cfg: &OltpConfig,
     seed: u64,
     only_missing: bool,
-    say: &mut (dyn FnMut(String) + Send),
+    workers: usize,
+    say: Say<'_>,
 ) -> Result<LoadReport, DbError> {
     let began = Instant::now();
     let mut conn = Connection::connect(opts).await?;
     let existing = conn.tables().await?;
-    let mut report = LoadReport::default();
+    let mut todo = Vec::new();
     for (i, table) in table_names(cfg).into_iter().enumerate() {
         if existing.iter().any(|e| e.eq_ignore_ascii_case(&table)) {
             if only_missing {
@@ -50,46 +56,96 @@ pub async fn prepare(
                 ),
             ));
         }
-        say(format!("Creating table '{table}'..."));
-        conn.execute(&create_table_sql(cfg, conn.dialect(), &table))
-            .await
-            .map_err(|e| e.context(format!("creating {table}")))?;
-        report.tables += 1;
-        if cfg.kind == OltpKind::BulkInsert {
-            continue;
-        }
-        if cfg.secondary {
-            conn.execute(&secondary_id_index_sql(&table)).await?;
-        }
-        say(format!("Inserting {} rows into '{table}'", cfg.table_size));
-        let mut rng = RandGen::new(derive_seed(seed, 1_000_000 + i as u64), cfg.rand.clone());
-        let mut id = 0i64;
-        let size = cfg.table_size as i64;
-        let (mut c, mut pad) = (String::new(), String::new());
-        let mut next = |row: &mut Vec<Value>| {
-            if id >= size {
-                return false;
+        todo.push((i, table));
+    }
+    if cfg.kind != OltpKind::BulkInsert && !todo.is_empty() {
+        say(format!("Loading rows with {}", conn.bulk_method().await?));
+    }
+    let workers = match conn.dialect() {
+        Dialect::Sqlite => 1,
+        _ => workers.clamp(1, todo.len().max(1)),
+    };
+    let mut lanes: Vec<Vec<(usize, String)>> = vec![Vec::new(); workers];
+    for (n, t) in todo.into_iter().enumerate() {
+        lanes[n % workers].push(t);
+    }
+    let mut first = Some(conn);
+    let mut jobs = Vec::new();
+    for lane in lanes {
+        let conn = first.take();
+        jobs.push(async move {
+            let mut conn = match conn {
+                Some(c) => c,
+                None => Connection::connect(opts).await?,
+            };
+            let mut report = LoadReport::default();
+            for (i, table) in lane {
+                report.rows += load_table(&mut conn, cfg, seed, i, &table, say).await?;
+                report.tables += 1;
             }
-            id += 1;
-            rng.digit_groups(10, &mut c);
-            rng.digit_groups(5, &mut pad);
-            row.push(Value::Int(id));
-            row.push(Value::Int(rng.default_dist(1, size)));
-            row.push(Value::Text(c.clone()));
-            row.push(Value::Text(pad.clone()));
-            true
-        };
-        report.rows += conn
-            .bulk_insert(&table, &["id", "k", "c", "pad"], &mut next)
-            .await
-            .map_err(|e| e.context(format!("loading {table}")))?;
-        if cfg.create_secondary {
-            say(format!("Creating a secondary index on '{table}'..."));
-            conn.execute(&k_index_sql(&table)).await?;
-        }
+            Ok::<_, DbError>(report)
+        });
+    }
+    let mut report = LoadReport::default();
+    for r in futures_util::future::try_join_all(jobs).await? {
+        report.rows += r.rows;
+        report.tables += r.tables;
     }
     report.elapsed = began.elapsed();
     Ok(report)
+}
+
+async fn load_table(
+    conn: &mut Connection,
+    cfg: &OltpConfig,
+    seed: u64,
+    i: usize,
+    table: &str,
+    say: Say<'_>,
+) -> Result<u64, DbError> {
+    let dialect = conn.dialect();
+    say(format!("Creating table '{table}'..."));
+    conn.execute(&create_table_sql(cfg, dialect, table))
+        .await
+        .map_err(|e| e.context(format!("creating {table}")))?;
+    if cfg.kind == OltpKind::BulkInsert {
+        return Ok(0);
+    }
+    if cfg.secondary
+        && let Some(sql) = secondary_id_index_sql(dialect, table)
+    {
+        conn.execute(&sql).await?;
+    }
+    say(format!("Inserting {} rows into '{table}'", cfg.table_size));
+    let mut rng = RandGen::new(derive_seed(seed, 1_000_000 + i as u64), cfg.rand.clone());
+    let mut id = 0i64;
+    let size = cfg.table_size as i64;
+    let (mut c, mut pad) = (String::new(), String::new());
+    let mut next = |row: &mut Vec<Value>| {
+        if id >= size {
+            return false;
+        }
+        id += 1;
+        rng.digit_groups(10, &mut c);
+        rng.digit_groups(5, &mut pad);
+        row.push(Value::Int(id));
+        row.push(Value::Int(rng.default_dist(1, size)));
+        row.push(Value::Text(c.clone()));
+        row.push(Value::Text(pad.clone()));
+        true
+    };
+    let rows = conn
+        .bulk_insert(table, &["id", "k", "c", "pad"], &mut next)
+        .await
+        .map_err(|e| e.context(format!("loading {table}")))?;
+    if let Some(sql) = after_load_sql(cfg, dialect, table) {
+        conn.execute(&sql).await?;
+    }
+    if cfg.create_secondary {
+        say(format!("Creating a secondary index on '{table}'..."));
+        conn.execute(&k_index_sql(table)).await?;
+    }
+    Ok(rows)
 }
 
 /// Reads every table through its primary key and its k index, so that a
@@ -97,43 +153,38 @@ pub async fn prepare(
 pub async fn prewarm(
     opts: &ConnectOptions,
     cfg: &OltpConfig,
-    say: &mut (dyn FnMut(String) + Send),
+    say: Say<'_>,
 ) -> Result<LoadReport, DbError> {
     let began = Instant::now();
     let mut conn = Connection::connect(opts).await?;
     let existing = conn.tables().await?;
     let mut report = LoadReport::default();
+    let with_k = cfg.create_secondary && cfg.kind != OltpKind::BulkInsert;
     for table in table_names(cfg) {
         if !existing.iter().any(|e| e.eq_ignore_ascii_case(&table)) {
-            return Err(missing_table_error(&table, opts, cfg));
+            return Err(missing_table_error(&table, opts));
         }
         say(format!("Prewarming '{table}'..."));
-        let rows = conn
-            .query_i64(&format!(
-                "SELECT COUNT(*) FROM {table} WHERE LENGTH(c) + LENGTH(pad) >= 0"
-            ))
-            .await?
-            .unwrap_or(0);
-        if cfg.create_secondary && cfg.kind != OltpKind::BulkInsert {
-            let n = table.trim_start_matches("sbtest");
-            conn.query_i64(&format!(
-                "SELECT COUNT(k) FROM {table} INDEXED BY k_{n} WHERE k >= -2147483648"
-            ))
-            .await
-            .map_err(|e| e.context(format!("reading the k index of {table}")))?;
+        for (n, sql) in prewarm_sql(conn.dialect(), &table, with_k)
+            .iter()
+            .enumerate()
+        {
+            let v = conn
+                .query_i64(sql)
+                .await
+                .map_err(|e| e.context(format!("prewarming {table}")))?;
+            if n == 0 {
+                report.rows += v.unwrap_or(0) as u64;
+            }
         }
         report.tables += 1;
-        report.rows += rows as u64;
     }
     report.elapsed = began.elapsed();
     Ok(report)
 }
 
 /// Drops every sbtestN table of the target. Returns the dropped names.
-pub async fn cleanup(
-    opts: &ConnectOptions,
-    say: &mut (dyn FnMut(String) + Send),
-) -> Result<Vec<String>, DbError> {
+pub async fn cleanup(opts: &ConnectOptions, say: Say<'_>) -> Result<Vec<String>, DbError> {
     let mut conn = Connection::connect(opts).await?;
     let mut dropped = Vec::new();
     for table in conn.tables().await? {
@@ -148,8 +199,7 @@ pub async fn cleanup(
 }
 
 /// The error for a run or prewarm on a table that is not there.
-pub(crate) fn missing_table_error(table: &str, opts: &ConnectOptions, cfg: &OltpConfig) -> DbError {
-    let _ = cfg;
+pub(crate) fn missing_table_error(table: &str, opts: &ConnectOptions) -> DbError {
     DbError::other(
         "missing-table",
         format!(

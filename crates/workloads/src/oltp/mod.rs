@@ -215,6 +215,8 @@ pub struct OltpConfig {
     pub number_of_ranges: u64,
     pub delta: u64,
     pub rand: RandSpec,
+    pub mysql_storage_engine: String,
+    pub create_table_options: String,
     /// bulk_insert: one table per thread.
     pub threads: u32,
 }
@@ -251,8 +253,24 @@ impl OltpConfig {
             number_of_ranges: or("number-of-ranges", 10),
             delta: or("delta", 5),
             rand: RandSpec::from_options(o)?,
+            mysql_storage_engine: if o.all().contains_key("mysql-storage-engine") {
+                o.str("mysql-storage-engine").to_string()
+            } else {
+                "innodb".to_string()
+            },
+            create_table_options: o.str("create-table-options").to_string(),
             threads: threads.max(1),
         };
+        if !cfg
+            .mysql_storage_engine
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(format!(
+                "--mysql-storage-engine={}: expected an engine name such as innodb",
+                cfg.mysql_storage_engine
+            ));
+        }
         if cfg.tables == 0 {
             return Err("--tables=0: at least one table is needed".into());
         }

@@ -93,7 +93,7 @@ impl UserFactory for OltpFactory {
     type User = OltpUser;
 
     async fn create(&self, user_id: usize) -> Result<OltpUser, String> {
-        let mut conn = Connection::connect(&self.connect)
+        let mut conn = Connection::connect_nth(&self.connect, user_id)
             .await
             .map_err(|e| e.message)?;
         let cfg = self.cfg.clone();
@@ -342,8 +342,11 @@ impl OltpUser {
             OltpKind::Insert => {
                 let t = self.table();
                 let k = self.id();
-                let id = (!self.cfg.auto_inc)
-                    .then(|| self.next_insert_id.fetch_add(1, Ordering::Relaxed));
+                // SQLite generates ids only for its rowid, which --secondary takes away.
+                let db_makes_ids = self.cfg.auto_inc
+                    && !(self.cfg.secondary && self.conn.dialect() == dbmeter_db::Dialect::Sqlite);
+                let id =
+                    (!db_makes_ids).then(|| self.next_insert_id.fetch_add(1, Ordering::Relaxed));
                 self.insert_row(tally, t, id, k).await
             }
             OltpKind::RandomPoints => {
