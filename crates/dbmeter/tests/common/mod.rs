@@ -2,6 +2,8 @@
 //! and look at what it printed and wrote.
 #![allow(dead_code)]
 
+pub mod servers;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -1,0 +1,67 @@
+//! Throwaway MariaDB and PostgreSQL servers for end-to-end tests, and a
+//! way to ask them questions with their own client programs.
+#![allow(dead_code)]
+
+use dbmeter_server::{Flavor, Server, ServerOptions, available};
+use std::process::Command;
+
+/// A started server, or None (after saying why) on a machine without the
+/// flavor's binaries. With DBMETER_REQUIRE_SERVERS set (CI), a missing
+/// server is a failure instead.
+pub fn start(flavor: Flavor) -> Option<Server> {
+    if !available(flavor) {
+        let why = format!("{flavor} binaries or service user not found");
+        if std::env::var_os("DBMETER_REQUIRE_SERVERS").is_some() {
+            panic!("DBMETER_REQUIRE_SERVERS is set, but {why}");
+        }
+        eprintln!("skipping: {why}");
+        return None;
+    }
+    Some(Server::start(&ServerOptions::new(flavor)).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// The server's answer to `sql` (first column of the first row), via its client.
+pub fn ask(server: &Server, sql: &str) -> String {
+    let port = server.port().to_string();
+    let out = match server.flavor() {
+        Flavor::MariaDb => Command::new("mariadb")
+            .args([
+                "-h127.0.0.1",
+                "-P",
+                &port,
+                "-uroot",
+                "test",
+                "-N",
+                "-B",
+                "-e",
+                sql,
+            ])
+            .output(),
+        Flavor::Postgres => Command::new("psql")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "postgres",
+                "-d",
+                "test",
+                "-tAc",
+                sql,
+            ])
+            .output(),
+    }
+    .expect("run the client");
+    assert!(
+        out.status.success(),
+        "{sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+pub fn ask_n(server: &Server, sql: &str) -> i64 {
+    let a = ask(server, sql);
+    a.parse().unwrap_or_else(|_| panic!("{sql} gave '{a}'"))
+}
