@@ -98,6 +98,12 @@ pub const GENERAL: &[OptSpec] = &[
         "print interval statistics every N seconds, also the interval of the JSON/CSV series; 0 = no lines and a 1 s series",
     ),
     opt(
+        "worker-threads",
+        OptKind::Size,
+        "0",
+        "0 = one OS thread per user; N = all users as async tasks on N threads (servers only; for thousands of connections)",
+    ),
+    opt(
         "percentile",
         OptKind::FloatList,
         "50,95,99,99.9",

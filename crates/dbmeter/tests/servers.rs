@@ -168,6 +168,34 @@ fn all_workloads(flavor: Flavor) {
     ]);
     assert!(r.stdout.contains("[ 1s ] thds: 16"), "{}", r.stdout);
     assert!(r.stat("transactions:") > 0);
+    // The same users as async tasks on a pool of two threads.
+    let r = s.ok(&[
+        "run",
+        "oltp_point_select",
+        &d,
+        "--tables=2",
+        "--table-size=1000",
+        "--threads=32",
+        "--worker-threads=2",
+        "--time=1",
+    ]);
+    assert!(r.stat("queries:") > 0);
+    // A password given in the URL is masked in the results (PostgreSQL's
+    // trust authentication accepts any password, so the run happens).
+    if flavor == Flavor::Postgres {
+        let with_password = d.replacen("@", ":s3cret@", 1);
+        let r = s.ok(&[
+            "run",
+            "oltp_point_select",
+            &with_password,
+            "--table-size=1000",
+            "--events=10",
+            "--time=0",
+            "--format=json",
+        ]);
+        assert!(!r.stdout.contains("s3cret"), "{}", r.stdout);
+        assert_eq!(r.json()["totals"]["events"], 10);
+    }
     let r = s.ok(&["prewarm", "oltp_read_write", &d, "--tables=2"]);
     assert!(r.stdout.contains("Read"), "{}", r.stdout);
     // bulk_insert: one table per thread.
@@ -398,10 +426,87 @@ fn sysbench_style_options_reach_the_server() {
     args.extend_from_slice(&opts);
     let r = s.ok(&args);
     assert_eq!(r.stat("read:"), 50);
+    // Table options reach the DDL.
+    let mut args = vec![
+        "prepare",
+        "oltp_read_only",
+        "--tables=2",
+        "--table-size=10",
+        "--mysql_storage_engine=myisam",
+        "--create_table_options=COMMENT='from dbmeter'",
+        &p,
+    ];
+    args.extend_from_slice(&opts);
+    s.ok(&[
+        "cleanup",
+        "oltp_read_only",
+        &p,
+        opts[0],
+        opts[1],
+        opts[2],
+        opts[3],
+    ]);
+    s.ok(&args);
+    assert_eq!(
+        ask(
+            &server,
+            "SELECT CONCAT(engine, '/', table_comment) FROM information_schema.tables WHERE table_name='sbtest2'"
+        ),
+        "MyISAM/from dbmeter"
+    );
     assert!(
         r.stdout
             .contains(&format!("mysql://root@127.0.0.1:{port}/test")),
         "{}",
         r.stdout
+    );
+}
+
+/// A server that goes away for good: users keep trying to reconnect until
+/// the time is up, then the run ends normally with what it measured.
+#[test]
+fn a_lost_server_does_not_outlive_the_time_limit() {
+    let Some(mut server) = start(Flavor::MariaDb) else {
+        return;
+    };
+    let s = Scratch::new();
+    let d = db(&server);
+    s.ok(&["prepare", "oltp_point_select", &d]);
+    let began = std::time::Instant::now();
+    let child = s
+        .cmd(&[
+            "run",
+            "oltp_point_select",
+            &d,
+            "--threads=2",
+            "--time=4",
+            "--format=json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    server.kill();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        began.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        began.elapsed()
+    );
+    let j: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(j["end"]["reason"], "time_limit");
+    assert!(j["totals"]["events"].as_u64().unwrap() > 0);
+    assert!(
+        j["errors"]["2013"].as_u64().unwrap() >= 1,
+        "{}",
+        j["errors"]
     );
 }

@@ -464,8 +464,9 @@ fn launch_threads<F: UserFactory>(
         let h = std::thread::Builder::new()
             .name(format!("dbmeter-user-{id}"))
             .spawn(move || {
+                // Timers and I/O: a user on its own thread may still use an async driver.
                 let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_time()
+                    .enable_all()
                     .build();
                 let user = match &rt {
                     Ok(rt) => l.register(id, rt.block_on(factory.create(id))),
@@ -570,7 +571,10 @@ async fn sleep_until(at: u64, shared: &Shared) -> bool {
     }
 }
 
+/// Reconnects with backoff. Gives up (Err) when the run stops, when its
+/// time is up, or after RECONNECT_GIVE_UP of failures.
 async fn reconnect<U: User>(user: &mut U, shared: &Shared) -> Result<(), String> {
+    let deadline = shared.timing.get().and_then(|t| t.deadline);
     let began = Instant::now();
     let mut backoff = Duration::from_millis(10);
     loop {
@@ -585,7 +589,14 @@ async fn reconnect<U: User>(user: &mut U, shared: &Shared) -> Result<(), String>
                 }
             }
         }
-        if !sleep_until(shared.ticks.add(shared.ticks.now(), backoff), shared).await {
+        let wake = shared.ticks.add(shared.ticks.now(), backoff);
+        if let Some(d) = deadline
+            && wake >= d
+        {
+            sleep_until(d, shared).await;
+            return Err("the time limit passed while reconnecting".into());
+        }
+        if !sleep_until(wake, shared).await {
             return Err("stopped while reconnecting".into());
         }
         backoff = (backoff * 2).min(Duration::from_secs(1));
@@ -695,7 +706,12 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
                     errors.push(code);
                     match reconnect(&mut user, shared).await {
                         Ok(()) => slot.stats.lock().counters.reconnects += 1,
-                        Err(_) if shared.stop.load(Relaxed) => break Outcome::Cancelled,
+                        Err(_)
+                            if shared.stop.load(Relaxed)
+                                || timing.deadline.is_some_and(|d| ticks.now() >= d) =>
+                        {
+                            break Outcome::Cancelled;
+                        }
                         Err(e) => {
                             shared.fail(e);
                             break Outcome::Fatal;

@@ -170,6 +170,7 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
                     ("ignore-errors", Some(t)) => {
                         (k.clone(), setup::ignore_list(o, t).to_option_value())
                     }
+                    ("db", _) => (k.clone(), dbmeter_db::mask_password(v)),
                     _ => (k.clone(), v.clone()),
                 })
                 .collect(),

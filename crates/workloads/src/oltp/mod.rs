@@ -120,6 +120,18 @@ const COMMON: &[OptSpec] = &[
         "on",
         "create the secondary index on k after loading",
     ),
+    opt(
+        "mysql_storage_engine",
+        OptKind::Str,
+        "innodb",
+        "MySQL/MariaDB storage engine of the tables",
+    ),
+    opt(
+        "create_table_options",
+        OptKind::Str,
+        "",
+        "extra options appended to CREATE TABLE",
+    ),
 ];
 
 /// Options of the id distribution (general options in sysbench).
