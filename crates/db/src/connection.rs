@@ -229,11 +229,11 @@ impl Connection {
     }
 }
 
-/// Writes `params` into `sql` in place of its `?` placeholders, as SQL
-/// literals (for `--db-ps-mode=disable`).
-pub(crate) fn inline_params(sql: &str, params: &[Param<'_>]) -> String {
-    let mut out = String::with_capacity(sql.len() + params.len() * 16);
-    let mut it = params.iter();
+/// Copies `sql`, replacing each `?` placeholder outside string literals
+/// with what `fill` writes for it (given its 0-based position).
+pub(crate) fn replace_placeholders(sql: &str, mut fill: impl FnMut(usize, &mut String)) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut n = 0;
     let mut in_string = false;
     for ch in sql.chars() {
         match ch {
@@ -241,19 +241,28 @@ pub(crate) fn inline_params(sql: &str, params: &[Param<'_>]) -> String {
                 in_string = !in_string;
                 out.push(ch);
             }
-            '?' if !in_string => match it.next() {
-                Some(Param::Int(i)) => out.push_str(&i.to_string()),
-                Some(Param::Text(s)) => {
-                    out.push('\'');
-                    out.push_str(&s.replace('\'', "''"));
-                    out.push('\'');
-                }
-                None => out.push('?'),
-            },
+            '?' if !in_string => {
+                fill(n, &mut out);
+                n += 1;
+            }
             _ => out.push(ch),
         }
     }
     out
+}
+
+/// Writes `params` into `sql` in place of its `?` placeholders, as SQL
+/// literals (for `--db-ps-mode=disable`).
+pub(crate) fn inline_params(sql: &str, params: &[Param<'_>]) -> String {
+    replace_placeholders(sql, |i, out| match params.get(i) {
+        Some(Param::Int(v)) => out.push_str(&v.to_string()),
+        Some(Param::Text(t)) => {
+            out.push('\'');
+            out.push_str(&t.replace('\'', "''"));
+            out.push('\'');
+        }
+        None => out.push('?'),
+    })
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@ use crate::connection::{Outcome, Param, PsMode, StmtId, Value, inline_params};
 use crate::target::ServerTarget;
 use crate::{DbError, ErrorKind};
 use bytes::Bytes;
-use mysql_async::prelude::Queryable;
-use mysql_async::{BinaryProtocol, Conn, Opts, OptsBuilder, QueryResult, Statement, TextProtocol};
+use mysql_async::prelude::{Protocol, Queryable};
+use mysql_async::{Conn, Opts, OptsBuilder, QueryResult, Statement};
 use std::sync::Arc;
 
 pub struct MysqlConn {
@@ -58,24 +58,8 @@ fn value(p: &Param<'_>) -> mysql_async::Value {
     }
 }
 
-async fn binary_outcome(mut r: QueryResult<'_, '_, BinaryProtocol>) -> Result<Outcome, DbError> {
-    if r.columns_ref().is_empty() {
-        let n = r.affected_rows();
-        r.drop_result().await.map_err(map_err)?;
-        return Ok(Outcome::Affected(n));
-    }
-    let mut n = 0u64;
-    r.for_each(|row| {
-        std::hint::black_box(row);
-        n += 1;
-    })
-    .await
-    .map_err(map_err)?;
-    r.drop_result().await.map_err(map_err)?;
-    Ok(Outcome::Rows(n))
-}
-
-async fn text_outcome(mut r: QueryResult<'_, '_, TextProtocol>) -> Result<Outcome, DbError> {
+/// Reads a result to its end: rows fetched and counted, or rows affected.
+async fn outcome<P: Protocol>(mut r: QueryResult<'_, '_, P>) -> Result<Outcome, DbError> {
     if r.columns_ref().is_empty() {
         let n = r.affected_rows();
         r.drop_result().await.map_err(map_err)?;
@@ -176,17 +160,17 @@ impl MysqlConn {
                 mysql_async::Params::Positional(values)
             };
             let r = self.conn.exec_iter(stmt, params).await.map_err(map_err)?;
-            binary_outcome(r).await
+            outcome(r).await
         } else {
             let text = inline_params(sql, params);
             let r = self.conn.query_iter(text).await.map_err(map_err)?;
-            text_outcome(r).await
+            outcome(r).await
         }
     }
 
     pub(crate) async fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
         let r = self.conn.query_iter(sql).await.map_err(map_err)?;
-        text_outcome(r).await
+        outcome(r).await
     }
 
     pub(crate) async fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {

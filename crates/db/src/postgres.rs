@@ -1,7 +1,9 @@
 //! PostgreSQL through tokio-postgres (extended protocol with prepared
 //! statements by default; COPY for bulk loads).
 
-use crate::connection::{Outcome, Param, PsMode, StmtId, Value, inline_params};
+use crate::connection::{
+    Outcome, Param, PsMode, StmtId, Value, inline_params, replace_placeholders,
+};
 use crate::target::ServerTarget;
 use crate::{DbError, ErrorKind};
 use bytes::{BufMut, Bytes, BytesMut};
@@ -85,24 +87,10 @@ impl ToSql for PgParam<'_> {
 
 /// `?` placeholders to `$1, $2, ...` (outside string literals).
 pub(crate) fn numbered(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len() + 8);
-    let mut n = 0;
-    let mut in_string = false;
-    for ch in sql.chars() {
-        match ch {
-            '\'' => {
-                in_string = !in_string;
-                out.push(ch);
-            }
-            '?' if !in_string => {
-                n += 1;
-                out.push('$');
-                out.push_str(&n.to_string());
-            }
-            _ => out.push(ch),
-        }
-    }
-    out
+    replace_placeholders(sql, |i, out| {
+        out.push('$');
+        out.push_str(&(i + 1).to_string());
+    })
 }
 
 impl PgConn {
