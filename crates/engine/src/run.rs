@@ -228,11 +228,13 @@ pub fn run<F: UserFactory>(
             target,
             ..Default::default()
         }),
+        index: 0,
+        threads_at_start: n,
+        intervals: Vec::new(),
     };
     let tick = cfg.interval.max(Duration::from_millis(10));
     let mut warmup: Option<PhaseResult> = None;
     let mut measured = PhaseResult::default();
-    let mut intervals = Vec::new();
     let mut in_warmup = !cfg.warmup.is_zero();
     let mut interval_start = measure_start;
     let mut boundary = if in_warmup {
@@ -243,8 +245,6 @@ pub fn run<F: UserFactory>(
     let mut stop_seen: Option<u64> = None;
     let mut interrupted = false;
     let tick_s = tick.as_secs_f64();
-    let mut index = 0u64;
-    let mut threads_at_start = n;
 
     while shared.live.load(Relaxed) > 0 {
         let now = ticks.now();
@@ -284,17 +284,7 @@ pub fn run<F: UserFactory>(
             boundary = ticks.add(measure_start, tick);
             continue;
         }
-        index += 1;
-        let sample = c.interval(
-            &mut measured,
-            boundary,
-            index as f64 * tick_s,
-            tick_s,
-            threads_at_start,
-        );
-        threads_at_start = shared.live.load(Relaxed);
-        on_interval(&sample);
-        intervals.push(sample);
+        c.close_full(&mut measured, boundary, tick_s, on_interval);
         interval_start = boundary;
         boundary = ticks.add(boundary, tick);
     }
@@ -303,17 +293,7 @@ pub fn run<F: UserFactory>(
     let end = shared.last_exit.lock().unwrap_or_else(|| ticks.now());
     // Intervals that ended before the last user did are full ones.
     while !in_warmup && boundary <= end {
-        index += 1;
-        let sample = c.interval(
-            &mut measured,
-            boundary,
-            index as f64 * tick_s,
-            tick_s,
-            threads_at_start,
-        );
-        threads_at_start = 0;
-        on_interval(&sample);
-        intervals.push(sample);
+        c.close_full(&mut measured, boundary, tick_s, on_interval);
         interval_start = boundary;
         boundary = ticks.add(boundary, tick);
     }
@@ -327,10 +307,10 @@ pub fn run<F: UserFactory>(
     } else {
         let t_s = ticks.secs(measure_start, end.max(interval_start));
         let duration_s = ticks.secs(interval_start, end);
-        let sample = c.interval(&mut measured, end, t_s, duration_s, threads_at_start);
+        let sample = c.interval(&mut measured, end, t_s, duration_s, c.threads_at_start);
         // A sliver after the last full interval with nothing in it is not a point of the series.
         if sample.counters != Default::default() || duration_s >= tick_s / 2.0 {
-            intervals.push(sample);
+            c.intervals.push(sample);
         }
     }
     measured.duration = ticks.between(measure_start, end);
@@ -353,7 +333,7 @@ pub fn run<F: UserFactory>(
         threads: n,
         measured,
         warmup,
-        intervals,
+        intervals: c.intervals,
         users: c.users,
         rate: c.rate,
         end: reason,
@@ -365,9 +345,31 @@ struct Collector<'a> {
     shared: &'a Shared,
     users: Vec<UserTotals>,
     rate: Option<RateResult>,
+    /// Full intervals closed so far.
+    index: u64,
+    /// Users alive when the current interval began.
+    threads_at_start: usize,
+    intervals: Vec<IntervalSample>,
 }
 
 impl Collector<'_> {
+    /// Closes the full interval that ends at tick `boundary`: collects it,
+    /// reports it and adds it to the series.
+    fn close_full(
+        &mut self,
+        measured: &mut PhaseResult,
+        boundary: u64,
+        tick_s: f64,
+        on_interval: &mut dyn FnMut(&IntervalSample),
+    ) {
+        self.index += 1;
+        let t_s = self.index as f64 * tick_s;
+        let sample = self.interval(measured, boundary, t_s, tick_s, self.threads_at_start);
+        self.threads_at_start = self.shared.live.load(Relaxed);
+        on_interval(&sample);
+        self.intervals.push(sample);
+    }
+
     /// Moves what every user recorded since the last collection into `phase`.
     fn collect_into(&mut self, phase: &mut PhaseResult, measured: bool) {
         for (i, slot) in self.shared.slots.iter().enumerate() {
