@@ -42,6 +42,35 @@ pub enum Outcome {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StmtId(pub(crate) usize);
 
+/// The statements registered on a connection: their SQL, and the driver's
+/// prepared handle once prepared (dropped when the connection is reopened).
+pub(crate) struct Statements<S> {
+    list: Vec<(String, Option<S>)>,
+}
+
+impl<S> Statements<S> {
+    pub(crate) fn new() -> Self {
+        Statements { list: Vec::new() }
+    }
+
+    pub(crate) fn register(&mut self, sql: &str) -> StmtId {
+        self.list.push((sql.to_string(), None));
+        StmtId(self.list.len() - 1)
+    }
+
+    /// The SQL of `id` and its prepared handle, if any.
+    pub(crate) fn get_mut(&mut self, id: StmtId) -> Option<(&str, &mut Option<S>)> {
+        self.list.get_mut(id.0).map(|(sql, s)| (sql.as_str(), s))
+    }
+
+    /// Forgets the prepared handles (they belonged to a closed connection).
+    pub(crate) fn forget_prepared(&mut self) {
+        for s in &mut self.list {
+            s.1 = None;
+        }
+    }
+}
+
 /// Prepared statements (`auto`, the default) or plain SQL text with the
 /// values written in (`disable`), as sysbench's `--db-ps-mode`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

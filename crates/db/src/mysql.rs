@@ -1,7 +1,7 @@
 //! MariaDB and MySQL through mysql_async (binary protocol, server-side
 //! prepared statements by default).
 
-use crate::connection::{Outcome, Param, PsMode, StmtId, Value, inline_params};
+use crate::connection::{Outcome, Param, PsMode, Statements, StmtId, Value, inline_params};
 use crate::target::ServerTarget;
 use crate::{DbError, ErrorKind};
 use bytes::Bytes;
@@ -12,7 +12,7 @@ use std::sync::Arc;
 pub struct MysqlConn {
     conn: Conn,
     opts: Opts,
-    stmts: Vec<(String, Option<Statement>)>,
+    stmts: Statements<Statement>,
     ps: bool,
     shown: String,
     version: String,
@@ -114,7 +114,7 @@ impl MysqlConn {
         Ok(MysqlConn {
             conn,
             opts,
-            stmts: Vec::new(),
+            stmts: Statements::new(),
             ps: ps == PsMode::Auto,
             shown,
             version: format!("{flavor} {version}"),
@@ -125,15 +125,12 @@ impl MysqlConn {
         self.conn = Conn::new(self.opts.clone())
             .await
             .map_err(|e| connect_error(e, &self.shown))?;
-        for s in &mut self.stmts {
-            s.1 = None;
-        }
+        self.stmts.forget_prepared();
         Ok(())
     }
 
     pub(crate) fn register(&mut self, sql: &str) -> StmtId {
-        self.stmts.push((sql.to_string(), None));
-        StmtId(self.stmts.len() - 1)
+        self.stmts.register(sql)
     }
 
     pub(crate) async fn run(
@@ -141,14 +138,14 @@ impl MysqlConn {
         id: StmtId,
         params: &[Param<'_>],
     ) -> Result<Outcome, DbError> {
-        let Some((sql, cached)) = self.stmts.get_mut(id.0) else {
+        let Some((sql, cached)) = self.stmts.get_mut(id) else {
             return Err(DbError::other("2000", "unknown statement id"));
         };
         if self.ps {
             let stmt = match cached {
                 Some(s) => s.clone(),
                 None => {
-                    let s = self.conn.prep(sql.as_str()).await.map_err(map_err)?;
+                    let s = self.conn.prep(sql).await.map_err(map_err)?;
                     *cached = Some(s.clone());
                     s
                 }

@@ -2,7 +2,7 @@
 //! statements by default; COPY for bulk loads).
 
 use crate::connection::{
-    Outcome, Param, PsMode, StmtId, Value, inline_params, replace_placeholders,
+    Outcome, Param, PsMode, Statements, StmtId, Value, inline_params, replace_placeholders,
 };
 use crate::target::ServerTarget;
 use crate::{DbError, ErrorKind};
@@ -15,7 +15,7 @@ use tokio_postgres::{CancelToken, Client, Config, NoTls, SimpleQueryMessage, Sta
 pub struct PgConn {
     client: Client,
     config: Config,
-    stmts: Vec<(String, Option<Statement>)>,
+    stmts: Statements<Statement>,
     ps: bool,
     shown: String,
     version: String,
@@ -158,7 +158,7 @@ impl PgConn {
         Ok(PgConn {
             client,
             config,
-            stmts: Vec::new(),
+            stmts: Statements::new(),
             ps: ps == PsMode::Auto,
             shown,
             version,
@@ -167,15 +167,12 @@ impl PgConn {
 
     pub(crate) async fn reopen(&mut self) -> Result<(), DbError> {
         self.client = Self::open(&self.config, &self.shown).await?;
-        for s in &mut self.stmts {
-            s.1 = None;
-        }
+        self.stmts.forget_prepared();
         Ok(())
     }
 
     pub(crate) fn register(&mut self, sql: &str) -> StmtId {
-        self.stmts.push((sql.to_string(), None));
-        StmtId(self.stmts.len() - 1)
+        self.stmts.register(sql)
     }
 
     pub(crate) async fn run(
@@ -183,7 +180,7 @@ impl PgConn {
         id: StmtId,
         params: &[Param<'_>],
     ) -> Result<Outcome, DbError> {
-        let Some((sql, cached)) = self.stmts.get_mut(id.0) else {
+        let Some((sql, cached)) = self.stmts.get_mut(id) else {
             return Err(DbError::other("XX000", "unknown statement id"));
         };
         if !self.ps {

@@ -1,6 +1,6 @@
 //! Embedded SQLite through rusqlite (the library is compiled in).
 
-use crate::connection::{Outcome, Param, PsMode, StmtId, Value, inline_params};
+use crate::connection::{Outcome, Param, PsMode, Statements, StmtId, Value, inline_params};
 use crate::{DbError, ErrorKind};
 use rusqlite::{OpenFlags, Statement};
 use std::path::{Path, PathBuf};
@@ -49,7 +49,8 @@ pub struct SqliteConn {
     conn: rusqlite::Connection,
     path: PathBuf,
     opts: SqliteOptions,
-    stmts: Vec<String>,
+    /// SQL by id; rusqlite's own cache keeps the prepared statements.
+    stmts: Statements<()>,
     ps: bool,
 }
 
@@ -140,7 +141,7 @@ impl SqliteConn {
             conn,
             path: path.to_path_buf(),
             opts: opts.clone(),
-            stmts: Vec::new(),
+            stmts: Statements::new(),
             ps: ps == PsMode::Auto,
         })
     }
@@ -191,12 +192,11 @@ impl SqliteConn {
     }
 
     pub(crate) fn register(&mut self, sql: &str) -> StmtId {
-        self.stmts.push(sql.to_string());
-        StmtId(self.stmts.len() - 1)
+        self.stmts.register(sql)
     }
 
     pub(crate) fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
-        let Some(sql) = self.stmts.get(id.0) else {
+        let Some((sql, _)) = self.stmts.get_mut(id) else {
             return Err(DbError::other("SQLITE_MISUSE", "unknown statement id"));
         };
         if self.ps {
