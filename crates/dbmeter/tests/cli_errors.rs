@@ -248,12 +248,7 @@ fn list_and_help() {
 #[test]
 fn a_closed_pipe_ends_quietly() {
     let s = Scratch::new();
-    let mut child = s
-        .cmd(&["run", "noop", "--time=2", "--report-interval=0.1"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = s.spawn(&["run", "noop", "--time=2", "--report-interval=0.1"]);
     // Read the first bytes, then close the pipe, as `| head -1` does.
     let mut out = child.stdout.take().unwrap();
     let mut first = [0u8; 16];

@@ -228,12 +228,7 @@ fn warmup_is_reported_apart_and_left_out() {
 }
 
 fn interrupt_after(s: &Scratch, args: &[&str], after: Duration) -> (i32, String, String, Duration) {
-    let child = s
-        .cmd(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = s.spawn(args);
     std::thread::sleep(after);
     let sent = Instant::now();
     // SAFETY: sending SIGINT to our own child process.

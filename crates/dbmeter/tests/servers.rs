@@ -290,19 +290,14 @@ fn survives_restart(flavor: Flavor) {
     let s = Scratch::new();
     let d = db(&server);
     s.ok(&["prepare", "oltp_point_select", &d]);
-    let child = s
-        .cmd(&[
-            "run",
-            "oltp_point_select",
-            &d,
-            "--threads=4",
-            "--time=6",
-            "--format=json",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = s.spawn(&[
+        "run",
+        "oltp_point_select",
+        &d,
+        "--threads=4",
+        "--time=6",
+        "--format=json",
+    ]);
     std::thread::sleep(Duration::from_secs(2));
     server.restart().unwrap_or_else(|e| panic!("{e}"));
     let out = child.wait_with_output().unwrap();
@@ -473,19 +468,14 @@ fn a_lost_server_does_not_outlive_the_time_limit() {
     let d = db(&server);
     s.ok(&["prepare", "oltp_point_select", &d]);
     let began = std::time::Instant::now();
-    let child = s
-        .cmd(&[
-            "run",
-            "oltp_point_select",
-            &d,
-            "--threads=2",
-            "--time=4",
-            "--format=json",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = s.spawn(&[
+        "run",
+        "oltp_point_select",
+        &d,
+        "--threads=2",
+        "--time=4",
+        "--format=json",
+    ]);
     std::thread::sleep(Duration::from_secs(1));
     server.kill();
     let out = child.wait_with_output().unwrap();

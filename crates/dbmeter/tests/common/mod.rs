@@ -67,6 +67,15 @@ impl Scratch {
         c
     }
 
+    /// Starts dbmeter with `args` in the background, its output piped.
+    pub fn spawn(&self, args: &[&str]) -> std::process::Child {
+        self.cmd(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start dbmeter")
+    }
+
     /// Runs dbmeter with `args` in the scratch directory.
     pub fn run(&self, args: &[&str]) -> Run {
         Run::from(self.cmd(args).output().expect("run dbmeter"))
