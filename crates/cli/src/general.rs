@@ -62,6 +62,42 @@ pub const GENERAL: &[OptSpec] = &[
     ),
     opt("pgsql-db", OptKind::Str, "sbtest", "PostgreSQL database"),
     opt(
+        "ssl-mode",
+        OptKind::Str,
+        "",
+        "TLS: disable, prefer, require, verify-ca or verify-full (MySQL's DISABLED..VERIFY_IDENTITY too); default disable for MySQL (as sysbench), prefer for PostgreSQL (as libpq); also sslmode= in the URL",
+    ),
+    opt(
+        "ssl-ca",
+        OptKind::Str,
+        "",
+        "CA certificate(s), PEM, for verify-ca/verify-full (URL: sslrootcert= or ssl-ca=)",
+    ),
+    opt(
+        "ssl-cert",
+        OptKind::Str,
+        "",
+        "client certificate, PEM (URL: sslcert= or ssl-cert=)",
+    ),
+    opt(
+        "ssl-key",
+        OptKind::Str,
+        "",
+        "client private key, PEM (URL: sslkey= or ssl-key=)",
+    ),
+    opt(
+        "ask-password",
+        OptKind::Bool,
+        "off",
+        "read the server password from the terminal (or one line of standard input) before connecting",
+    ),
+    opt(
+        "query-timeout",
+        OptKind::Float,
+        "0",
+        "seconds after which the server cancels a statement (MariaDB max_statement_time, MySQL max_execution_time for SELECTs, PostgreSQL statement_timeout); the event counts as timed out; 0 = none",
+    ),
+    opt(
         "threads",
         OptKind::Size,
         "1",
@@ -175,4 +211,9 @@ pub const GENERAL: &[OptSpec] = &[
 pub const ALIASES: &[(&str, &str)] = &[
     ("mysql-ignore-errors", "ignore-errors"),
     ("pgsql-ignore-errors", "ignore-errors"),
+    ("mysql-ssl", "ssl-mode"),
+    ("pgsql-sslmode", "ssl-mode"),
+    ("mysql-ssl-ca", "ssl-ca"),
+    ("mysql-ssl-cert", "ssl-cert"),
+    ("mysql-ssl-key", "ssl-key"),
 ];

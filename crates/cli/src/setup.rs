@@ -1,7 +1,9 @@
 //! From option values to the settings of each layer.
 
 use crate::CliError;
-use dbmeter_db::{ConnectOptions, IgnoreList, PsMode, ServerTarget, SqliteOptions, Target};
+use dbmeter_db::{
+    ConnectOptions, IgnoreList, PsMode, ServerTarget, SqliteOptions, Target, TlsMode, TlsSettings,
+};
 use dbmeter_engine::{EngineConfig, Exec};
 use dbmeter_workloads::options::{OptValues, parse_float_list};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -26,7 +28,44 @@ pub fn target(o: &OptValues) -> Result<Target, CliError> {
         }
         _ => {}
     }
+    let default_tls = match &target {
+        Target::Mysql(_) => TlsMode::Disable,
+        _ => TlsMode::Prefer,
+    };
+    if let Target::Mysql(t) | Target::Postgres(t) = &mut target {
+        // The --ssl-* options win over the URL's parameters.
+        for (opt, param) in [
+            ("ssl-mode", "sslmode"),
+            ("ssl-ca", "sslrootcert"),
+            ("ssl-cert", "sslcert"),
+            ("ssl-key", "sslkey"),
+        ] {
+            if o.given(opt) {
+                t.params.push((param.into(), o.str(opt).to_string()));
+                t.params.rotate_right(1);
+            }
+        }
+        TlsSettings::of(t, default_tls)?;
+        if o.bool("ask-password") {
+            t.password = Some(ask_password(&t.user)?);
+        }
+    }
     Ok(target)
+}
+
+/// Reads a password from the terminal without echo, or one line of
+/// standard input when it is not a terminal (scripts, tests).
+fn ask_password(user: &str) -> Result<String, CliError> {
+    use std::io::IsTerminal;
+    let fail = |e: std::io::Error| {
+        CliError::Failed(format!("--ask-password: cannot read the password: {e}"))
+    };
+    if std::io::stdin().is_terminal() {
+        return rpassword::prompt_password(format!("Password for {user}: ")).map_err(fail);
+    }
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).map_err(fail)?;
+    Ok(line.trim_end_matches(['\r', '\n']).to_string())
 }
 
 fn given_any(o: &OptValues, prefix: &str) -> bool {
@@ -78,6 +117,19 @@ pub fn connect_options(o: &OptValues, target: Target) -> ConnectOptions {
             synchronous: o.str("sqlite-synchronous").to_ascii_lowercase(),
             busy_timeout_ms: o.u64("sqlite-busy-timeout"),
         },
+        // Only the virtual users' connections get --query-timeout.
+        query_timeout: None,
+    }
+}
+
+/// `--query-timeout`, for the connections of the virtual users.
+pub fn query_timeout(o: &OptValues) -> Result<Option<Duration>, CliError> {
+    match o.f64("query-timeout") {
+        0.0 => Ok(None),
+        s if s > 0.0 && s.is_finite() => Ok(Some(Duration::from_secs_f64(s))),
+        s => Err(CliError::Usage(format!(
+            "--query-timeout={s}: expected seconds above 0, or 0 for none"
+        ))),
     }
 }
 

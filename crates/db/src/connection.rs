@@ -84,6 +84,10 @@ pub struct ConnectOptions {
     pub target: Target,
     pub ps_mode: PsMode,
     pub sqlite: SqliteOptions,
+    /// Each statement is cancelled by the server (SQLite: by dbmeter)
+    /// after this long: MariaDB max_statement_time, MySQL
+    /// max_execution_time (SELECTs only), PostgreSQL statement_timeout.
+    pub query_timeout: Option<std::time::Duration>,
 }
 
 impl ConnectOptions {
@@ -92,6 +96,7 @@ impl ConnectOptions {
             target,
             ps_mode: PsMode::Auto,
             sqlite: SqliteOptions::default(),
+            query_timeout: None,
         }
     }
 }
@@ -120,12 +125,13 @@ impl Connection {
                 path,
                 &opts.sqlite,
                 opts.ps_mode,
+                opts.query_timeout,
             )?)),
             Target::Mysql(t) => Ok(Connection::Mysql(
-                MysqlConn::connect(t, nth, opts.ps_mode, shown).await?,
+                MysqlConn::connect(t, nth, opts.ps_mode, opts.query_timeout, shown).await?,
             )),
             Target::Postgres(t) => Ok(Connection::Postgres(
-                PgConn::connect(t, nth, opts.ps_mode, shown).await?,
+                PgConn::connect(t, nth, opts.ps_mode, opts.query_timeout, shown).await?,
             )),
         }
     }

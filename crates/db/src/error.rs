@@ -11,6 +11,8 @@ pub enum ErrorKind {
     ConnectionLost,
     /// The statement was interrupted because the run is stopping.
     Interrupted,
+    /// The statement ran longer than --query-timeout and was cancelled.
+    Timeout,
     /// Any other error from the database.
     Other,
 }

@@ -12,8 +12,10 @@ mod mysql;
 mod postgres;
 mod sqlite;
 mod target;
+mod tls;
 
 pub use connection::{ConnectOptions, Connection, Outcome, Param, PsMode, StmtId, Value};
 pub use error::{DbError, ErrorKind, IgnoreList};
 pub use sqlite::SqliteOptions;
 pub use target::{Dialect, ServerTarget, Target, mask_password};
+pub use tls::{TlsMode, TlsSettings};

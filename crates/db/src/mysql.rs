@@ -3,6 +3,7 @@
 
 use crate::connection::{Outcome, Param, PsMode, Statements, StmtId, Value, inline_params};
 use crate::target::ServerTarget;
+use crate::tls::{TlsMode, TlsSettings};
 use crate::{DbError, ErrorKind};
 use bytes::Bytes;
 use mysql_async::prelude::{Protocol, Queryable};
@@ -26,7 +27,9 @@ fn map_err(e: mysql_async::Error) -> DbError {
         mysql_async::Error::Server(s) => {
             let kind = match s.code {
                 // Query execution was interrupted (KILL QUERY), statement timeouts.
-                1317 | 3024 | 1969 => ErrorKind::Interrupted,
+                1317 => ErrorKind::Interrupted,
+                // max_execution_time (MySQL), max_statement_time (MariaDB).
+                3024 | 1969 => ErrorKind::Timeout,
                 // Server shutdown in progress, connection killed.
                 1053 | 1927 | 4031 => ErrorKind::ConnectionLost,
                 _ => ErrorKind::Other,
@@ -77,13 +80,14 @@ async fn outcome<P: Protocol>(mut r: QueryResult<'_, '_, P>) -> Result<Outcome, 
 }
 
 impl MysqlConn {
-    pub(crate) fn options(t: &ServerTarget, nth: usize) -> Opts {
+    pub(crate) fn options(t: &ServerTarget, nth: usize, tls: Option<mysql_async::SslOpts>) -> Opts {
         let mut b = OptsBuilder::default()
             .user(Some(t.user.clone()))
             .pass(t.password.clone())
             .db_name(Some(t.database.clone()))
             .stmt_cache_size(0)
-            .prefer_socket(false);
+            .prefer_socket(false)
+            .ssl_opts(tls);
         b = match &t.socket {
             Some(s) => b.socket(Some(s.to_string_lossy().into_owned())),
             None => b.ip_or_hostname(t.host(nth)).tcp_port(t.port(nth)),
@@ -95,22 +99,57 @@ impl MysqlConn {
         t: &ServerTarget,
         nth: usize,
         ps: PsMode,
+        timeout: Option<std::time::Duration>,
         shown: String,
     ) -> Result<Self, DbError> {
-        let opts = Self::options(t, nth);
-        let mut conn = Conn::new(opts.clone())
-            .await
-            .map_err(|e| connect_error(e, &shown))?;
+        let tls = TlsSettings::of(t, TlsMode::Disable)?;
+        let mut opts = Self::options(t, nth, tls.mysql_opts());
+        let mut conn = match Conn::new(opts.clone()).await {
+            // prefer: plain text when the server has no TLS.
+            Err(mysql_async::Error::Driver(mysql_async::DriverError::NoClientSslFlagFromServer))
+                if tls.mode == TlsMode::Prefer =>
+            {
+                opts = Self::options(t, nth, None);
+                Conn::new(opts.clone()).await
+            }
+            Err(mysql_async::Error::Driver(mysql_async::DriverError::NoClientSslFlagFromServer)) => {
+                return Err(DbError::other(
+                    "2026",
+                    format!(
+                        "cannot connect to {shown}: the server does not support TLS (ssl-mode={}); use ssl-mode=disable or preferred, or enable TLS on the server",
+                        tls.mode
+                    ),
+                ));
+            }
+            other => other,
+        }
+        .map_err(|e| connect_error(e, &shown))?;
         let version: Option<String> = conn
             .query_first("SELECT VERSION()")
             .await
             .map_err(map_err)?;
         let version = version.unwrap_or_default();
-        let flavor = if version.to_ascii_lowercase().contains("mariadb") {
-            "MariaDB"
-        } else {
-            "MySQL"
-        };
+        let mariadb = version.to_ascii_lowercase().contains("mariadb");
+        let flavor = if mariadb { "MariaDB" } else { "MySQL" };
+        if let Some(limit) = timeout {
+            // Set now and on every reconnect.
+            let set = if mariadb {
+                format!("SET SESSION max_statement_time = {}", limit.as_secs_f64())
+            } else {
+                format!(
+                    "SET SESSION max_execution_time = {}",
+                    limit.as_millis().max(1)
+                )
+            };
+            conn.query_drop(&set).await.map_err(|e| {
+                let d = map_err(e);
+                DbError::other(
+                    d.code,
+                    format!("cannot set --query-timeout on {shown}: {}", d.message),
+                )
+            })?;
+            opts = Opts::from(OptsBuilder::from_opts(opts).init(vec![set]));
+        }
         Ok(MysqlConn {
             conn,
             opts,

@@ -5,16 +5,20 @@ use crate::connection::{
     Outcome, Param, PsMode, Statements, StmtId, Value, inline_params, replace_placeholders,
 };
 use crate::target::ServerTarget;
+use crate::tls::{TlsMode, TlsSettings};
 use crate::{DbError, ErrorKind};
 use bytes::{BufMut, Bytes, BytesMut};
 use futures_util::SinkExt;
 use std::sync::Arc;
+use tokio_postgres::config::SslMode;
 use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
-use tokio_postgres::{CancelToken, Client, Config, NoTls, SimpleQueryMessage, Statement};
+use tokio_postgres::{CancelToken, Client, Config, SimpleQueryMessage, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 pub struct PgConn {
     client: Client,
     config: Config,
+    tls: MakeRustlsConnect,
     stmts: Statements<Statement>,
     ps: bool,
     shown: String,
@@ -25,6 +29,7 @@ fn map_err(e: tokio_postgres::Error) -> DbError {
     if let Some(db) = e.as_db_error() {
         let code = db.code().code().to_string();
         let kind = match code.as_str() {
+            "57014" if db.message().contains("statement timeout") => ErrorKind::Timeout,
             "57014" => ErrorKind::Interrupted,
             "57P01" | "57P02" | "57P03" => ErrorKind::ConnectionLost,
             _ => ErrorKind::Other,
@@ -39,13 +44,29 @@ fn map_err(e: tokio_postgres::Error) -> DbError {
         return DbError {
             kind: ErrorKind::ConnectionLost,
             code: "08006".into(),
-            message: format!("lost connection: {e}"),
+            message: format!("lost connection: {}", with_causes(&e)),
         };
     }
     DbError::other(
         e.code().map_or("XX000", |c| c.code()).to_string(),
-        e.to_string(),
+        with_causes(&e),
     )
+}
+
+/// An error's message followed by those of its causes (e.g. why a TLS
+/// handshake failed).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut msg = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let next = c.to_string();
+        if !msg.contains(&next) {
+            msg.push_str(": ");
+            msg.push_str(&next);
+        }
+        cause = c.source();
+    }
+    msg
 }
 
 /// A parameter that adapts to the column type the server expects
@@ -120,8 +141,23 @@ impl PgConn {
         c
     }
 
-    async fn open(config: &Config, shown: &str) -> Result<Client, DbError> {
-        let (client, connection) = config.connect(NoTls).await.map_err(|e| {
+    /// The TLS connector and mode for `t` (libpq's default: prefer).
+    fn tls(t: &ServerTarget, config: &mut Config) -> Result<MakeRustlsConnect, DbError> {
+        let tls = TlsSettings::of(t, TlsMode::Prefer)?;
+        config.ssl_mode(match tls.mode {
+            TlsMode::Disable => SslMode::Disable,
+            TlsMode::Prefer => SslMode::Prefer,
+            _ => SslMode::Require,
+        });
+        Ok(MakeRustlsConnect::new(tls.client_config()?))
+    }
+
+    async fn open(
+        config: &Config,
+        tls: &MakeRustlsConnect,
+        shown: &str,
+    ) -> Result<Client, DbError> {
+        let (client, connection) = config.connect(tls.clone()).await.map_err(|e| {
             let mut d = map_err(e);
             d.kind = ErrorKind::Other;
             d.message = match d.code.as_str() {
@@ -141,10 +177,15 @@ impl PgConn {
         t: &ServerTarget,
         nth: usize,
         ps: PsMode,
+        timeout: Option<std::time::Duration>,
         shown: String,
     ) -> Result<Self, DbError> {
-        let config = Self::config(t, nth);
-        let client = Self::open(&config, &shown).await?;
+        let mut config = Self::config(t, nth);
+        if let Some(limit) = timeout {
+            config.options(format!("-c statement_timeout={}", limit.as_millis().max(1)));
+        }
+        let tls = Self::tls(t, &mut config)?;
+        let client = Self::open(&config, &tls, &shown).await?;
         let version = match client.simple_query("SHOW server_version").await {
             Ok(msgs) => msgs
                 .iter()
@@ -158,6 +199,7 @@ impl PgConn {
         Ok(PgConn {
             client,
             config,
+            tls,
             stmts: Statements::new(),
             ps: ps == PsMode::Auto,
             shown,
@@ -166,7 +208,7 @@ impl PgConn {
     }
 
     pub(crate) async fn reopen(&mut self) -> Result<(), DbError> {
-        self.client = Self::open(&self.config, &self.shown).await?;
+        self.client = Self::open(&self.config, &self.tls, &self.shown).await?;
         self.stmts.forget_prepared();
         Ok(())
     }
@@ -320,15 +362,17 @@ impl PgConn {
     /// Interrupts the running statement with a cancel request.
     pub(crate) fn interrupter(&self) -> Arc<dyn Fn() + Send + Sync> {
         let token: CancelToken = self.client.cancel_token();
+        let tls = self.tls.clone();
         Arc::new(move || {
             let token = token.clone();
+            let tls = tls.clone();
             std::thread::spawn(move || {
                 if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
                 {
                     rt.block_on(async move {
-                        let _ = token.cancel_query(NoTls).await;
+                        let _ = token.cancel_query(tls).await;
                     });
                 }
             });

@@ -6,6 +6,7 @@ use rusqlite::{OpenFlags, Statement};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// Set when the run interrupts its statements: lock waits give up at once.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -49,9 +50,71 @@ pub struct SqliteConn {
     conn: rusqlite::Connection,
     path: PathBuf,
     opts: SqliteOptions,
+    timeout: Option<StatementTimer>,
     /// SQL by id; rusqlite's own cache keeps the prepared statements.
     stmts: Statements<()>,
     ps: bool,
+}
+
+/// --query-timeout for SQLite, which has no server to enforce it: a
+/// progress handler interrupts a statement that runs past its deadline.
+struct StatementTimer {
+    limit: Duration,
+    /// Deadline of the running statement, in ns since `epoch`.
+    deadline: Arc<AtomicU64>,
+    /// Set by the handler when it interrupts for the deadline.
+    fired: Arc<AtomicBool>,
+    epoch: Instant,
+}
+
+impl StatementTimer {
+    /// SQLite virtual machine steps between two looks at the clock.
+    const STEPS: i32 = 1000;
+
+    fn new(limit: Duration) -> StatementTimer {
+        StatementTimer {
+            limit,
+            deadline: Arc::new(AtomicU64::new(u64::MAX)),
+            fired: Arc::new(AtomicBool::new(false)),
+            epoch: Instant::now(),
+        }
+    }
+
+    fn install(&self, conn: &mut rusqlite::Connection) -> Result<(), DbError> {
+        let (deadline, fired, epoch) = (self.deadline.clone(), self.fired.clone(), self.epoch);
+        conn.progress_handler(
+            Self::STEPS,
+            Some(move || {
+                let late = epoch.elapsed().as_nanos() as u64 > deadline.load(Ordering::Relaxed);
+                if late {
+                    fired.store(true, Ordering::Relaxed);
+                }
+                late
+            }),
+        )
+        .map_err(map_err)
+    }
+
+    fn arm(&self) {
+        self.fired.store(false, Ordering::Relaxed);
+        let at = (self.epoch.elapsed() + self.limit).as_nanos() as u64;
+        self.deadline.store(at, Ordering::Relaxed);
+    }
+
+    /// Ends the statement's deadline and turns an interrupt caused by it
+    /// into a timeout.
+    fn finish<T>(&self, r: Result<T, DbError>) -> Result<T, DbError> {
+        self.deadline.store(u64::MAX, Ordering::Relaxed);
+        r.map_err(|e| self.classify(e))
+    }
+
+    fn classify(&self, mut e: DbError) -> DbError {
+        if e.kind == ErrorKind::Interrupted && self.fired.load(Ordering::Relaxed) {
+            e.kind = ErrorKind::Timeout;
+            e.message = format!("statement cancelled after --query-timeout={:?}", self.limit);
+        }
+        e
+    }
 }
 
 /// SQLite's primary result codes by name.
@@ -135,12 +198,22 @@ fn step(stmt: &mut Statement<'_>) -> Result<Outcome, DbError> {
 }
 
 impl SqliteConn {
-    pub(crate) fn open(path: &Path, opts: &SqliteOptions, ps: PsMode) -> Result<Self, DbError> {
-        let conn = Self::open_conn(path, opts)?;
+    pub(crate) fn open(
+        path: &Path,
+        opts: &SqliteOptions,
+        ps: PsMode,
+        timeout: Option<Duration>,
+    ) -> Result<Self, DbError> {
+        let mut conn = Self::open_conn(path, opts)?;
+        let timeout = timeout.map(StatementTimer::new);
+        if let Some(t) = &timeout {
+            t.install(&mut conn)?;
+        }
         Ok(SqliteConn {
             conn,
             path: path.to_path_buf(),
             opts: opts.clone(),
+            timeout,
             stmts: Statements::new(),
             ps: ps == PsMode::Auto,
         })
@@ -188,6 +261,9 @@ impl SqliteConn {
 
     pub(crate) fn reopen(&mut self) -> Result<(), DbError> {
         self.conn = Self::open_conn(&self.path, &self.opts)?;
+        if let Some(t) = &self.timeout {
+            t.install(&mut self.conn)?;
+        }
         Ok(())
     }
 
@@ -196,6 +272,17 @@ impl SqliteConn {
     }
 
     pub(crate) fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
+        if let Some(t) = &self.timeout {
+            t.arm();
+        }
+        let r = self.run_inner(id, params);
+        match &self.timeout {
+            Some(t) => t.finish(r),
+            None => r,
+        }
+    }
+
+    fn run_inner(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         let Some((sql, _)) = self.stmts.get_mut(id) else {
             return Err(DbError::other("SQLITE_MISUSE", "unknown statement id"));
         };
@@ -211,8 +298,18 @@ impl SqliteConn {
     }
 
     pub(crate) fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
-        let mut stmt = self.conn.prepare(sql).map_err(map_err)?;
-        step(&mut stmt)
+        if let Some(t) = &self.timeout {
+            t.arm();
+        }
+        let r = self
+            .conn
+            .prepare(sql)
+            .map_err(map_err)
+            .and_then(|mut stmt| step(&mut stmt));
+        match &self.timeout {
+            Some(t) => t.finish(r),
+            None => r,
+        }
     }
 
     pub(crate) fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {

@@ -629,6 +629,7 @@ fn reserve_events(shared: &Shared) -> u64 {
 
 enum Outcome {
     Done,
+    TimedOut,
     Cancelled,
     Fatal,
 }
@@ -726,6 +727,10 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
                     break Outcome::Fatal;
                 }
                 Err(EventError::Cancelled) => break Outcome::Cancelled,
+                Err(EventError::TimedOut { code }) => {
+                    errors.push(code);
+                    break Outcome::TimedOut;
+                }
             }
         };
         if intended.is_some() {
@@ -742,6 +747,7 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
                     }
                     s.counters.events += 1;
                 }
+                Outcome::TimedOut => s.counters.timeouts += 1,
                 Outcome::Cancelled => s.counters.cancelled += 1,
                 Outcome::Fatal => {}
             }
@@ -753,7 +759,9 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
             }
         }
         prev_end = end;
-        if !matches!(outcome, Outcome::Done) || timing.deadline.is_some_and(|d| end >= d) {
+        if !matches!(outcome, Outcome::Done | Outcome::TimedOut)
+            || timing.deadline.is_some_and(|d| end >= d)
+        {
             break;
         }
     }

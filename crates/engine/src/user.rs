@@ -27,6 +27,10 @@ pub enum EventError {
     Fatal { code: String, message: String },
     /// The event was interrupted because the run is stopping.
     Cancelled,
+    /// A statement ran past --query-timeout and was cancelled: the event
+    /// counts as timed out (under `code` too) and the user goes on with
+    /// the next one.
+    TimedOut { code: String },
 }
 
 /// Interrupts whatever the user is doing right now (e.g. sqlite3_interrupt

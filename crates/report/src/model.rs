@@ -75,6 +75,9 @@ pub struct Totals {
     pub ignored_errors: u64,
     pub reconnects: u64,
     pub cancelled: u64,
+    /// Events whose statement ran past --query-timeout.
+    #[serde(default)]
+    pub timeouts: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -161,6 +164,7 @@ fn totals(p: &PhaseResult) -> Totals {
         ignored_errors: c.ignored_errors,
         reconnects: c.reconnects,
         cancelled: c.cancelled,
+        timeouts: c.timeouts,
     }
 }
 

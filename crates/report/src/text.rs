@@ -72,6 +72,9 @@ pub fn final_report(r: &RunReport) -> String {
     row(&mut out, 4, "queries:", &per(t.queries));
     row(&mut out, 4, "ignored errors:", &per(t.ignored_errors));
     row(&mut out, 4, "reconnects:", &per(t.reconnects));
+    if t.timeouts > 0 {
+        row(&mut out, 4, "timed out events:", &per(t.timeouts));
+    }
     if t.cancelled > 0 {
         row(&mut out, 4, "cancelled events:", &t.cancelled.to_string());
     }

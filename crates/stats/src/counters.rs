@@ -19,6 +19,9 @@ pub struct Counters {
     pub reconnects: u64,
     /// Events cut short because the run was stopped (Ctrl-C, timeout).
     pub cancelled: u64,
+    /// Events whose statement ran past --query-timeout and was cancelled.
+    #[serde(default)]
+    pub timeouts: u64,
 }
 
 impl Counters {
@@ -34,6 +37,7 @@ impl Counters {
         self.ignored_errors += o.ignored_errors;
         self.reconnects += o.reconnects;
         self.cancelled += o.cancelled;
+        self.timeouts += o.timeouts;
     }
 }
 

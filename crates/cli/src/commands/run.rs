@@ -4,7 +4,7 @@ use super::data::{oltp_settings, print_load};
 use super::{Ctx, VERSION, block_on};
 use crate::CliError;
 use crate::setup;
-use dbmeter_db::Connection;
+use dbmeter_db::{ConnectOptions, Connection};
 use dbmeter_engine::{EndReason, EngineConfig, IntervalSample, RunResult, StopHandle, UserFactory};
 use dbmeter_env::Environment;
 use dbmeter_report::{Interval, ReportContext, RunReport, TargetInfo, csv, text};
@@ -62,6 +62,7 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
         };
     let seed = setup::seed(o);
     let engine = setup::engine_config(o, ctx.target.as_ref(), seed)?;
+    let query_timeout = setup::query_timeout(o)?;
     let stop = StopHandle::new();
 
     let (result, server_version) = match ctx.info.workload {
@@ -139,7 +140,10 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
                 ignore: setup::ignore_list(o, &connect.target),
                 seed,
                 next_insert_id: Arc::new(AtomicI64::new(readiness.max_id + 1)),
-                connect,
+                connect: ConnectOptions {
+                    query_timeout,
+                    ..connect
+                },
             };
             header(&console, ctx, &engine, &version);
             install_ctrl_c(&stop);

@@ -81,6 +81,22 @@ impl Scratch {
         Run::from(self.cmd(args).output().expect("run dbmeter"))
     }
 
+    /// Runs dbmeter with `input` on its standard input.
+    pub fn run_stdin(&self, args: &[&str], input: &str) -> Run {
+        use std::io::Write;
+        let mut child = self
+            .cmd(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start dbmeter");
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(input.as_bytes()).expect("write stdin");
+        }
+        Run::from(child.wait_with_output().expect("run dbmeter"))
+    }
+
     /// Runs and insists on exit code 0.
     pub fn ok(&self, args: &[&str]) -> Run {
         let r = self.run(args);

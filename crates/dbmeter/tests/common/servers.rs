@@ -9,6 +9,11 @@ use std::process::Command;
 /// flavor's binaries. With DBMETER_REQUIRE_SERVERS set (CI), a missing
 /// server is a failure instead.
 pub fn start(flavor: Flavor) -> Option<Server> {
+    start_with(flavor, &[])
+}
+
+/// [`start`] with server settings (`key`, `value`).
+pub fn start_with(flavor: Flavor, settings: &[(&str, &str)]) -> Option<Server> {
     if !available(flavor) {
         let why = format!("{flavor} binaries or service user not found");
         if std::env::var_os("DBMETER_REQUIRE_SERVERS").is_some() {
@@ -17,7 +22,12 @@ pub fn start(flavor: Flavor) -> Option<Server> {
         eprintln!("skipping: {why}");
         return None;
     }
-    Some(Server::start(&ServerOptions::new(flavor)).unwrap_or_else(|e| panic!("{e}")))
+    let mut opts = ServerOptions::new(flavor);
+    opts.settings = settings
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Some(Server::start(&opts).unwrap_or_else(|e| panic!("{e}")))
 }
 
 /// The server's answer to `sql` (first column of the first row), via its client.

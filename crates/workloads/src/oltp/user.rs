@@ -427,6 +427,7 @@ impl OltpUser {
         }
         match e.kind {
             ErrorKind::Interrupted => EventError::Cancelled,
+            ErrorKind::Timeout => EventError::TimedOut { code: e.code },
             ErrorKind::ConnectionLost => EventError::ConnectionLost {
                 code: e.code,
                 message: e.message,

@@ -1,0 +1,416 @@
+//! TLS modes, password authentication and --query-timeout against real
+//! MariaDB and PostgreSQL servers started with certificates made here.
+
+mod common;
+use common::servers::{ask, start_with};
+use common::*;
+use dbmeter_server::{Flavor, Server};
+use std::path::Path;
+use std::process::Command;
+
+/// A CA and a server certificate for 127.0.0.1 and localhost, made with
+/// the openssl program into `dir` (readable by the server's user).
+struct Certs {
+    ca: String,
+    cert: String,
+    key: String,
+    other_ca: String,
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run openssl");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn make_certs(dir: &Path) -> Certs {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
+    for name in ["ca", "other-ca"] {
+        let mut a = vec!["req", "-x509", "-nodes", "-days", "2"];
+        a.extend(ec);
+        let (key, out, subj) = (
+            format!("{name}.key"),
+            format!("{name}.pem"),
+            format!("/CN=dbmeter test {name}"),
+        );
+        a.extend(["-keyout", &key, "-out", &out, "-subj", &subj]);
+        openssl(dir, &a);
+    }
+    let mut a = vec!["req", "-nodes"];
+    a.extend(ec);
+    a.extend([
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost",
+    ]);
+    openssl(dir, &a);
+    std::fs::write(
+        dir.join("san.ext"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
+    )
+    .unwrap();
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-out",
+            "server.pem",
+            "-extfile",
+            "san.ext",
+        ],
+    );
+    for f in ["ca.pem", "other-ca.pem", "server.pem", "server.key"] {
+        std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let p = |f: &str| dir.join(f).to_string_lossy().into_owned();
+    Certs {
+        ca: p("ca.pem"),
+        cert: p("server.pem"),
+        key: p("server.key"),
+        other_ca: p("other-ca.pem"),
+    }
+}
+
+fn url(server: &Server, user: &str, password: &str, params: &str) -> String {
+    let scheme = match server.flavor() {
+        Flavor::MariaDb => "mysql",
+        Flavor::Postgres => "postgres",
+    };
+    let pass = if password.is_empty() {
+        String::new()
+    } else {
+        format!(":{password}")
+    };
+    format!(
+        "--db={scheme}://{user}{pass}@127.0.0.1:{}/test{params}",
+        server.port()
+    )
+}
+
+fn point_selects(s: &Scratch, db: &str, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "run",
+        "oltp_point_select",
+        db,
+        "--tables=1",
+        "--table-size=100",
+        "--events=50",
+        "--time=0",
+    ];
+    args.extend_from_slice(extra);
+    s.run(&args)
+}
+
+fn assert_ok(r: &Run, what: &str) {
+    assert_eq!(r.code, 0, "{what}:\n{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.stat("transactions:"), 50, "{what}");
+}
+
+fn assert_fails(r: &Run, what: &str, needle: &str) {
+    assert_eq!(r.code, 1, "{what} should fail:\n{}\n{}", r.stdout, r.stderr);
+    let line = r.stderr.trim();
+    assert_eq!(
+        line.lines().count(),
+        1,
+        "{what}: one line expected:\n{line}"
+    );
+    assert!(
+        line.to_lowercase().contains(needle),
+        "{what}: '{needle}' not in: {line}"
+    );
+}
+
+#[test]
+fn mariadb_tls_modes_and_passwords() {
+    let s = Scratch::new();
+    let certs = make_certs(s.dir.path());
+    let Some(server) = start_with(
+        Flavor::MariaDb,
+        &[
+            ("ssl-ca", &certs.ca),
+            ("ssl-cert", &certs.cert),
+            ("ssl-key", &certs.key),
+        ],
+    ) else {
+        return;
+    };
+    // `tls` must use TLS; `pw` has a mysql_native_password password.
+    ask(
+        &server,
+        "CREATE USER tls@'%' REQUIRE SSL; GRANT ALL ON *.* TO tls@'%'; \
+         CREATE USER pw@'%' IDENTIFIED BY 's3cret'; GRANT ALL ON *.* TO pw@'%'",
+    );
+    s.ok(&[
+        "prepare",
+        "oltp_point_select",
+        &url(&server, "root", "", ""),
+        "--tables=1",
+        "--table-size=100",
+    ]);
+
+    let plain = point_selects(&s, &url(&server, "tls", "", ""), &[]);
+    assert_fails(&plain, "tls user without TLS", "access denied");
+    for mode in ["require", "REQUIRED", "preferred", "verify-ca"] {
+        let p = format!("?ssl-mode={mode}&ssl-ca={}", certs.ca);
+        let r = point_selects(&s, &url(&server, "tls", "", &p), &[]);
+        assert_ok(&r, mode);
+    }
+    // The --ssl-* options work as the URL parameters do.
+    let r = point_selects(
+        &s,
+        &url(&server, "tls", "", ""),
+        &[
+            "--ssl-mode=VERIFY_IDENTITY",
+            &format!("--ssl-ca={}", certs.ca),
+        ],
+    );
+    assert_ok(&r, "verify-identity by options");
+    let r = point_selects(&s, &url(&server, "tls", "", ""), &["--mysql-ssl=on"]);
+    assert_ok(&r, "sysbench's --mysql-ssl=on");
+    // A certificate from another CA is refused.
+    let p = format!("?ssl-mode=verify-ca&ssl-ca={}", certs.other_ca);
+    let r = point_selects(&s, &url(&server, "tls", "", &p), &[]);
+    assert_fails(&r, "wrong CA", "certificate");
+
+    // Passwords: in the URL, in MYSQL_PWD, from standard input; wrong ones.
+    assert_ok(
+        &point_selects(&s, &url(&server, "pw", "s3cret", ""), &[]),
+        "password in URL",
+    );
+    let mut cmd = s.cmd(&[
+        "run",
+        "oltp_point_select",
+        &url(&server, "pw", "", ""),
+        "--tables=1",
+        "--table-size=100",
+        "--events=50",
+        "--time=0",
+    ]);
+    let out = cmd.env("MYSQL_PWD", "s3cret").output().unwrap();
+    assert!(out.status.success(), "MYSQL_PWD");
+    let r = s.run_stdin(
+        &[
+            "run",
+            "oltp_point_select",
+            &url(&server, "pw", "", ""),
+            "--ask-password",
+            "--tables=1",
+            "--table-size=100",
+            "--events=50",
+            "--time=0",
+        ],
+        "s3cret\n",
+    );
+    assert_ok(&r, "--ask-password");
+    let r = point_selects(&s, &url(&server, "pw", "xyzzy", ""), &[]);
+    assert_fails(&r, "wrong password", "access denied");
+    assert!(!r.stderr.contains("xyzzy"), "password shown: {}", r.stderr);
+}
+
+#[test]
+fn postgres_tls_modes_and_password_methods() {
+    let s = Scratch::new();
+    let certs = make_certs(s.dir.path());
+    // PostgreSQL wants its key owned by its user and private.
+    let pg_key = s.path("pg.key");
+    std::fs::copy(&certs.key, &pg_key).unwrap();
+    let st = Command::new("chown")
+        .args(["postgres", pg_key.to_str().unwrap()])
+        .status();
+    if !st.is_ok_and(|s| s.success()) {
+        eprintln!("skipping: cannot chown the key to postgres");
+        return;
+    }
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&pg_key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    // TCP needs TLS; md5 and scram users need their password.
+    let hba = s.path("pg_hba.conf");
+    std::fs::write(
+        &hba,
+        "local all all trust\n\
+         hostnossl postgres postgres 127.0.0.1/32 trust\n\
+         hostssl all md5user 127.0.0.1/32 md5\n\
+         hostssl all scramuser 127.0.0.1/32 scram-sha-256\n\
+         hostssl all all 127.0.0.1/32 trust\n\
+         hostnossl all all 127.0.0.1/32 reject\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hba, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let Some(server) = start_with(
+        Flavor::Postgres,
+        &[
+            ("ssl", "on"),
+            ("ssl_cert_file", &certs.cert),
+            ("ssl_key_file", pg_key.to_str().unwrap()),
+            ("ssl_ca_file", &certs.ca),
+            ("hba_file", hba.to_str().unwrap()),
+        ],
+    ) else {
+        return;
+    };
+    ask(
+        &server,
+        "SET password_encryption = 'md5'; CREATE USER md5user SUPERUSER PASSWORD 'm5pass'; \
+         SET password_encryption = 'scram-sha-256'; CREATE USER scramuser SUPERUSER PASSWORD 'scpass'",
+    );
+    s.ok(&[
+        "prepare",
+        "oltp_point_select",
+        &url(&server, "postgres", "", ""),
+        "--tables=1",
+        "--table-size=100",
+    ]);
+    // The default (prefer) uses TLS when offered.
+    assert_ok(
+        &point_selects(&s, &url(&server, "postgres", "", ""), &[]),
+        "default sslmode",
+    );
+    let r = point_selects(&s, &url(&server, "postgres", "", "?sslmode=disable"), &[]);
+    assert_fails(&r, "sslmode=disable", "pg_hba.conf");
+    for p in [
+        "?sslmode=require".to_string(),
+        format!("?sslmode=verify-ca&sslrootcert={}", certs.ca),
+        format!("?sslmode=verify-full&sslrootcert={}", certs.ca),
+    ] {
+        assert_ok(
+            &point_selects(&s, &url(&server, "postgres", "", &p), &[]),
+            &p,
+        );
+    }
+    let p = format!("?sslmode=verify-full&sslrootcert={}", certs.other_ca);
+    let r = point_selects(&s, &url(&server, "postgres", "", &p), &[]);
+    assert_fails(&r, "wrong CA", "certificate");
+    let r = point_selects(&s, &url(&server, "postgres", "", "?sslmode=sometimes"), &[]);
+    assert_eq!(r.code, 2, "bad sslmode: {}", r.stderr);
+    assert!(r.stderr.contains("sometimes"), "{}", r.stderr);
+
+    assert_ok(
+        &point_selects(&s, &url(&server, "md5user", "m5pass", ""), &[]),
+        "md5",
+    );
+    assert_ok(
+        &point_selects(&s, &url(&server, "scramuser", "scpass", ""), &[]),
+        "scram-sha-256",
+    );
+    let r = s.run_stdin(
+        &[
+            "run",
+            "oltp_point_select",
+            &url(&server, "scramuser", "", ""),
+            "--ask-password",
+            "--tables=1",
+            "--table-size=100",
+            "--events=50",
+            "--time=0",
+        ],
+        "scpass\n",
+    );
+    assert_ok(&r, "--ask-password");
+    let r = point_selects(&s, &url(&server, "scramuser", "nope", ""), &[]);
+    assert_fails(&r, "wrong scram password", "authentication failed");
+    assert!(!r.stderr.contains("nope"), "password shown: {}", r.stderr);
+}
+
+/// Statements longer than --query-timeout are cancelled by the server and
+/// counted as timed-out events; the run goes on and ends normally.
+fn query_timeout(flavor: Option<Flavor>) {
+    let s = Scratch::new();
+    let server = match flavor {
+        Some(f) => match start_with(f, &[]) {
+            Some(server) => Some(server),
+            None => return,
+        },
+        None => None,
+    };
+    let db = match &server {
+        Some(server) => url(
+            server,
+            match server.flavor() {
+                Flavor::MariaDb => "root",
+                Flavor::Postgres => "postgres",
+            },
+            "",
+            "",
+        ),
+        None => "--db=sqlite:qt.sqlite".to_string(),
+    };
+    s.ok(&[
+        "prepare",
+        "oltp_read_only",
+        &db,
+        "--tables=1",
+        "--table-size=50000",
+    ]);
+    let common = [
+        "run",
+        "oltp_read_only",
+        &db,
+        "--tables=1",
+        "--table-size=50000",
+        "--range-size=50000",
+        "--events=5",
+        "--time=0",
+        "--format=json",
+    ];
+    let mut args = common.to_vec();
+    args.push("--query-timeout=0.001");
+    let r = s.ok(&args);
+    let j = r.json();
+    assert_eq!(j["totals"]["timeouts"], 5, "{}", r.stdout);
+    assert_eq!(j["totals"]["events"], 0, "{}", r.stdout);
+    let code = match flavor {
+        Some(Flavor::MariaDb) => "1969",
+        Some(Flavor::Postgres) => "57014",
+        None => "SQLITE_INTERRUPT",
+    };
+    assert_eq!(j["errors"][code], 5, "{}", r.stdout);
+    // Without the limit, the same events complete.
+    let r = s.ok(&common);
+    assert_eq!(r.json()["totals"]["events"], 5);
+    assert_eq!(r.json()["totals"]["timeouts"], 0);
+    let mut args = common.to_vec();
+    args.push("--query-timeout=-1");
+    assert_eq!(s.run(&args).code, 2);
+}
+
+#[test]
+fn query_timeout_sqlite() {
+    query_timeout(None);
+}
+
+#[test]
+fn query_timeout_mariadb() {
+    query_timeout(Some(Flavor::MariaDb));
+}
+
+#[test]
+fn query_timeout_postgres() {
+    query_timeout(Some(Flavor::Postgres));
+}
