@@ -160,7 +160,9 @@ fn mariadb_tls_modes_and_passwords() {
     ask(
         &server,
         "CREATE USER tls@'%' REQUIRE SSL; GRANT ALL ON *.* TO tls@'%'; \
-         CREATE USER pw@'%' IDENTIFIED BY 's3cret'; GRANT ALL ON *.* TO pw@'%'",
+         CREATE USER pw@'%' IDENTIFIED BY 's3cret'; GRANT ALL ON *.* TO pw@'%'; \
+         INSTALL SONAME 'auth_ed25519'; \
+         CREATE USER ed@'%' IDENTIFIED VIA ed25519 USING PASSWORD('edpw'); GRANT ALL ON *.* TO ed@'%'",
     );
     s.ok(&[
         "prepare",
@@ -224,6 +226,10 @@ fn mariadb_tls_modes_and_passwords() {
         "s3cret\n",
     );
     assert_ok(&r, "--ask-password");
+    assert_ok(
+        &point_selects(&s, &url(&server, "ed", "edpw", ""), &[]),
+        "MariaDB's ed25519",
+    );
     let r = point_selects(&s, &url(&server, "pw", "xyzzy", ""), &[]);
     assert_fails(&r, "wrong password", "access denied");
     assert!(!r.stderr.contains("xyzzy"), "password shown: {}", r.stderr);
