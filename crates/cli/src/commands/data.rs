@@ -2,6 +2,7 @@
 
 use super::{Ctx, block_on};
 use crate::CliError;
+use crate::progress::LoadBar;
 use crate::setup;
 use dbmeter_db::ConnectOptions;
 use dbmeter_workloads::Workload;
@@ -63,7 +64,19 @@ pub fn prepare(ctx: &Ctx) -> Result<i32, CliError> {
     };
     let seed = setup::seed(&ctx.values);
     let workers = setup::threads(&ctx.values)?;
-    let r = block_on(oltp::prepare(&opts, &cfg, seed, false, workers, &say))??;
+    let bar = LoadBar::new();
+    let say = |l: String| bar.say(&l);
+    let r = block_on(oltp::prepare(
+        &opts,
+        &cfg,
+        seed,
+        false,
+        workers,
+        &say,
+        &bar.progress,
+    ));
+    bar.finish();
+    let r = r??;
     print_load("Loaded", &r);
     Ok(0)
 }

@@ -116,6 +116,7 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
                     true,
                     engine.threads,
                     &say,
+                    &oltp::LoadProgress::default(),
                 ))??;
                 if console.to_stdout {
                     print_load("Loaded", &r);

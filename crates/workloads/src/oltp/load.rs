@@ -7,6 +7,7 @@ use super::schema::{
 use super::{OltpConfig, OltpKind};
 use crate::random::{RandGen, derive_seed};
 use dbmeter_db::{ConnectOptions, Connection, DbError, Dialect, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// What a prepare (or prewarm) did.
@@ -27,6 +28,17 @@ impl LoadReport {
 /// Receives one line per step; called from concurrent loaders.
 pub type Say<'a> = &'a (dyn Fn(String) + Send + Sync);
 
+/// Rows a prepare will load and has loaded so far, for a progress bar
+/// drawn by another thread.
+#[derive(Debug, Default)]
+pub struct LoadProgress {
+    pub total: AtomicU64,
+    pub done: AtomicU64,
+}
+
+/// Rows generated between two updates of [`LoadProgress::done`].
+const PROGRESS_STEP: u64 = 4096;
+
 /// Creates and loads the test's tables, `workers` tables at a time on a
 /// server (one at a time on SQLite, which has a single writer). With
 /// `only_missing`, tables that already exist are left alone; otherwise an
@@ -38,6 +50,7 @@ pub async fn prepare(
     only_missing: bool,
     workers: usize,
     say: Say<'_>,
+    progress: &LoadProgress,
 ) -> Result<LoadReport, DbError> {
     let began = Instant::now();
     let mut conn = Connection::connect(opts).await?;
@@ -60,6 +73,9 @@ pub async fn prepare(
     }
     if cfg.kind != OltpKind::BulkInsert && !todo.is_empty() {
         say(format!("Loading rows with {}", conn.bulk_method().await?));
+        progress
+            .total
+            .fetch_add(todo.len() as u64 * cfg.table_size, Ordering::Relaxed);
     }
     let workers = match conn.dialect() {
         Dialect::Sqlite => 1,
@@ -80,7 +96,7 @@ pub async fn prepare(
             };
             let mut report = LoadReport::default();
             for (i, table) in lane {
-                report.rows += load_table(&mut conn, cfg, seed, i, &table, say).await?;
+                report.rows += load_table(&mut conn, cfg, seed, i, &table, say, progress).await?;
                 report.tables += 1;
             }
             Ok::<_, DbError>(report)
@@ -102,6 +118,7 @@ async fn load_table(
     i: usize,
     table: &str,
     say: Say<'_>,
+    progress: &LoadProgress,
 ) -> Result<u64, DbError> {
     let dialect = conn.dialect();
     say(format!("Creating table '{table}'..."));
@@ -126,6 +143,9 @@ async fn load_table(
             return false;
         }
         id += 1;
+        if (id as u64).is_multiple_of(PROGRESS_STEP) {
+            progress.done.fetch_add(PROGRESS_STEP, Ordering::Relaxed);
+        }
         rng.digit_groups(10, &mut c);
         rng.digit_groups(5, &mut pad);
         row.push(Value::Int(id));
@@ -138,6 +158,9 @@ async fn load_table(
         .bulk_insert(table, &["id", "k", "c", "pad"], &mut next)
         .await
         .map_err(|e| e.context(format!("loading {table}")))?;
+    progress
+        .done
+        .fetch_add(rows % PROGRESS_STEP, Ordering::Relaxed);
     if let Some(sql) = after_load_sql(cfg, dialect, table) {
         conn.execute(&sql).await?;
     }

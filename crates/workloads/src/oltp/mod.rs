@@ -5,7 +5,7 @@ mod load;
 mod schema;
 mod user;
 
-pub use load::{LoadReport, cleanup, prepare, prewarm};
+pub use load::{LoadProgress, LoadReport, cleanup, prepare, prewarm};
 pub use schema::{Readiness, check_ready, table_names};
 pub use user::{OltpFactory, OltpUser};
 
