@@ -13,7 +13,7 @@ use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{CancelToken, Client, Config, NoTls, SimpleQueryMessage, Statement};
 
 pub struct PgConn {
-    client: Client,
+    pub(crate) client: Client,
     config: Config,
     stmts: Statements<Statement>,
     ps: bool,
@@ -21,7 +21,7 @@ pub struct PgConn {
     version: String,
 }
 
-fn map_err(e: tokio_postgres::Error) -> DbError {
+pub(crate) fn map_err(e: tokio_postgres::Error) -> DbError {
     if let Some(db) = e.as_db_error() {
         let code = db.code().code().to_string();
         let kind = match code.as_str() {
