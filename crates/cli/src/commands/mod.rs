@@ -1,7 +1,9 @@
 //! The commands: list, help, version, prepare, prewarm, cleanup, run.
 
 mod data;
+mod env;
 mod info;
+mod record;
 mod run;
 
 use crate::CliError;
@@ -31,6 +33,9 @@ fn specs_for(w: Option<&WorkloadInfo>) -> Vec<OptSpec> {
 }
 
 pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
+    if args.first().is_some_and(|a| a == "env") {
+        return env::env(&args[1..]);
+    }
     let inv = args::parse(&args, specs_for)?;
     match inv.command {
         Command::Version => {
