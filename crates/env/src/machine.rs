@@ -224,9 +224,9 @@ pub(crate) fn topology(cpuinfo: &str) -> (Option<usize>, Option<usize>) {
     if let Ok(dir) = std::fs::read_dir("/sys/devices/system/cpu") {
         for e in dir.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if !name
+            if name
                 .strip_prefix("cpu")
-                .is_some_and(|n| n.parse::<u32>().is_ok())
+                .is_none_or(|n| n.parse::<u32>().is_err())
             {
                 continue;
             }
@@ -265,9 +265,9 @@ pub(crate) fn governor(cpu_dir: &Path) -> Option<String> {
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for e in std::fs::read_dir(cpu_dir).ok()?.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if !name
+        if name
             .strip_prefix("cpu")
-            .is_some_and(|n| n.parse::<u32>().is_ok())
+            .is_none_or(|n| n.parse::<u32>().is_err())
         {
             continue;
         }
@@ -284,6 +284,8 @@ fn open_files() -> Option<FileLimit> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
         return None;
     }
+    // rlim_t is u64 on Linux, but not everywhere.
+    #[allow(clippy::unnecessary_cast)]
     let v = |x: libc::rlim_t| (x != libc::RLIM_INFINITY).then_some(x as u64);
     Some(FileLimit {
         soft: v(r.rlim_cur),

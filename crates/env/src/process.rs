@@ -34,10 +34,11 @@ fn listening_inodes(port: u16) -> Vec<u64> {
             let p = local
                 .rsplit_once(':')
                 .and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
-            if p == Some(port) && *st == "0A" {
-                if let Ok(i) = inode.parse() {
-                    v.push(i);
-                }
+            if p == Some(port)
+                && *st == "0A"
+                && let Ok(i) = inode.parse()
+            {
+                v.push(i);
             }
         }
     }
@@ -67,10 +68,10 @@ pub fn listener_pid(port: u16) -> Option<u32> {
             continue;
         };
         for fd in fds.flatten() {
-            if let Ok(target) = std::fs::read_link(fd.path()) {
-                if wanted.iter().any(|w| target.as_os_str() == w.as_str()) {
-                    return Some(pid);
-                }
+            if let Ok(target) = std::fs::read_link(fd.path())
+                && wanted.iter().any(|w| target.as_os_str() == w.as_str())
+            {
+                return Some(pid);
             }
         }
     }
@@ -87,10 +88,10 @@ pub fn tree_cpu_seconds(root: u32) -> Option<f64> {
         if pid == root {
             continue;
         }
-        if let Some(s) = read(format!("/proc/{pid}/stat")).and_then(|t| procfs::proc_stat(&t)) {
-            if s.ppid == root {
-                ticks += s.cpu_ticks;
-            }
+        if let Some(s) = read(format!("/proc/{pid}/stat")).and_then(|t| procfs::proc_stat(&t))
+            && s.ppid == root
+        {
+            ticks += s.cpu_ticks;
         }
     }
     Some(ticks as f64 / procfs::ticks_per_second())

@@ -88,10 +88,11 @@ pub fn delta(
         let (a, b) = (a.trim(), b.trim());
         if let (Ok(x), Ok(y)) = (a.parse::<i64>(), b.parse::<i64>()) {
             d.insert(k.clone(), Number::Int(x.wrapping_sub(y)));
-        } else if let (Ok(x), Ok(y)) = (a.parse::<f64>(), b.parse::<f64>()) {
-            if x.is_finite() && y.is_finite() {
-                d.insert(k.clone(), Number::Float(x - y));
-            }
+        } else if let (Ok(x), Ok(y)) = (a.parse::<f64>(), b.parse::<f64>())
+            && x.is_finite()
+            && y.is_finite()
+        {
+            d.insert(k.clone(), Number::Float(x - y));
         }
     }
     d
