@@ -86,7 +86,16 @@ fn env_describes_this_machine() {
     let doc = s.ok(&["env", "--format=json"]).json();
     assert_eq!(doc["schema"], "dbmeter.env");
     let e = &doc["environment"];
-    assert_eq!(e["cpus"].as_u64(), Some(processors()), "{e}");
+    assert_eq!(e["cpus_online"].as_u64(), Some(processors()), "{e}");
+    let nproc = std::process::Command::new("nproc").output().ok();
+    if let Some(n) = nproc.and_then(|o| {
+        String::from_utf8_lossy(&o.stdout)
+            .trim()
+            .parse::<u64>()
+            .ok()
+    }) {
+        assert_eq!(e["cpus"].as_u64(), Some(n), "{e}");
+    }
     assert_eq!(e["memory_bytes"].as_u64(), Some(meminfo_total_bytes()));
     let kernel = e["kernel"].as_str().unwrap_or_default();
     assert!(kernel.ends_with(&uname_r()), "{kernel}");

@@ -22,9 +22,12 @@ pub struct Environment {
     pub kernel: String,
     pub arch: String,
     pub cpu_model: String,
-    /// Logical CPUs online.
+    /// Logical CPUs available to dbmeter (its affinity, as `nproc`).
     pub cpus: usize,
-    /// CPUs this process may run on (its affinity), e.g. `0-3`.
+    /// Logical CPUs online on the machine.
+    #[serde(default)]
+    pub cpus_online: usize,
+    /// The CPUs dbmeter may run on, e.g. `0-3` (`Cpus_allowed_list`).
     #[serde(default)]
     pub cpus_allowed: String,
     #[serde(default)]
@@ -71,16 +74,23 @@ impl Environment {
         let swap_used = swap_total
             .zip(mem.get("SwapFree"))
             .map(|(t, f)| t.saturating_sub(*f));
+        let cpus_allowed = read("/proc/self/status")
+            .and_then(|t| procfs::status_field(&t, "Cpus_allowed_list"))
+            .unwrap_or_default();
+        let allowed = cpu_list(&cpus_allowed).len();
         Environment {
             hostname: uts.0,
             os: os_release(),
             kernel: uts.1,
             arch: std::env::consts::ARCH.to_string(),
             cpu_model: cpu_model(&cpuinfo),
-            cpus: online_cpus(&cpuinfo),
-            cpus_allowed: read("/proc/self/status")
-                .and_then(|t| procfs::status_field(&t, "Cpus_allowed_list"))
-                .unwrap_or_default(),
+            cpus: if allowed > 0 {
+                allowed
+            } else {
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            },
+            cpus_online: online_cpus(&cpuinfo),
+            cpus_allowed,
             sockets: topo.0,
             cores: topo.1,
             threads_per_core: topo.0.zip(topo.1).and_then(|(_, c)| {
@@ -109,7 +119,7 @@ impl Environment {
 
     /// One line: `host: CPU model, 2 CPUs (1 socket, 2 cores), 23.5 GiB RAM, Debian 12, Linux 6.1`.
     pub fn summary(&self) -> String {
-        let mut cpu = format!("{} CPUs", self.cpus);
+        let mut cpu = format!("{} CPUs", self.cpus_online.max(self.cpus));
         if let (Some(s), Some(c)) = (self.sockets, self.cores) {
             cpu.push_str(&format!(
                 " ({s} socket{}, {c} core{})",
@@ -316,7 +326,19 @@ mod tests {
             .lines()
             .filter(|l| l.starts_with("processor"))
             .count();
-        assert_eq!(e.cpus, processors, "{e:?}");
+        assert_eq!(e.cpus_online, processors, "{e:?}");
+        let nproc = std::process::Command::new("nproc")
+            .output()
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .trim()
+                    .parse::<usize>()
+                    .unwrap_or(0)
+            })
+            .unwrap_or(0);
+        if nproc > 0 {
+            assert_eq!(e.cpus, nproc);
+        }
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
         let total_kb: u64 = meminfo
             .lines()

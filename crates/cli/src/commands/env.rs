@@ -174,7 +174,8 @@ fn text(
         &mut out,
         "CPUs:",
         &format!(
-            "{} online (this process may use {}), {} socket(s), {} core(s), {} thread(s) per core, {} NUMA node(s)",
+            "{} online, {} for dbmeter ({}), {} socket(s), {} core(s), {} thread(s) per core, {} NUMA node(s)",
+            e.cpus_online,
             e.cpus,
             e.cpus_allowed,
             opt(e.sockets),
