@@ -33,8 +33,16 @@ fn specs_for(w: Option<&WorkloadInfo>) -> Vec<OptSpec> {
 }
 
 pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
-    if args.first().is_some_and(|a| a == "env") {
-        return env::env(&args[1..]);
+    match (
+        args.first().map(String::as_str),
+        args.get(1).map(String::as_str),
+    ) {
+        (Some("env"), _) => return env::env(&args[1..]),
+        (Some("help"), Some("env")) => {
+            print!("{}", env::USAGE);
+            return Ok(0);
+        }
+        _ => {}
     }
     let inv = args::parse(&args, specs_for)?;
     match inv.command {
