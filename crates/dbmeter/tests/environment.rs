@@ -5,6 +5,7 @@
 mod common;
 use common::servers::start;
 use common::*;
+use dbmeter_server::ServerOptions;
 use dbmeter_server::{Flavor, Server};
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
@@ -277,6 +278,14 @@ fn server_run(flavor: Flavor) {
     assert!(!text.contains("Server variables:"), "{text}");
     let verbose = s.ok(&["env", &db, "--verbose"]).stdout;
     assert!(verbose.contains("Server variables:"), "{verbose}");
+    // More threads than CPUs, next to a local server on the same CPUs.
+    let cpus = env["environment"]["cpus"].as_u64().unwrap_or(1);
+    let threads = format!("--threads={}", cpus + 1);
+    let crowded = s.ok(&["env", &db, &threads, "--format=json"]).json();
+    let codes = warning_codes(&crowded);
+    assert!(codes.contains(&"shared_cpus".to_string()), "{codes:?}");
+    assert!(!warning_codes(&env).contains(&"shared_cpus".to_string()));
+    assert!(!codes.contains(&"query_cache".to_string()), "{codes:?}");
 
     let r = s.ok(&[
         "run",
@@ -364,4 +373,30 @@ fn mariadb_run_records_server_and_counters() {
 #[test]
 fn postgres_run_records_server_and_counters() {
     server_run(Flavor::Postgres);
+}
+
+#[test]
+fn mariadb_query_cache_is_warned_about() {
+    if !dbmeter_server::available(Flavor::MariaDb) {
+        // start() says why, or fails under DBMETER_REQUIRE_SERVERS.
+        start(Flavor::MariaDb);
+        return;
+    }
+    let mut opts = ServerOptions::new(Flavor::MariaDb);
+    opts.settings = vec![
+        ("query_cache_type".into(), "1".into()),
+        ("query_cache_size".into(), "16M".into()),
+    ];
+    let server = Server::start(&opts).unwrap_or_else(|e| panic!("{e}"));
+    let s = Scratch::new();
+    let db = format!("--db={}", server.url());
+    let doc = s.ok(&["env", &db, "--format=json"]).json();
+    assert_eq!(doc["server"]["variables"]["query_cache_type"], "ON");
+    assert!(
+        warning_codes(&doc).contains(&"query_cache".to_string()),
+        "{}",
+        doc["warnings"]
+    );
+    let text = s.ok(&["env", &db]).stdout;
+    assert!(text.contains("WARNING: the query cache is on"), "{text}");
 }
