@@ -78,16 +78,55 @@ pub fn listener_pid(port: u16) -> Option<u32> {
     None
 }
 
+/// The direct children of `root`: from /proc/ROOT/task/*/children (a
+/// single file for PostgreSQL's single-threaded postmaster) where the
+/// kernel has them, else by scanning every process's parent in /proc.
+fn children(root: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let tasks = std::fs::read_dir(format!("/proc/{root}/task"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path().join("children"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let mut complete = !tasks.is_empty();
+    for t in tasks {
+        match read(&t) {
+            Some(list) => found.extend(
+                list.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            ),
+            None => {
+                // A thread that just ended, or no CONFIG_PROC_CHILDREN.
+                if t.parent().is_some_and(|p| p.exists()) {
+                    complete = false;
+                    break;
+                }
+            }
+        }
+    }
+    if complete {
+        return found;
+    }
+    pids()
+        .into_iter()
+        .filter(|&pid| {
+            pid != root
+                && read(format!("/proc/{pid}/stat"))
+                    .and_then(|t| procfs::proc_stat(&t))
+                    .is_some_and(|s| s.ppid == root)
+        })
+        .collect()
+}
+
 /// CPU time (seconds) used by `root` and its direct children, including
 /// children that already ended and were waited for (PostgreSQL backends
 /// are children of the postmaster). None once `root` is gone.
 pub fn tree_cpu_seconds(root: u32) -> Option<f64> {
     let own = procfs::proc_stat(&read(format!("/proc/{root}/stat"))?)?;
     let mut ticks = own.cpu_ticks + own.children_ticks;
-    for pid in pids() {
-        if pid == root {
-            continue;
-        }
+    for pid in children(root) {
         if let Some(s) = read(format!("/proc/{pid}/stat")).and_then(|t| procfs::proc_stat(&t))
             && s.ppid == root
         {
@@ -135,6 +174,13 @@ mod tests {
         std::hint::black_box(x);
         assert!(self_cpu_seconds().unwrap_or(0.0) >= t0);
         assert!(tree_cpu_seconds(std::process::id()).is_some());
+        // A child of ours is found, by either way.
+        if let Ok(mut child) = std::process::Command::new("sleep").arg("5").spawn() {
+            let found = children(std::process::id()).contains(&child.id());
+            let _ = child.kill();
+            let _ = child.wait();
+            assert!(found);
+        }
         assert!(cpus_allowed(None).is_some());
         assert_eq!(tree_cpu_seconds(u32::MAX - 1), None);
     }
