@@ -324,9 +324,10 @@ mod tests {
         let s = Sampler::start(Duration::from_millis(100), Some(std::process::id()));
         std::thread::sleep(Duration::from_millis(450));
         let r = s.finish();
-        assert!((4..=5).contains(&r.samples.len()), "{}", r.samples.len());
+        // 4 ticks and a last partial interval; fewer on a very busy machine.
+        assert!((3..=5).contains(&r.samples.len()), "{}", r.samples.len());
         let first = &r.samples[0];
-        assert!((first.t_s - 0.1).abs() < 0.08, "{}", first.t_s);
+        assert!(first.t_s >= 0.1 && first.t_s < 0.35, "{}", first.t_s);
         if cfg!(target_os = "linux") {
             let c = &first.cpu;
             let sum = c.user + c.system + c.iowait + c.steal + c.idle;
