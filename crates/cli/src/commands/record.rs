@@ -129,12 +129,17 @@ async fn read_facts(connect: &ConnectOptions) -> Result<ServerFacts, DbError> {
 
 /// Reads the server's facts; a failure becomes a warning.
 pub(crate) fn server_facts(connect: &ConnectOptions) -> Result<ServerFacts, Warning> {
-    match block_on(read_facts(connect)) {
-        Ok(Ok(f)) => Ok(f),
-        Ok(Err(e)) => Err(collection("the server's facts", e)),
+    match block_on(async { tokio::time::timeout(TIMEOUT, read_facts(connect)).await }) {
+        Ok(Ok(Ok(f))) => Ok(f),
+        Ok(Ok(Err(e))) => Err(collection("the server's facts", e)),
+        Ok(Err(_)) => Err(collection("the server's facts", "no answer in 30 s")),
         Err(e) => Err(collection("the server's facts", e)),
     }
 }
+
+/// How long collecting facts or counters may take: a hung server must not
+/// hang dbmeter after its run.
+const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The environment, with the storage under the server's data directory
 /// when the server is local.
@@ -221,10 +226,19 @@ impl Recorder {
             late.push(w);
         }
         let counters = match (self.before, &self.connect) {
-            (Some(before), Some(c)) => match block_on(counters_after(c, self.sessions_before)) {
-                Ok(Ok(after)) => Some(CounterRecord::new(before, after)),
-                Ok(Err(e)) => {
+            (Some(before), Some(c)) => match block_on(async {
+                tokio::time::timeout(TIMEOUT, counters_after(c, self.sessions_before)).await
+            }) {
+                Ok(Ok(Ok(after))) => Some(CounterRecord::new(before, after)),
+                Ok(Ok(Err(e))) => {
                     late.push(collection("the server's counters after the run", e));
+                    None
+                }
+                Ok(Err(_)) => {
+                    late.push(collection(
+                        "the server's counters after the run",
+                        "no answer in 30 s",
+                    ));
                     None
                 }
                 Err(e) => {
