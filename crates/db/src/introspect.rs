@@ -289,6 +289,33 @@ impl Connection {
         }
     }
 
+    /// Waits (at most `max`) until the server has published the
+    /// statistics of sessions that ended: on PostgreSQL, until no more than
+    /// `sessions_before` other sessions are left on this database, and
+    /// before version 15 (statistics sent to a collector process) another
+    /// 600 ms. Nothing to wait for elsewhere.
+    pub async fn settle_statistics(
+        &mut self,
+        sessions_before: u64,
+        max: std::time::Duration,
+    ) -> Result<(), DbError> {
+        if !matches!(self, Connection::Postgres(_)) {
+            return Ok(());
+        }
+        let until = std::time::Instant::now() + max;
+        while std::time::Instant::now() < until && self.other_sessions().await? > sessions_before {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let version = num(&self
+            .query_rows("SHOW server_version_num")
+            .await?
+            .first_value());
+        if version.is_some_and(|v| v < 150000) {
+            tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+        }
+        Ok(())
+    }
+
     /// The data directory (SQLite: the database file); None when the
     /// server does not tell this user.
     pub async fn datadir(&mut self) -> Result<Option<String>, DbError> {

@@ -15,7 +15,7 @@ use dbmeter_report::RunReport;
 use dbmeter_workloads::options::OptValues;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Prints a warning the way every warning is printed: on stderr.
 pub(crate) fn print_warning(w: &Warning) {
@@ -263,16 +263,14 @@ impl Recorder {
     }
 }
 
-/// The counters once the run's own sessions are gone (PostgreSQL publishes
-/// a session's statistics as it ends), waiting at most 3 s for that.
+/// The counters once the server has published the run's statistics
+/// (PostgreSQL: when its sessions end), waiting at most 3 s for that.
 async fn counters_after(
     connect: &ConnectOptions,
     sessions_before: u64,
 ) -> Result<BTreeMap<String, String>, DbError> {
     let mut c = Connection::connect(connect).await?;
-    let until = Instant::now() + Duration::from_secs(3);
-    while Instant::now() < until && c.other_sessions().await? > sessions_before {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    c.settle_statistics(sessions_before, Duration::from_secs(3))
+        .await?;
     c.server_counters().await
 }
