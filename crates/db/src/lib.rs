@@ -8,6 +8,7 @@
 
 mod connection;
 mod error;
+mod introspect;
 mod mysql;
 mod postgres;
 mod sqlite;
@@ -16,6 +17,7 @@ mod tls;
 
 pub use connection::{ConnectOptions, Connection, Outcome, Param, PsMode, StmtId, Value};
 pub use error::{DbError, ErrorKind, IgnoreList};
+pub use introspect::{PidHint, Rows, TableStats, is_local};
 pub use sqlite::SqliteOptions;
 pub use target::{Dialect, ServerTarget, Target, mask_password};
 pub use tls::{TlsMode, TlsSettings};

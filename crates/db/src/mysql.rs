@@ -11,7 +11,7 @@ use mysql_async::{Conn, Opts, OptsBuilder, QueryResult, Statement};
 use std::sync::Arc;
 
 pub struct MysqlConn {
-    conn: Conn,
+    pub(crate) conn: Conn,
     opts: Opts,
     stmts: Statements<Statement>,
     ps: bool,
@@ -22,7 +22,7 @@ pub struct MysqlConn {
 /// Client-side error codes sysbench users know for a lost connection.
 const LOST: &str = "2013";
 
-fn map_err(e: mysql_async::Error) -> DbError {
+pub(crate) fn map_err(e: mysql_async::Error) -> DbError {
     match e {
         mysql_async::Error::Server(s) => {
             let kind = match s.code {

@@ -16,7 +16,7 @@ use tokio_postgres::{CancelToken, Client, Config, SimpleQueryMessage, Statement}
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 pub struct PgConn {
-    client: Client,
+    pub(crate) client: Client,
     config: Config,
     tls: MakeRustlsConnect,
     stmts: Statements<Statement>,
@@ -25,7 +25,7 @@ pub struct PgConn {
     version: String,
 }
 
-fn map_err(e: tokio_postgres::Error) -> DbError {
+pub(crate) fn map_err(e: tokio_postgres::Error) -> DbError {
     if let Some(db) = e.as_db_error() {
         let code = db.code().code().to_string();
         let kind = match code.as_str() {

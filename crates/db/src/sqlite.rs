@@ -47,8 +47,8 @@ impl Default for SqliteOptions {
 }
 
 pub struct SqliteConn {
-    conn: rusqlite::Connection,
-    path: PathBuf,
+    pub(crate) conn: rusqlite::Connection,
+    pub(crate) path: PathBuf,
     opts: SqliteOptions,
     timeout: Option<StatementTimer>,
     /// SQL by id; rusqlite's own cache keeps the prepared statements.
@@ -148,7 +148,7 @@ fn code_name(primary: i32) -> String {
     name.to_string()
 }
 
-fn map_err(e: rusqlite::Error) -> DbError {
+pub(crate) fn map_err(e: rusqlite::Error) -> DbError {
     match e {
         rusqlite::Error::SqliteFailure(f, msg) => {
             let primary = f.extended_code & 0xff;

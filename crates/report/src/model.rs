@@ -1,7 +1,7 @@
 //! The run document (JSON schema `dbmeter.run`, version 1).
 
 use dbmeter_engine::{EndReason, IntervalSample, PhaseResult, RunResult};
-use dbmeter_env::Environment;
+use dbmeter_env::{CounterRecord, Environment, OsRecord, ServerRecord, Warning};
 use dbmeter_stats::{Counters, ErrorCounts, LatencySummary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -37,6 +37,19 @@ pub struct RunReport {
     pub warmup: Option<WarmupInfo>,
     pub fairness: Fairness,
     pub intervals: Vec<Interval>,
+    /// The server: version, variables, data directory, table sizes (none
+    /// without a database).
+    #[serde(default)]
+    pub server: Option<ServerRecord>,
+    /// Server counters before and after the run (MySQL/MariaDB, PostgreSQL).
+    #[serde(default)]
+    pub counters: Option<CounterRecord>,
+    /// OS statistics sampled during the run.
+    #[serde(default)]
+    pub os: Option<OsRecord>,
+    /// Set-ups found to distort the run, and facts that could not be collected.
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -44,6 +57,12 @@ pub struct ToolInfo {
     pub version: String,
     /// Build profile and target, e.g. `release x86_64-linux`.
     pub build: String,
+    /// The git commit built, when known.
+    #[serde(default)]
+    pub commit: Option<String>,
+    /// The compiler, `rustc --version`.
+    #[serde(default)]
+    pub rustc: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -208,6 +227,8 @@ impl RunReport {
             dbmeter: ToolInfo {
                 version: ctx.version,
                 build: ctx.build,
+                commit: None,
+                rustc: String::new(),
             },
             started_at: ctx.started_at,
             workload: ctx.workload,
@@ -251,6 +272,10 @@ impl RunReport {
                 time_stddev_s,
             },
             intervals: r.intervals.iter().map(Interval::from_sample).collect(),
+            server: None,
+            counters: None,
+            os: None,
+            warnings: Vec::new(),
         }
     }
 

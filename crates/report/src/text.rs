@@ -171,6 +171,87 @@ pub fn final_report(r: &RunReport) -> String {
         "execution time (avg/stddev):",
         &format!("{:.4}/{:.2}", f.time_avg_s, f.time_stddev_s),
     );
+    out.push_str(&environment_summary(r));
+    out
+}
+
+/// Counters worth a line in the text report, by server.
+const KEY_COUNTERS: &[&str] = &[
+    // MySQL / MariaDB
+    "Questions",
+    "Com_commit",
+    "Innodb_rows_read",
+    "Innodb_data_read",
+    "Innodb_data_written",
+    "Innodb_buffer_pool_reads",
+    // PostgreSQL
+    "database.xact_commit",
+    "database.xact_rollback",
+    "database.blks_read",
+    "database.blks_hit",
+    "wal.wal_bytes",
+];
+
+/// A few lines on where the run happened: machine, server, OS load,
+/// key server counters and the warnings. Empty for old documents.
+pub fn environment_summary(r: &RunReport) -> String {
+    let mut out = String::from("\nEnvironment:\n");
+    let e = &r.environment;
+    if e.hostname.is_empty() && e.kernel.is_empty() {
+        return String::new();
+    }
+    row(&mut out, 4, "machine:", &e.summary());
+    if let Some(s) = &r.server {
+        let mut v = s.version.clone();
+        if let Some(d) = &e.datadir {
+            let _ = write!(v, "; data on {} ({}", d.mount_point, d.filesystem);
+            if let Some(dev) = &d.device {
+                let _ = write!(v, ", {dev}");
+                if let Some(sch) = &d.scheduler {
+                    let _ = write!(v, ", scheduler {sch}");
+                }
+            }
+            v.push(')');
+        }
+        row(&mut out, 4, "server:", &v);
+        let sized: Vec<_> = s.tables.iter().filter_map(|t| t.total_bytes).collect();
+        if !sized.is_empty() {
+            let total: u64 = sized.iter().sum();
+            row(
+                &mut out,
+                4,
+                "tables:",
+                &format!("{} ({:.1} MiB)", s.tables.len(), total as f64 / 1048576.0),
+            );
+        }
+    }
+    if let Some(os) = &r.os
+        && let Some(c) = os.mean_cpu()
+    {
+        let mut line = format!(
+            "user {:.1}% sys {:.1}% iowait {:.1}% steal {:.1}% idle {:.1}%",
+            c.user, c.system, c.iowait, c.steal, c.idle
+        );
+        if let Some(x) = os.mean_client_cpu() {
+            let _ = write!(line, "; dbmeter {x:.0}%");
+        }
+        if let Some(x) = os.mean_server_cpu() {
+            let _ = write!(line, "; server {x:.0}%");
+        }
+        row(&mut out, 4, "CPU (avg of samples):", &line);
+    }
+    if let Some(c) = &r.counters {
+        let shown: Vec<String> = KEY_COUNTERS
+            .iter()
+            .filter_map(|k| c.delta.get(*k).map(|d| format!("{k} {d}")))
+            .collect();
+        if !shown.is_empty() {
+            row(&mut out, 4, "server counters (delta):", &shown.join(", "));
+        }
+    }
+    for w in &r.warnings {
+        row(&mut out, 4, "warning:", &w.message);
+    }
     out
 }
 

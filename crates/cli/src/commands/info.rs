@@ -71,6 +71,7 @@ pub fn help(w: Option<&WorkloadInfo>) -> String {
                  cleanup WORKLOAD   drop the workload's tables\n  \
                  list               list the workloads\n  \
                  help [WORKLOAD]    this help, or a workload's options\n  \
+                 env                the machine, with --db the server, and warnings (`dbmeter env --help`)\n  \
                  version            print the version\n\n\
                  With no --db, dbmeter uses the SQLite file dbmeter.sqlite in the current\n\
                  directory, and `run` prepares its tables when they are missing.\n"

@@ -1,7 +1,9 @@
 //! The commands: list, help, version, prepare, prewarm, cleanup, run.
 
 mod data;
+mod env;
 mod info;
+mod record;
 mod run;
 
 use crate::CliError;
@@ -31,6 +33,17 @@ fn specs_for(w: Option<&WorkloadInfo>) -> Vec<OptSpec> {
 }
 
 pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
+    match (
+        args.first().map(String::as_str),
+        args.get(1).map(String::as_str),
+    ) {
+        (Some("env"), _) => return env::env(&args[1..]),
+        (Some("help"), Some("env")) => {
+            print!("{}", env::USAGE);
+            return Ok(0);
+        }
+        _ => {}
+    }
     let inv = args::parse(&args, specs_for)?;
     match inv.command {
         Command::Version => {

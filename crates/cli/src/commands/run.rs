@@ -1,6 +1,7 @@
 //! `run`: drive the workload, print progress and the report, write results.
 
 use super::data::{oltp_settings, print_load};
+use super::record::Recorder;
 use super::{Ctx, VERSION, block_on};
 use crate::CliError;
 use crate::setup;
@@ -65,12 +66,12 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
     let query_timeout = setup::query_timeout(o)?;
     let stop = StopHandle::new();
 
-    let (result, server_version) = match ctx.info.workload {
+    let ((result, recorder), server_version) = match ctx.info.workload {
         Workload::Noop => {
             header(&console, ctx, &engine, "none");
             install_ctrl_c(&stop);
             (
-                drive(&engine, Arc::new(NoopFactory), &stop, &console, o)?,
+                drive(&engine, Arc::new(NoopFactory), &stop, &console, ctx)?,
                 String::new(),
             )
         }
@@ -149,13 +150,13 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
             header(&console, ctx, &engine, &version);
             install_ctrl_c(&stop);
             (
-                drive(&engine, Arc::new(factory), &stop, &console, o)?,
+                drive(&engine, Arc::new(factory), &stop, &console, ctx)?,
                 version,
             )
         }
     };
 
-    let report = RunReport::new(
+    let mut report = RunReport::new(
         ReportContext {
             workload: ctx.info.name.to_string(),
             target: TargetInfo {
@@ -200,6 +201,7 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
         &result,
         &engine.percentiles,
     );
+    recorder.finish(&mut report);
     let document = match format.as_str() {
         "json" => report.to_json() + "\n",
         "csv" => csv::intervals(&report, &engine.percentiles),
@@ -278,8 +280,10 @@ fn drive<F: UserFactory>(
     factory: Arc<F>,
     stop: &StopHandle,
     console: &Console,
-    o: &dbmeter_workloads::options::OptValues,
-) -> Result<RunResult, CliError> {
+    ctx: &Ctx,
+) -> Result<(RunResult, Recorder), CliError> {
+    let o = &ctx.values;
+    let recorder = Recorder::start(o, ctx.target.as_ref(), engine);
     let print = o.f64("report-interval") > 0.0;
     let pct = text::line_percentile(&engine.percentiles);
     let mut on_interval = |s: &IntervalSample| {
@@ -287,6 +291,7 @@ fn drive<F: UserFactory>(
             console.line(&text::interval_line(&Interval::from_sample(s), pct));
         }
     };
-    dbmeter_engine::run(engine, factory, stop, &mut on_interval)
-        .map_err(|e| CliError::Failed(e.to_string()))
+    let result = dbmeter_engine::run(engine, factory, stop, &mut on_interval)
+        .map_err(|e| CliError::Failed(e.to_string()))?;
+    Ok((result, recorder))
 }

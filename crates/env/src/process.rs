@@ -1,0 +1,187 @@
+//! Finding a local server's processes and reading their CPU time.
+
+use crate::procfs::{self, read, read_line};
+
+/// The process name (`/proc/PID/comm`).
+pub fn comm(pid: u32) -> Option<String> {
+    read_line(format!("/proc/{pid}/comm"))
+}
+
+pub fn parent(pid: u32) -> Option<u32> {
+    read(format!("/proc/{pid}/stat"))
+        .and_then(|t| procfs::proc_stat(&t))
+        .map(|s| s.ppid)
+}
+
+/// The pid in the first line of a pid file (MySQL's pid_file, PostgreSQL's
+/// postmaster.pid), if that process is alive.
+pub fn pid_from_file(path: &str) -> Option<u32> {
+    let pid: u32 = read_line(path)?.parse().ok()?;
+    comm(pid).map(|_| pid)
+}
+
+/// The socket inodes listening on TCP `port` (IPv4 and IPv6).
+fn listening_inodes(port: u16) -> Vec<u64> {
+    let mut v = Vec::new();
+    for f in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Some(text) = read(f) else { continue };
+        for l in text.lines().skip(1) {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            // sl local_address rem_address st ... uid timeout inode
+            let (Some(local), Some(st), Some(inode)) = (w.get(1), w.get(3), w.get(9)) else {
+                continue;
+            };
+            let p = local
+                .rsplit_once(':')
+                .and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
+            if p == Some(port)
+                && *st == "0A"
+                && let Ok(i) = inode.parse()
+            {
+                v.push(i);
+            }
+        }
+    }
+    v
+}
+
+fn pids() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The process listening on local TCP `port` (needs permission to read
+/// the other process's /proc/PID/fd: same user or root).
+pub fn listener_pid(port: u16) -> Option<u32> {
+    let inodes = listening_inodes(port);
+    if inodes.is_empty() {
+        return None;
+    }
+    let wanted: Vec<String> = inodes.iter().map(|i| format!("socket:[{i}]")).collect();
+    for pid in pids() {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            if let Ok(target) = std::fs::read_link(fd.path())
+                && wanted.iter().any(|w| target.as_os_str() == w.as_str())
+            {
+                return Some(pid);
+            }
+        }
+    }
+    None
+}
+
+/// The direct children of `root`: from /proc/ROOT/task/*/children (a
+/// single file for PostgreSQL's single-threaded postmaster) where the
+/// kernel has them, else by scanning every process's parent in /proc.
+fn children(root: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let tasks = std::fs::read_dir(format!("/proc/{root}/task"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path().join("children"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let mut complete = !tasks.is_empty();
+    for t in tasks {
+        match read(&t) {
+            Some(list) => found.extend(
+                list.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            ),
+            None => {
+                // A thread that just ended, or no CONFIG_PROC_CHILDREN.
+                if t.parent().is_some_and(|p| p.exists()) {
+                    complete = false;
+                    break;
+                }
+            }
+        }
+    }
+    if complete {
+        return found;
+    }
+    pids()
+        .into_iter()
+        .filter(|&pid| {
+            pid != root
+                && read(format!("/proc/{pid}/stat"))
+                    .and_then(|t| procfs::proc_stat(&t))
+                    .is_some_and(|s| s.ppid == root)
+        })
+        .collect()
+}
+
+/// CPU time (seconds) used by `root` and its direct children, including
+/// children that already ended and were waited for (PostgreSQL backends
+/// are children of the postmaster). None once `root` is gone.
+pub fn tree_cpu_seconds(root: u32) -> Option<f64> {
+    let own = procfs::proc_stat(&read(format!("/proc/{root}/stat"))?)?;
+    let mut ticks = own.cpu_ticks + own.children_ticks;
+    for pid in children(root) {
+        if let Some(s) = read(format!("/proc/{pid}/stat")).and_then(|t| procfs::proc_stat(&t))
+            && s.ppid == root
+        {
+            ticks += s.cpu_ticks;
+        }
+    }
+    Some(ticks as f64 / procfs::ticks_per_second())
+}
+
+/// CPU time (seconds) of this process.
+pub fn self_cpu_seconds() -> Option<f64> {
+    let s = procfs::proc_stat(&read("/proc/self/stat")?)?;
+    Some(s.cpu_ticks as f64 / procfs::ticks_per_second())
+}
+
+/// The CPUs a process may run on (`Cpus_allowed_list`).
+pub fn cpus_allowed(pid: Option<u32>) -> Option<Vec<usize>> {
+    let path = match pid {
+        Some(p) => format!("/proc/{p}/status"),
+        None => "/proc/self/status".to_string(),
+    };
+    let list = procfs::status_field(&read(path)?, "Cpus_allowed_list")?;
+    let v = procfs::cpu_list(&list);
+    (!v.is_empty()).then_some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_a_listener_and_reads_cpu() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = l.local_addr().map(|a| a.port()).unwrap_or(0);
+        assert_eq!(listener_pid(port), Some(std::process::id()));
+        let parent_pid = parent(std::process::id());
+        assert!(parent_pid.is_some());
+        // Burn a little CPU so that the counter moves.
+        let t0 = self_cpu_seconds().unwrap_or(0.0);
+        let mut x = 0u64;
+        let start = std::time::Instant::now();
+        while start.elapsed().as_millis() < 100 {
+            x = x.wrapping_mul(31).wrapping_add(7);
+        }
+        std::hint::black_box(x);
+        assert!(self_cpu_seconds().unwrap_or(0.0) >= t0);
+        assert!(tree_cpu_seconds(std::process::id()).is_some());
+        // A child of ours is found, by either way.
+        if let Ok(mut child) = std::process::Command::new("sleep").arg("5").spawn() {
+            let found = children(std::process::id()).contains(&child.id());
+            let _ = child.kill();
+            let _ = child.wait();
+            assert!(found);
+        }
+        assert!(cpus_allowed(None).is_some());
+        assert_eq!(tree_cpu_seconds(u32::MAX - 1), None);
+    }
+}

@@ -1,0 +1,162 @@
+//! What dbmeter records about a database server: its version, variables,
+//! data directory and table sizes, and its counters before and after a run.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The size of one table (with its indexes).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TableSize {
+    pub name: String,
+    /// Rows: exact or the server's estimate (InnoDB's table_rows,
+    /// PostgreSQL's reltuples); None when unknown.
+    pub rows: Option<u64>,
+    pub data_bytes: Option<u64>,
+    pub index_bytes: Option<u64>,
+    pub total_bytes: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerRecord {
+    /// e.g. `MariaDB 10.11.6-MariaDB-0+deb12u1`, `PostgreSQL 15.8 ...`, `SQLite 3.45.0`.
+    pub version: String,
+    /// Every server variable (MySQL SHOW GLOBAL VARIABLES; PostgreSQL
+    /// pg_settings, with the unit appended; SQLite pragmas). Values of
+    /// names that look secret are masked.
+    pub variables: BTreeMap<String, String>,
+    /// The data directory (SQLite: the database file).
+    pub datadir: Option<String>,
+    /// The server's main process, when the server runs on this machine.
+    pub pid: Option<u32>,
+    pub tables: Vec<TableSize>,
+}
+
+/// A counter difference: an integer when both ends are, else a float.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+impl Number {
+    pub fn as_f64(&self) -> f64 {
+        match self {
+            Number::Int(i) => *i as f64,
+            Number::Float(f) => *f,
+        }
+    }
+}
+
+impl std::fmt::Display for Number {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Number::Int(i) => write!(f, "{i}"),
+            Number::Float(x) => write!(f, "{x:.2}"),
+        }
+    }
+}
+
+/// Server counters before and after a run, and the difference of the
+/// numeric ones.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CounterRecord {
+    pub before: BTreeMap<String, String>,
+    pub after: BTreeMap<String, String>,
+    pub delta: BTreeMap<String, Number>,
+}
+
+impl CounterRecord {
+    pub fn new(before: BTreeMap<String, String>, after: BTreeMap<String, String>) -> Self {
+        let delta = delta(&before, &after);
+        CounterRecord {
+            before,
+            after,
+            delta,
+        }
+    }
+}
+
+/// `after - before` for every name with a number at both ends.
+pub fn delta(
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, String>,
+) -> BTreeMap<String, Number> {
+    let mut d = BTreeMap::new();
+    for (k, a) in after {
+        let Some(b) = before.get(k) else { continue };
+        let (a, b) = (a.trim(), b.trim());
+        if let (Ok(x), Ok(y)) = (a.parse::<i64>(), b.parse::<i64>()) {
+            d.insert(k.clone(), Number::Int(x.wrapping_sub(y)));
+        } else if let (Ok(x), Ok(y)) = (a.parse::<f64>(), b.parse::<f64>())
+            && x.is_finite()
+            && y.is_finite()
+        {
+            d.insert(k.clone(), Number::Float(x - y));
+        }
+    }
+    d
+}
+
+/// Whether a variable's name suggests a secret value (passwords, keys).
+pub fn is_secret(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    ["password", "passwd", "secret", "key", "token", "credential"]
+        .iter()
+        .any(|w| n.contains(w))
+        // Names about keys that hold no secret: sizes, buffers, caches.
+        && !["key_buffer", "key_cache", "_keys", "keys_", "foreign_key", "primary_key", "key_len", "key_block", "keyring_file"]
+            .iter()
+            .any(|w| n.contains(w))
+}
+
+/// The value to record for variable `name`: masked when it looks secret
+/// and is not empty.
+pub fn masked(name: &str, value: String) -> String {
+    if is_secret(name) && !value.is_empty() {
+        "****".into()
+    } else {
+        value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(v: &[(&str, &str)]) -> BTreeMap<String, String> {
+        v.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn deltas_of_numbers_only() {
+        let r = CounterRecord::new(
+            map(&[
+                ("Questions", "10"),
+                ("x", "1.5"),
+                ("v", "ON"),
+                ("gone", "3"),
+            ]),
+            map(&[
+                ("Questions", "1010"),
+                ("x", "2"),
+                ("v", "OFF"),
+                ("new", "4"),
+            ]),
+        );
+        assert_eq!(r.delta.get("Questions"), Some(&Number::Int(1000)));
+        assert_eq!(r.delta.get("x"), Some(&Number::Float(0.5)));
+        assert_eq!(r.delta.len(), 2);
+    }
+
+    #[test]
+    fn masks_secrets() {
+        assert_eq!(masked("ssl_key_password", "abc".into()), "****");
+        assert_eq!(masked("rpl_semi_sync_master_secret", "x".into()), "****");
+        assert_eq!(masked("key_buffer_size", "8388608".into()), "8388608");
+        assert_eq!(masked("ssl_key", "".into()), "");
+        assert_eq!(masked("max_connections", "151".into()), "151");
+    }
+}
