@@ -482,6 +482,18 @@ impl Home {
         result
     }
 
+    /// Deletes snapshot `name`.
+    pub fn remove_snapshot(&self, name: &str) -> Result<(), ServerError> {
+        check_name(name, "snapshot")?;
+        let dir = self.snapshot_dir(name);
+        if !dir.join(SNAPSHOT_FILE).is_file() {
+            return Err(ServerError::Failed(format!(
+                "no snapshot named '{name}' (`dbmeter server list` shows them)"
+            )));
+        }
+        remove_dir(&dir)
+    }
+
     /// The data directory to copy for `--from-snapshot what`: a snapshot
     /// name, a snapshot directory, or a data directory.
     fn find_snapshot(&self, what: &str, flavor: Flavor) -> Result<(String, PathBuf), ServerError> {
@@ -583,6 +595,10 @@ impl Drop for Made {
             } else {
                 fs::remove_file(&p)
             };
+        }
+        // Nothing logged (say, the port was taken): nothing worth keeping.
+        if process::log_len(&self.dir.join("server.log")) == 0 {
+            let _ = fs::remove_dir_all(&self.dir);
         }
     }
 }

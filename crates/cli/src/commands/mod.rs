@@ -3,6 +3,7 @@
 mod data;
 mod info;
 mod run;
+mod server;
 
 use crate::CliError;
 use crate::args::{self, Command};
@@ -31,6 +32,13 @@ fn specs_for(w: Option<&WorkloadInfo>) -> Vec<OptSpec> {
 }
 
 pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
+    if args.first().map(String::as_str) == Some("server") {
+        return server::main(&args[1..]);
+    }
+    if args.len() == 2 && args[0] == "help" && args[1] == "server" {
+        print!("{}", server::HELP);
+        return Ok(0);
+    }
     let inv = args::parse(&args, specs_for)?;
     match inv.command {
         Command::Version => {
@@ -59,6 +67,7 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
     } else {
         None
     };
+    crate::pinning::pin_client(&values)?;
     let ctx = Ctx {
         info: w,
         values,
