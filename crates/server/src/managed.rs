@@ -397,6 +397,12 @@ impl Home {
             )));
         }
         let dir = self.server_dir(name);
+        if flavor == Flavor::Postgres {
+            remove_stale_lock(&state.datadir.join("postmaster.pid"));
+            let mut socket_lock = state.socket.clone().into_os_string();
+            socket_lock.push(".lock");
+            remove_stale_lock(Path::new(&socket_lock));
+        }
         let opts = ServerOptions {
             basedir: state.basedir.clone(),
             datadir: Some(state.datadir.clone()),
@@ -571,6 +577,24 @@ pub fn stop_process(
         thread::sleep(Duration::from_millis(20));
     }
     Ok(Stopped::Clean)
+}
+
+/// A killed postmaster leaves its lock files behind (postmaster.pid, and
+/// `.s.PGSQL.PORT.lock` beside the socket). PostgreSQL ignores them when
+/// their pid is gone, but not when that pid is a zombie that no one reaps
+/// (a detached server's parent is PID 1, which in some containers never
+/// reaps), and then refuses to start. Remove one whose process is dead.
+fn remove_stale_lock(file: &Path) {
+    let Ok(text) = fs::read_to_string(file) else {
+        return;
+    };
+    let pid = text
+        .lines()
+        .next()
+        .and_then(|l| l.trim().parse::<u32>().ok());
+    if pid.is_some_and(|p| process::start_ticks(p).is_none()) {
+        let _ = fs::remove_file(file);
+    }
 }
 
 /// What a failed start made, removed on drop unless kept (the log stays).

@@ -90,6 +90,14 @@ fn allowed(sub: &str) -> &'static [&'static str] {
 }
 
 fn parse(args: &[String]) -> Result<Args, CliError> {
+    // The subcommand comes first; it says which options there are.
+    let Some(sub) = args.iter().find(|a| !a.starts_with("--")).cloned() else {
+        return Err(CliError::Usage(
+            "which server command? start, stop, restart, status, list or snapshot \
+             (`dbmeter server help`)"
+                .into(),
+        ));
+    };
     let mut words = Vec::new();
     let mut opts = Vec::new();
     let mut i = 0;
@@ -104,6 +112,11 @@ fn parse(args: &[String]) -> Result<Args, CliError> {
             Some((n, v)) => (n.replace('_', "-"), Some(v.to_string())),
             None => (body.replace('_', "-"), None),
         };
+        if !allowed(&sub).contains(&name.as_str()) {
+            return Err(CliError::Usage(format!(
+                "unknown option --{name} for `dbmeter server {sub}` (`dbmeter server help` lists them)"
+            )));
+        }
         let value = match inline {
             Some(v) => v,
             None if FLAGS.contains(&name.as_str()) => "on".to_string(),
@@ -112,26 +125,16 @@ fn parse(args: &[String]) -> Result<Args, CliError> {
                     i += 1;
                     v.clone()
                 }
-                _ => return Err(CliError::Usage(format!("option --{name} needs a value"))),
+                _ => {
+                    return Err(CliError::Usage(format!(
+                        "option --{name} needs a value (`dbmeter server help`)"
+                    )));
+                }
             },
         };
         opts.push((name, value));
     }
-    if words.is_empty() {
-        return Err(CliError::Usage(
-            "which server command? start, stop, restart, status, list or snapshot \
-             (`dbmeter server help`)"
-                .into(),
-        ));
-    }
-    let sub = words.remove(0);
-    for (name, _) in &opts {
-        if !allowed(&sub).contains(&name.as_str()) && !matches!(sub.as_str(), "help") {
-            return Err(CliError::Usage(format!(
-                "unknown option --{name} for `dbmeter server {sub}` (`dbmeter server help` lists them)"
-            )));
-        }
-    }
+    words.remove(0);
     Ok(Args { sub, words, opts })
 }
 
