@@ -487,3 +487,77 @@ fn client_cpus_pin_dbmeter_itself() {
         "CPU 1023 not available",
     );
 }
+
+/// The first column of the first row of `sql`, asked with the flavor's own
+/// client over TCP.
+fn ask(flavor: Flavor, url: &str, sql: &str) -> String {
+    let port = url
+        .rsplit_once(':')
+        .and_then(|(_, rest)| rest.split('/').next())
+        .expect("port in URL")
+        .to_string();
+    let out = match flavor {
+        Flavor::MariaDb => std::process::Command::new("mariadb")
+            .args(["-h127.0.0.1", "-P", &port, "-uroot", "-N", "-B", "-e", sql])
+            .output(),
+        Flavor::Postgres => std::process::Command::new("psql")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "postgres",
+                "-d",
+                "test",
+            ])
+            .args(["-tAc", sql])
+            .output(),
+    }
+    .expect("run the client");
+    assert!(
+        out.status.success(),
+        "{sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn config_files_are_used_and_set_wins() {
+    let cases = [
+        (
+            Flavor::MariaDb,
+            "[mysqld]\nmax_connections=77\nmax_allowed_packet=8M\ninnodb_buffer_pool_size=32M\n",
+            "max_allowed_packet=16M",
+            ["SELECT @@max_connections", "SELECT @@max_allowed_packet"],
+            ["77", "16777216"],
+        ),
+        (
+            Flavor::Postgres,
+            "max_connections = 50\nwork_mem = '2MB'\nshared_buffers = '32MB'\n",
+            "work_mem=8MB",
+            ["SHOW max_connections", "SHOW work_mem"],
+            ["50", "8MB"],
+        ),
+    ];
+    for (flavor, file, set, questions, answers) in cases {
+        if !can_run(flavor) {
+            continue;
+        }
+        let m = Managed::new();
+        let conf = m.scratch.path("server.conf");
+        std::fs::write(&conf, file).unwrap();
+        let conf = conf.display().to_string();
+        let url = m.start(&[flavor.name(), "--config", &conf, "--set", set]);
+        for (q, a) in questions.iter().zip(answers) {
+            assert_eq!(ask(flavor, &url, q), a, "{flavor}: {q}");
+        }
+        // The server reads dbmeter's copy, so the user may edit theirs.
+        let copy = m.state(flavor.name())["config_file"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(copy.starts_with(&m.home.display().to_string()), "{copy}");
+    }
+}
