@@ -1,7 +1,8 @@
 //! Throwaway database servers that dbmeter starts itself: a MariaDB or
 //! PostgreSQL server on a free port of 127.0.0.1, with a fresh data
 //! directory, a database `test` and a superuser without password. The test
-//! suite uses them as fixtures; later `dbmeter server start|stop` will too.
+//! suite uses them as fixtures; `dbmeter server` starts detached ones that
+//! outlive it, remembered by [`managed::Home`].
 //!
 //! ```no_run
 //! use dbmeter_server::{Flavor, Server, ServerOptions};
@@ -14,11 +15,13 @@
 //!
 //! Where things are: `mariadb.rs` and `postgres.rs` say how each flavor is
 //! initialized, started and set up; `process.rs` does users, spawning,
-//! signals and ports; `binaries.rs` finds the programs.
+//! signals and ports; `binaries.rs` finds the programs; `managed.rs` keeps
+//! the state of detached servers and their snapshots; `affinity.rs` and
+//! `host.rs` pin CPUs and drop the page cache.
 //!
 //! When run as root, servers run as the system users `mysql` and `postgres`
 //! (PostgreSQL refuses root). Servers die with the process that started
-//! them, even when it is killed.
+//! them, even when it is killed, unless started `detached`.
 
 mod affinity;
 mod binaries;
