@@ -294,17 +294,19 @@ impl Home {
             None => dir.join("data"),
         };
         let existed = datadir.exists();
-        let empty = is_empty_dir(&datadir);
-        if !existed || snapshot.is_some() {
+        if let Some((snap_name, _)) = &snapshot
+            && !is_empty_dir(&datadir)
+        {
+            return Err(ServerError::Failed(format!(
+                "--datadir {} is not empty; --from-snapshot {snap_name} needs a new or empty directory",
+                datadir.display()
+            )));
+        }
+        // Only what we create is ours to delete (on failure, or --remove).
+        if !existed {
             made.datadir = Some(datadir.clone());
         }
-        if let Some((snap_name, src)) = &snapshot {
-            if !empty {
-                return Err(ServerError::Failed(format!(
-                    "--datadir {} is not empty; --from-snapshot {snap_name} needs a new or empty directory",
-                    datadir.display()
-                )));
-            }
+        if let Some((_, src)) = &snapshot {
             copy_datadir(src, &datadir, user.as_ref())?;
         }
 
