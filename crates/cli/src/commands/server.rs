@@ -212,8 +212,18 @@ fn failed(e: ServerError) -> CliError {
     CliError::Failed(e.to_string())
 }
 
-/// Runs `dbmeter server ARGS`; returns the exit code.
+/// Runs `dbmeter server ARGS`; returns the exit code. Usage errors point
+/// to `dbmeter server help`.
 pub fn main(args: &[String]) -> Result<i32, CliError> {
+    server(args).map_err(|e| match e {
+        CliError::Usage(m) if !m.contains('`') => {
+            CliError::Usage(format!("{m} (see `dbmeter server help`)"))
+        }
+        other => other,
+    })
+}
+
+fn server(args: &[String]) -> Result<i32, CliError> {
     if args
         .iter()
         .any(|a| a == "-h" || a == "--help" || a == "help")
@@ -271,10 +281,7 @@ fn start(a: &Args, home: &Home) -> Result<i32, CliError> {
         req.settings.push((k.to_string(), v.to_string()));
     }
     if let Some(list) = a.get("server-cpus") {
-        req.cpus = Some(pinning::cpus("server-cpus", list).map_err(|e| match e {
-            CliError::Usage(m) => CliError::Usage(format!("{m} (`dbmeter server help`)")),
-            other => other,
-        })?);
+        req.cpus = Some(pinning::cpus("server-cpus", list)?);
     }
     if a.flag("drop-caches")? {
         drop_caches();
