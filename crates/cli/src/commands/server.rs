@@ -134,7 +134,14 @@ fn parse(args: &[String]) -> Result<Args, CliError> {
         };
         opts.push((name, value));
     }
-    words.remove(0);
+    // The subcommand itself, unless an option took it as its value.
+    if words.first() == Some(&sub) {
+        words.remove(0);
+    } else {
+        return Err(CliError::Usage(format!(
+            "put the server command first: `dbmeter server {sub} ...`"
+        )));
+    }
     Ok(Args { sub, words, opts })
 }
 
@@ -615,7 +622,13 @@ mod tests {
 
     #[test]
     fn usage_errors() {
-        for bad in ["", "start mariadb --port", "stop --bogus", "list --set a=1"] {
+        for bad in [
+            "",
+            "start mariadb --port",
+            "stop --bogus",
+            "list --set a=1",
+            "--name start",
+        ] {
             match parse(&args(bad)) {
                 Err(CliError::Usage(_)) => {}
                 other => panic!("{bad}: {other:?}"),
