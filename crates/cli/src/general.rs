@@ -176,6 +176,12 @@ pub const GENERAL: &[OptSpec] = &[
         "seconds to wait after --time before interrupting running events, or 'off'",
     ),
     opt(
+        "client-cpus",
+        OptKind::Str,
+        "",
+        "bind dbmeter itself to these CPUs, e.g. 2-3 (keep it off the server's)",
+    ),
+    opt(
         "format",
         OptKind::Choice(&["text", "json", "csv"]),
         "text",

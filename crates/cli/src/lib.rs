@@ -8,6 +8,7 @@ mod args;
 mod commands;
 mod error;
 mod general;
+mod pinning;
 mod progress;
 mod setup;
 

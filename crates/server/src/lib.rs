@@ -1,7 +1,8 @@
 //! Throwaway database servers that dbmeter starts itself: a MariaDB or
 //! PostgreSQL server on a free port of 127.0.0.1, with a fresh data
 //! directory, a database `test` and a superuser without password. The test
-//! suite uses them as fixtures; later `dbmeter server start|stop` will too.
+//! suite uses them as fixtures; `dbmeter server` starts detached ones that
+//! outlive it, remembered by [`managed::Home`].
 //!
 //! ```no_run
 //! use dbmeter_server::{Flavor, Server, ServerOptions};
@@ -14,14 +15,19 @@
 //!
 //! Where things are: `mariadb.rs` and `postgres.rs` say how each flavor is
 //! initialized, started and set up; `process.rs` does users, spawning,
-//! signals and ports; `binaries.rs` finds the programs.
+//! signals and ports; `binaries.rs` finds the programs; `managed.rs` keeps
+//! the state of detached servers and their snapshots; `affinity.rs` and
+//! `host.rs` pin CPUs and drop the page cache.
 //!
 //! When run as root, servers run as the system users `mysql` and `postgres`
 //! (PostgreSQL refuses root). Servers die with the process that started
-//! them, even when it is killed.
+//! them, even when it is killed, unless started `detached`.
 
+mod affinity;
 mod binaries;
 mod error;
+mod host;
+pub mod managed;
 mod mariadb;
 mod postgres;
 mod process;
@@ -35,7 +41,9 @@ use std::process::{Child, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+pub use affinity::{allowed_cpus, cpus_allowed_list, format_cpu_list, parse_cpu_list, pin_process};
 pub use error::ServerError;
+pub use host::drop_caches;
 
 use binaries::Binaries;
 use process::ServiceUser;
@@ -64,6 +72,27 @@ impl Flavor {
     }
 }
 
+impl Flavor {
+    /// The short name used on command lines and in files: "mariadb" or
+    /// "postgres".
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavor::MariaDb => "mariadb",
+            Flavor::Postgres => "postgres",
+        }
+    }
+
+    /// A flavor from a name a user may type: mariadb, mysql, postgres,
+    /// postgresql, pg (any case).
+    pub fn parse(text: &str) -> Option<Flavor> {
+        match text.to_ascii_lowercase().as_str() {
+            "mariadb" | "mysql" => Some(Flavor::MariaDb),
+            "postgres" | "postgresql" | "pg" | "pgsql" => Some(Flavor::Postgres),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for Flavor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -88,6 +117,21 @@ pub struct ServerOptions {
     /// `--key=value` (`--key` if the value is empty), also while its data
     /// directory is initialized; PostgreSQL gets `-c key=value`.
     pub settings: Vec<(String, String)>,
+    /// A my.cnf (MariaDB: `--defaults-file`) or postgresql.conf (PostgreSQL:
+    /// `config_file`) that the server user can read. It replaces our sizing
+    /// defaults; `settings` still win over it.
+    pub config_file: Option<PathBuf>,
+    /// CPUs the server may run on; set before it starts, so that all its
+    /// threads and processes inherit them. `None`: wherever we may run.
+    pub cpus: Option<Vec<usize>>,
+    /// Where the socket, pid file, private tmp, log (and the data, when
+    /// `datadir` is `None`) go; created if missing and kept. `None`: a
+    /// temporary directory, removed when the server is dropped.
+    pub workdir: Option<PathBuf>,
+    /// The server outlives this process: it gets a session of its own and no
+    /// parent-death signal, and dropping the [`Server`] leaves it running
+    /// (stop it by pid: [`stop_process`]). Meant with a `workdir`.
+    pub detached: bool,
 }
 
 impl ServerOptions {
@@ -98,6 +142,10 @@ impl ServerOptions {
             datadir: None,
             port: None,
             settings: Vec::new(),
+            config_file: None,
+            cpus: None,
+            workdir: None,
+            detached: false,
         }
     }
 }
@@ -116,6 +164,9 @@ pub struct Server {
     basedir: Option<PathBuf>,
     user: Option<ServiceUser>,
     settings: Vec<(String, String)>,
+    config_file: Option<PathBuf>,
+    cpus: Option<affinity::CpuSet>,
+    detached: bool,
     datadir: PathBuf,
     rundir: PathBuf,
     tmpdir: PathBuf,
@@ -144,27 +195,58 @@ impl Server {
             return Err(ServerError::PortInUse(port));
         }
 
-        let scratch = tempfile::Builder::new()
-            .prefix(&format!(
-                "dbmeter-{}-",
-                opts.flavor.to_string().to_lowercase()
-            ))
-            .tempdir_in(std::env::temp_dir())
-            .map_err(ServerError::io("cannot create a directory for the server"))?;
-        process::give(scratch.path(), 0o755, None)?;
-        let rundir = scratch.path().join("run");
+        let (scratch, workdir) = match &opts.workdir {
+            Some(w) => {
+                let w = std::path::absolute(w)
+                    .map_err(ServerError::io(format!("bad directory {}", w.display())))?;
+                fs::create_dir_all(&w)
+                    .map_err(ServerError::io(format!("cannot create {}", w.display())))?;
+                (None, w)
+            }
+            None => {
+                let t = tempfile::Builder::new()
+                    .prefix(&format!(
+                        "dbmeter-{}-",
+                        opts.flavor.to_string().to_lowercase()
+                    ))
+                    .tempdir_in(std::env::temp_dir())
+                    .map_err(ServerError::io("cannot create a directory for the server"))?;
+                let p = t.path().to_path_buf();
+                (Some(t), p)
+            }
+        };
+        process::give(&workdir, 0o755, None)?;
+        let rundir = workdir.join("run");
         process::make_dir(&rundir, 0o755, user.as_ref())?;
-        let tmpdir = scratch.path().join("tmp");
+        let tmpdir = workdir.join("tmp");
         process::make_dir(&tmpdir, 0o700, user.as_ref())?;
-        let log_path = scratch.path().join("server.log");
-        File::create(&log_path).map_err(ServerError::io(format!(
-            "cannot create {}",
-            log_path.display()
-        )))?;
+        let log_path = workdir.join("server.log");
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(ServerError::io(format!(
+                "cannot create {}",
+                log_path.display()
+            )))?;
         process::give(&log_path, 0o644, user.as_ref())?;
+        let config_file = match &opts.config_file {
+            Some(c) => Some(
+                std::path::absolute(c)
+                    .map_err(ServerError::io(format!("bad config file {}", c.display())))?,
+            ),
+            None => None,
+        };
+        if let Some(c) = &config_file {
+            File::open(c).map_err(ServerError::io(format!("cannot read {}", c.display())))?;
+        }
+        let cpus = match &opts.cpus {
+            Some(list) => Some(affinity::CpuSet::new(list).map_err(ServerError::Failed)?),
+            None => None,
+        };
 
         let (datadir, fresh) = match &opts.datadir {
-            None => (scratch.path().join("data"), true),
+            None => (workdir.join("data"), true),
             Some(d) => {
                 let d = std::path::absolute(d)
                     .map_err(ServerError::io(format!("bad datadir {}", d.display())))?;
@@ -179,6 +261,9 @@ impl Server {
         if let Some(u) = &user {
             process::check_reachable(&datadir, u)?;
             process::check_reachable(&rundir, u)?;
+            if let Some(c) = &config_file {
+                process::check_reachable(c, u)?;
+            }
         }
 
         let mut server = Server {
@@ -187,6 +272,9 @@ impl Server {
             basedir: opts.basedir.clone(),
             user,
             settings: opts.settings.clone(),
+            config_file,
+            cpus,
+            detached: opts.detached,
             datadir,
             rundir,
             tmpdir,
@@ -195,7 +283,7 @@ impl Server {
             pid: 0,
             version: String::new(),
             child: None,
-            scratch: Some(scratch),
+            scratch,
         };
         if fresh {
             server.init()?;
@@ -350,7 +438,12 @@ impl Server {
         );
         let (out, err) = self.log_handles()?;
         cmd.stdout(out).stderr(err);
-        let child = process::spawn_server(cmd).map_err(ServerError::io(format!(
+        let spawned = if self.detached {
+            process::spawn_detached(cmd, self.cpus.as_ref())
+        } else {
+            process::spawn_server(cmd, self.cpus.as_ref())
+        };
+        let child = spawned.map_err(ServerError::io(format!(
             "cannot run {}",
             self.bins.server.display()
         )))?;
@@ -463,6 +556,7 @@ impl Server {
             run: &self.rundir,
             tmp: &self.tmpdir,
             basedir: self.basedir.as_deref(),
+            config: self.config_file.as_deref(),
         }
     }
 
@@ -497,6 +591,9 @@ impl Drop for Server {
     /// If the thread is panicking (a failing test), the directory is kept
     /// for its log, and said so on stderr.
     fn drop(&mut self) {
+        if self.detached {
+            return; // it lives on; its files stay where the caller put them
+        }
         let _ = self.stop();
         if thread::panicking()
             && let Some(dir) = self.scratch.take()
@@ -528,6 +625,8 @@ pub(crate) struct Dirs<'a> {
     /// file in its tmpdir, so a shared /tmp breaks servers starting together.
     pub tmp: &'a Path,
     pub basedir: Option<&'a Path>,
+    /// The user's my.cnf or postgresql.conf, instead of our defaults.
+    pub config: Option<&'a Path>,
 }
 
 /// What differs between flavors: one implementation per file, mariadb.rs

@@ -9,7 +9,7 @@ use crate::{Dirs, Engine, Flavor};
 pub(crate) struct MariaDb;
 
 /// Small and quick to start; `ServerOptions::settings` come after these and
-/// win.
+/// win. A user's my.cnf (`ServerOptions::config_file`) replaces them.
 const DEFAULTS: &[(&str, &str)] = &[
     ("innodb-buffer-pool-size", "64M"),
     ("innodb-log-file-size", "48M"),
@@ -29,11 +29,28 @@ fn option(key: &str, value: &str) -> OsString {
     }
 }
 
-fn options(settings: &[(String, String)]) -> impl Iterator<Item = OsString> {
-    DEFAULTS
+/// Our defaults (unless the user gave a my.cnf), then the settings.
+fn options<'a>(
+    dirs: &Dirs,
+    settings: &'a [(String, String)],
+) -> impl Iterator<Item = OsString> + 'a {
+    let defaults = if dirs.config.is_some() {
+        &[][..]
+    } else {
+        DEFAULTS
+    };
+    defaults
         .iter()
         .map(|(k, v)| option(k, v))
         .chain(settings.iter().map(|(k, v)| option(k, v)))
+}
+
+/// The first argument: the user's my.cnf, or no option files at all.
+fn defaults_file(dirs: &Dirs) -> OsString {
+    match dirs.config {
+        Some(file) => path_option("defaults-file", file),
+        None => "--no-defaults".into(),
+    }
 }
 
 fn path_option(key: &str, path: &Path) -> OsString {
@@ -70,20 +87,20 @@ impl Engine for MariaDb {
     /// The settings go to the bootstrap server too (some, like
     /// innodb_page_size, shape the files).
     fn init_args(&self, dirs: &Dirs, settings: &[(String, String)]) -> Vec<OsString> {
-        let mut args: Vec<OsString> = vec!["--no-defaults".into()];
+        let mut args: Vec<OsString> = vec![defaults_file(dirs)];
         args.extend(dirs.basedir.map(|b| path_option("basedir", b)));
         args.push(path_option("datadir", dirs.data));
         args.push(path_option("tmpdir", dirs.tmp));
         args.push("--auth-root-authentication-method=normal".into());
         args.push("--skip-test-db".into());
-        args.extend(options(settings));
+        args.extend(options(dirs, settings));
         args
     }
 
     fn server_args(&self, dirs: &Dirs, port: u16, settings: &[(String, String)]) -> Vec<OsString> {
-        let mut args: Vec<OsString> = vec!["--no-defaults".into()];
+        let mut args: Vec<OsString> = vec![defaults_file(dirs)];
         args.extend(dirs.basedir.map(|b| path_option("basedir", b)));
-        args.extend(options(settings));
+        args.extend(options(dirs, settings));
         // Last, so that settings cannot move the server from where we look.
         args.push(path_option("datadir", dirs.data));
         args.push(path_option("tmpdir", dirs.tmp));

@@ -68,7 +68,17 @@ impl Engine for Postgres {
 
     fn server_args(&self, dirs: &Dirs, port: u16, settings: &[(String, String)]) -> Vec<OsString> {
         let mut args: Vec<OsString> = vec!["-D".into(), dirs.data.into()];
-        args.extend(DEFAULTS.iter().flat_map(|(k, v)| option(k, v)));
+        match dirs.config {
+            // The user's file replaces postgresql.conf (and our sizing);
+            // pg_hba.conf stays the data directory's.
+            Some(file) => {
+                let mut c = OsString::from("config_file=");
+                c.push(file);
+                args.extend(["-c".into(), c]);
+                args.extend(option("logging_collector", "off"));
+            }
+            None => args.extend(DEFAULTS.iter().flat_map(|(k, v)| option(k, v))),
+        }
         args.extend(settings.iter().flat_map(|(k, v)| option(k, v)));
         // Last, so that settings cannot move the server from where we look.
         args.extend(option("listen_addresses", "127.0.0.1"));

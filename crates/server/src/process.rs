@@ -15,6 +15,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::ServerError;
+use crate::affinity::CpuSet;
 
 /// The system user a server runs as when we are root (postgres and initdb
 /// refuse to run as root, mariadbd would need `--user`).
@@ -153,13 +154,15 @@ fn search_path(program: &Path) -> OsString {
 
 /// Spawns a long-running server in its own process group, set to receive
 /// SIGKILL when this process dies (so a killed test run leaves no servers
-/// behind). The parent-death signal belongs to the *thread* that forks,
-/// so all servers are forked by one thread that lives as long as the process.
-pub(crate) fn spawn_server(mut cmd: Command) -> io::Result<Child> {
+/// behind), bound to `cpus` if given. The parent-death signal belongs to the
+/// *thread* that forks, so all servers are forked by one thread that lives
+/// as long as the process.
+pub(crate) fn spawn_server(mut cmd: Command, cpus: Option<&CpuSet>) -> io::Result<Child> {
     let parent = std::process::id();
+    let cpus = cpus.cloned();
     cmd.process_group(0);
     // SAFETY: the closure only makes async-signal-safe calls (prctl,
-    // getppid) between fork and exec.
+    // getppid, sched_setaffinity) between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
@@ -167,6 +170,9 @@ pub(crate) fn spawn_server(mut cmd: Command) -> io::Result<Child> {
             }
             if libc::getppid() as u32 != parent {
                 return Err(io::Error::other("dbmeter exited while starting the server"));
+            }
+            if let Some(set) = &cpus {
+                set.apply(0)?;
             }
             Ok(())
         });
@@ -179,6 +185,26 @@ pub(crate) fn spawn_server(mut cmd: Command) -> io::Result<Child> {
         // No spawner thread: spawn here (the server then dies with this thread).
         Err(mpsc::SendError((mut cmd, _))) => cmd.spawn(),
     }
+}
+
+/// Spawns a server that outlives us: a session (and process group) of its
+/// own, so that neither our exit nor a Ctrl-C in our terminal reaches it;
+/// bound to `cpus` if given.
+pub(crate) fn spawn_detached(mut cmd: Command, cpus: Option<&CpuSet>) -> io::Result<Child> {
+    let cpus = cpus.cloned();
+    // SAFETY: setsid and sched_setaffinity are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if let Some(set) = &cpus {
+                set.apply(0)?;
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
 }
 
 type SpawnJob = (Command, mpsc::Sender<io::Result<Child>>);
@@ -237,7 +263,7 @@ pub(crate) fn kill_group(pgid: u32, timeout: Duration) {
 /// Whether a live (not zombie) process is in group `pgid`. Zombies do not
 /// count: killed backends are reparented to PID 1, which on some machines
 /// (containers, microVMs) never reaps them.
-fn group_alive(pgid: u32) -> bool {
+pub(crate) fn group_alive(pgid: u32) -> bool {
     let Ok(procs) = fs::read_dir("/proc") else {
         return false;
     };
@@ -259,6 +285,25 @@ fn group_alive(pgid: u32) -> bool {
                 state != "Z" && state != "X" && pgrp == Some(pgid.as_str())
             })
     })
+}
+
+/// The start time of process `pid` in clock ticks since boot (field 22 of
+/// /proc/PID/stat), or None if there is no live (non-zombie) such process.
+/// With the pid, it names a process even after the pid is reused.
+pub(crate) fn start_ticks(pid: u32) -> Option<u64> {
+    if pid == 0 {
+        return None;
+    }
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // "pid (comm) state ppid ..."; comm may hold spaces and parentheses.
+    let (_, rest) = stat.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let state = *fields.first()?;
+    if state == "Z" || state == "X" {
+        return None;
+    }
+    // rest starts at field 3 (state): field 22 is index 19.
+    fields.get(19)?.parse().ok()
 }
 
 /// A TCP port on 127.0.0.1 that nothing listens on right now.

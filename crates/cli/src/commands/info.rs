@@ -69,6 +69,7 @@ pub fn help(w: Option<&WorkloadInfo>) -> String {
                  prewarm WORKLOAD   read the tables once so that a run starts with warm caches\n  \
                  run WORKLOAD       run the benchmark and report throughput and latency\n  \
                  cleanup WORKLOAD   drop the workload's tables\n  \
+                 server COMMAND     managed MariaDB/PostgreSQL servers (`dbmeter server help`)\n  \
                  list               list the workloads\n  \
                  help [WORKLOAD]    this help, or a workload's options\n  \
                  env                the machine, with --db the server, and warnings (`dbmeter env --help`)\n  \

@@ -5,6 +5,7 @@ mod env;
 mod info;
 mod record;
 mod run;
+mod server;
 
 use crate::CliError;
 use crate::args::{self, Command};
@@ -38,8 +39,13 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
         args.get(1).map(String::as_str),
     ) {
         (Some("env"), _) => return env::env(&args[1..]),
-        (Some("help"), Some("env")) => {
+        (Some("server"), _) => return server::main(&args[1..]),
+        (Some("help"), Some("env")) if args.len() == 2 => {
             print!("{}", env::USAGE);
+            return Ok(0);
+        }
+        (Some("help"), Some("server")) if args.len() == 2 => {
+            print!("{}", server::HELP);
             return Ok(0);
         }
         _ => {}
@@ -72,6 +78,7 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
     } else {
         None
     };
+    crate::pinning::pin_client(&values)?;
     let ctx = Ctx {
         info: w,
         values,

@@ -1,0 +1,37 @@
+//! CPU lists on the command line: `--server-cpus` (checked here, applied by
+//! the server layer) and `--client-cpus`, which binds dbmeter itself.
+
+use crate::CliError;
+use dbmeter_server::{allowed_cpus, format_cpu_list, parse_cpu_list, pin_process};
+use dbmeter_workloads::options::OptValues;
+
+/// The CPUs of option `--name=list`: a usage error if it does not parse, an
+/// error if it names CPUs this process may not use.
+pub fn cpus(name: &str, list: &str) -> Result<Vec<usize>, CliError> {
+    let cpus = parse_cpu_list(list).map_err(|e| CliError::Usage(format!("--{name}: {e}")))?;
+    let allowed = allowed_cpus();
+    let missing: Vec<usize> = cpus
+        .iter()
+        .copied()
+        .filter(|c| !allowed.contains(c))
+        .collect();
+    if !missing.is_empty() {
+        return Err(CliError::Failed(format!(
+            "--{name}={list}: CPU {} not available here (dbmeter may use CPUs {})",
+            format_cpu_list(&missing),
+            format_cpu_list(&allowed)
+        )));
+    }
+    Ok(cpus)
+}
+
+/// Binds dbmeter (every thread it has, and so every thread it starts
+/// later) to `--client-cpus`, if given.
+pub fn pin_client(o: &OptValues) -> Result<(), CliError> {
+    let list = o.str("client-cpus").trim();
+    if list.is_empty() {
+        return Ok(());
+    }
+    let set = cpus("client-cpus", list)?;
+    pin_process(0, &set).map_err(|e| CliError::Failed(format!("--client-cpus={list}: {e}")))
+}
