@@ -16,9 +16,18 @@
 # WARNING: the script drops the tables sbtest1..N (N = TABLES) in the target
 # databases before it prepares, and again at the end.
 #
+# Servers: by default (MANAGED=1) the script starts its own MariaDB and
+# PostgreSQL with `dbmeter server start` (sized for the benchmark: a 2 GB
+# buffer pool / 1 GB shared_buffers, max_connections=1100 so that the 1,024
+# connection cell can run, no TLS) and removes them at the end. MANAGED=0
+# uses the servers named below instead.
+#
 # Environment overrides:
-#   MYSQL_HOST=127.0.0.1 MYSQL_PORT=3306 MYSQL_USER=root MYSQL_DB=test
-#   PG_HOST=127.0.0.1    PG_PORT=5432    PG_USER=postgres PG_DB=test
+#   MANAGED=1                start and remove throwaway servers (default)
+#   MARIADB_SETTINGS="innodb_buffer_pool_size=2G innodb_log_file_size=512M max_connections=1100"
+#   PG_SETTINGS="shared_buffers=1GB max_wal_size=4GB max_connections=1100"
+#   MYSQL_HOST=127.0.0.1 MYSQL_PORT=3306 MYSQL_USER=root MYSQL_DB=test   (MANAGED=0)
+#   PG_HOST=127.0.0.1    PG_PORT=5432    PG_USER=postgres PG_DB=test     (MANAGED=0)
 #   QUICK=1                  smoke test: TIME=2, TABLE_SIZE=20000, CLIENTS="1 4",
 #                            MariaDB only, oltp_point_select and oltp_read_write
 #   TIME=10                  seconds per run cell
@@ -102,6 +111,38 @@ fi
 [ -x "$DBMETER_BIN" ] || die "dbmeter binary not found: $DBMETER_BIN"
 
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+
+# --- managed servers ---------------------------------------------------------------
+MANAGED="${MANAGED:-1}"
+MARIADB_SETTINGS="${MARIADB_SETTINGS:-innodb_buffer_pool_size=2G innodb_log_file_size=512M max_connections=1100}"
+PG_SETTINGS="${PG_SETTINGS:-shared_buffers=1GB max_wal_size=4GB max_connections=1100}"
+STARTED=()
+stop_managed() {
+    local n
+    for n in "${STARTED[@]}"; do
+        "$DBMETER_BIN" server stop "$n" --remove >/dev/null 2>&1 || true
+    done
+}
+trap stop_managed EXIT
+# Starts a server and points the MYSQL_* or PG_* variables at it.
+start_managed() { # SERVER
+    local srv="$1" name="bench-$1-$STAMP" sets=() kv url
+    case "$srv" in
+        mariadb) for kv in $MARIADB_SETTINGS; do sets+=(--set "$kv"); done ;;
+        postgres) for kv in $PG_SETTINGS; do sets+=(--set "$kv"); done ;;
+    esac
+    log "starting a managed $srv server ($name)"
+    url="$("$DBMETER_BIN" server start "$srv" --name "$name" "${sets[@]}")" ||
+        die "dbmeter server start $srv failed"
+    STARTED+=("$name")
+    # url: scheme://user@127.0.0.1:PORT/test
+    local port="${url##*:}"; port="${port%%/*}"
+    case "$srv" in
+        mariadb) MYSQL_HOST=127.0.0.1 MYSQL_PORT="$port" MYSQL_USER=root MYSQL_DB=test ;;
+        postgres) PG_HOST=127.0.0.1 PG_PORT="$port" PG_USER=postgres PG_DB=test ;;
+    esac
+    log "  $url"
+}
 
 # Show the end of a failed tool's output and stop.
 fail_tool() { # LOG MESSAGE
@@ -198,6 +239,7 @@ EOF
 # --- one server -------------------------------------------------------------------
 bench_server() { # SERVER
     local srv="$1"
+    if [ "$MANAGED" = 1 ]; then start_managed "$srv"; fi
     server_setup "$srv"
     log "== $SERVER_NAME =="
     local pre="$OUT/$srv"
@@ -260,6 +302,9 @@ bench_server() { # SERVER
 
     log "cleanup"
     dbm "$pre.cleanup2.txt" cleanup oltp_read_write
+    if [ "$MANAGED" = 1 ]; then
+        "$DBMETER_BIN" server stop "bench-$srv-$STAMP" --remove >/dev/null 2>&1 || true
+    fi
 }
 
 log "raw output: $OUT"
