@@ -11,6 +11,7 @@ pub enum Command {
     Prepare,
     Prewarm,
     Cleanup,
+    Check,
     List,
     Help,
     Version,
@@ -23,6 +24,7 @@ impl Command {
             "prepare" => Command::Prepare,
             "prewarm" => Command::Prewarm,
             "cleanup" => Command::Cleanup,
+            "check" => Command::Check,
             "list" => Command::List,
             "help" => Command::Help,
             "version" => Command::Version,
@@ -36,6 +38,7 @@ impl Command {
             Command::Prepare => "prepare",
             Command::Prewarm => "prewarm",
             Command::Cleanup => "cleanup",
+            Command::Check => "check",
             Command::List => "list",
             Command::Help => "help",
             Command::Version => "version",
@@ -203,7 +206,7 @@ pub fn parse(
     };
     if command_word.is_none() && workload.is_some() && !help {
         return Err(CliError::Usage(format!(
-            "missing command: say what to do with {} (prepare, prewarm, run or cleanup)",
+            "missing command: say what to do with {} (prepare, prewarm, run, check or cleanup)",
             workload.map_or("", |w| w.name)
         )));
     }

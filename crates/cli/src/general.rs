@@ -194,6 +194,18 @@ pub const GENERAL: &[OptSpec] = &[
         "write the result in --format to this file; the console still shows the text report",
     ),
     opt(
+        "store",
+        OptKind::Str,
+        "",
+        "run: also save the result in the results store; --store alone: $DBMETER_STORE, else $DBMETER_HOME/results.db; --store=PATH (SQLite file) or --store=postgres://... (`dbmeter help results`)",
+    ),
+    opt(
+        "tag",
+        OptKind::Str,
+        "",
+        "run: label the stored run KEY=VALUE; repeat for more; implies --store",
+    ),
+    opt(
         "sqlite-journal-mode",
         OptKind::Choice(&["wal", "delete", "truncate", "persist", "memory", "off"]),
         "wal",
@@ -216,6 +228,7 @@ pub const GENERAL: &[OptSpec] = &[
 /// Other names accepted for general options (sysbench's).
 pub const ALIASES: &[(&str, &str)] = &[
     ("mysql-ignore-errors", "ignore-errors"),
+    ("warmup", "warmup-time"),
     ("pgsql-ignore-errors", "ignore-errors"),
     ("mysql-ssl", "ssl-mode"),
     ("pgsql-sslmode", "ssl-mode"),

@@ -226,5 +226,6 @@ pub fn engine_config(
         },
         forced_shutdown,
         stop_grace: Duration::from_millis(300),
+        kinds: 0,
     })
 }

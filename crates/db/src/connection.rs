@@ -127,9 +127,13 @@ impl Connection {
                 opts.ps_mode,
                 opts.query_timeout,
             )?)),
-            Target::Mysql(t) => Ok(Connection::Mysql(
-                MysqlConn::connect(t, nth, opts.ps_mode, opts.query_timeout, shown).await?,
-            )),
+            Target::Mysql(t) => Ok(Connection::Mysql(MysqlConn::connect(
+                t,
+                nth,
+                opts.ps_mode,
+                opts.query_timeout,
+                shown,
+            )?)),
             Target::Postgres(t) => Ok(Connection::Postgres(
                 PgConn::connect(t, nth, opts.ps_mode, opts.query_timeout, shown).await?,
             )),
@@ -167,8 +171,25 @@ impl Connection {
     pub async fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         match self {
             Connection::Sqlite(c) => c.run(id, params),
-            Connection::Mysql(c) => c.run(id, params).await,
+            Connection::Mysql(c) => c.run(id, params),
             Connection::Postgres(c) => c.run(id, params).await,
+        }
+    }
+
+    /// Runs a registered statement and appends every value of every row it
+    /// returns to `out`, row after row (NULL as None; integers as
+    /// [`Value::Int`], everything else, decimals included, as its text).
+    /// Returns the number of rows.
+    pub async fn fetch(
+        &mut self,
+        id: StmtId,
+        params: &[Param<'_>],
+        out: &mut Vec<Option<Value>>,
+    ) -> Result<u64, DbError> {
+        match self {
+            Connection::Sqlite(c) => c.fetch(id, params, out),
+            Connection::Mysql(c) => c.fetch(id, params, out),
+            Connection::Postgres(c) => c.fetch(id, params, out).await,
         }
     }
 
@@ -176,7 +197,7 @@ impl Connection {
     pub async fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
         match self {
             Connection::Sqlite(c) => c.execute(sql),
-            Connection::Mysql(c) => c.execute(sql).await,
+            Connection::Mysql(c) => c.execute(sql),
             Connection::Postgres(c) => c.execute(sql).await,
         }
     }
@@ -185,7 +206,7 @@ impl Connection {
     pub async fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
         match self {
             Connection::Sqlite(c) => c.query_i64(sql),
-            Connection::Mysql(c) => c.query_i64(sql).await,
+            Connection::Mysql(c) => c.query_i64(sql),
             Connection::Postgres(c) => c.query_i64(sql).await,
         }
     }
@@ -194,7 +215,7 @@ impl Connection {
     pub async fn tables(&mut self) -> Result<Vec<String>, DbError> {
         match self {
             Connection::Sqlite(c) => c.tables(),
-            Connection::Mysql(c) => c.tables().await,
+            Connection::Mysql(c) => c.tables(),
             Connection::Postgres(c) => c.tables().await,
         }
     }
@@ -210,13 +231,7 @@ impl Connection {
     ) -> Result<u64, DbError> {
         match self {
             Connection::Sqlite(c) => c.bulk_insert(table, columns, next_row),
-            Connection::Mysql(c) => {
-                if c.local_infile_allowed().await? {
-                    c.load_data(table, columns, next_row).await
-                } else {
-                    c.insert_rows(table, columns, next_row).await
-                }
-            }
+            Connection::Mysql(c) => c.bulk_insert(table, columns, next_row),
             Connection::Postgres(c) => c.copy_in(table, columns, next_row).await,
         }
     }
@@ -225,13 +240,7 @@ impl Connection {
     pub async fn bulk_method(&mut self) -> Result<&'static str, DbError> {
         Ok(match self {
             Connection::Sqlite(_) => "prepared INSERTs in one transaction",
-            Connection::Mysql(c) => {
-                if c.local_infile_allowed().await? {
-                    "LOAD DATA LOCAL INFILE"
-                } else {
-                    "multi-row INSERTs (the server refuses LOAD DATA LOCAL INFILE: local_infile=OFF)"
-                }
-            }
+            Connection::Mysql(c) => c.bulk_method()?,
             Connection::Postgres(_) => "COPY",
         })
     }
@@ -240,7 +249,7 @@ impl Connection {
     pub async fn reconnect(&mut self) -> Result<(), DbError> {
         match self {
             Connection::Sqlite(c) => c.reopen(),
-            Connection::Mysql(c) => c.reopen().await,
+            Connection::Mysql(c) => c.reopen(),
             Connection::Postgres(c) => c.reopen().await,
         }
     }

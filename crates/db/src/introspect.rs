@@ -63,19 +63,6 @@ pub enum PidHint {
     None,
 }
 
-fn mysql_text(v: &mysql_async::Value) -> Option<String> {
-    use mysql_async::Value as V;
-    Some(match v {
-        V::NULL => return None,
-        V::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-        V::Int(i) => i.to_string(),
-        V::UInt(u) => u.to_string(),
-        V::Float(f) => f.to_string(),
-        V::Double(f) => f.to_string(),
-        other => other.as_sql(true).trim_matches('\'').to_string(),
-    })
-}
-
 fn sqlite_text(v: rusqlite::types::ValueRef<'_>) -> Option<String> {
     use rusqlite::types::ValueRef as V;
     Some(match v {
@@ -135,24 +122,11 @@ impl Connection {
     pub async fn query_rows(&mut self, sql: &str) -> Result<Rows, DbError> {
         match self {
             Connection::Mysql(c) => {
-                use mysql_async::prelude::Queryable;
-                let rows: Vec<mysql_async::Row> =
-                    c.conn.query(sql).await.map_err(crate::mysql::map_err)?;
-                let columns = rows.first().map_or(Vec::new(), |r| {
-                    r.columns_ref()
-                        .iter()
-                        .map(|c| c.name_str().into_owned())
-                        .collect()
-                });
-                let rows = rows
-                    .iter()
-                    .map(|r| {
-                        (0..r.len())
-                            .map(|i| r.as_ref(i).and_then(mysql_text))
-                            .collect()
-                    })
-                    .collect();
-                Ok(Rows { columns, rows })
+                let r = c.query_rows(sql)?;
+                Ok(Rows {
+                    columns: r.columns,
+                    rows: r.rows,
+                })
             }
             Connection::Postgres(c) => {
                 use tokio_postgres::SimpleQueryMessage;

@@ -1,31 +1,74 @@
-//! MariaDB and MySQL through mysql_async (binary protocol, server-side
-//! prepared statements by default).
+//! MariaDB and MySQL through dbmeter's own blocking client
+//! ([`crate::mysql_wire`]): server-side prepared statements by default,
+//! one connection per OS thread.
 
 use crate::connection::{Outcome, Param, PsMode, Statements, StmtId, Value, inline_params};
+use crate::mysql_wire::{self, Addr, BulkRows, Params, Prepared, TextResult, TlsParams, WireConn};
 use crate::target::ServerTarget;
 use crate::tls::{TlsMode, TlsSettings};
 use crate::{DbError, ErrorKind};
-use bytes::Bytes;
-use mysql_async::prelude::{Protocol, Queryable};
-use mysql_async::{Conn, Opts, OptsBuilder, QueryResult, Statement};
+use rustls::pki_types::ServerName;
+use std::io::Write;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+/// How long opening a connection may take before it fails.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How `prepare` loads rows: the target's `load=` parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LoadMethod {
+    /// The fastest the server takes: bulk, else infile, else insert.
+    Auto,
+    /// One prepared INSERT run for thousands of rows per command (MariaDB's
+    /// COM_STMT_BULK_EXECUTE): no SQL or text to parse on the server.
+    Bulk,
+    /// LOAD DATA LOCAL INFILE, the rows streamed from memory.
+    Infile,
+    /// Multi-row INSERTs of about 512 KiB, as sysbench loads.
+    Insert,
+}
+
+impl LoadMethod {
+    fn of(t: &ServerTarget) -> Result<LoadMethod, DbError> {
+        Ok(match t.param("load") {
+            None | Some("auto") => LoadMethod::Auto,
+            Some("bulk") => LoadMethod::Bulk,
+            Some("infile") => LoadMethod::Infile,
+            Some("insert") => LoadMethod::Insert,
+            Some(other) => {
+                return Err(DbError::usage(format!(
+                    "load={other}: unknown loading method (expected auto, bulk, infile or insert)"
+                )));
+            }
+        })
+    }
+}
 
 pub struct MysqlConn {
-    pub(crate) conn: Conn,
-    opts: Opts,
-    stmts: Statements<Statement>,
+    conn: WireConn,
+    load: LoadMethod,
+    params: Arc<Params>,
+    /// Session settings made on connect and on every reconnect.
+    init: Vec<String>,
+    stmts: Statements<Prepared>,
     ps: bool,
     shown: String,
     version: String,
+    /// The server's id of the current connection, for the interrupter
+    /// (it changes on reconnect).
+    id: Arc<AtomicU32>,
 }
 
 /// Client-side error codes sysbench users know for a lost connection.
 const LOST: &str = "2013";
 
-pub(crate) fn map_err(e: mysql_async::Error) -> DbError {
+pub(crate) fn map_err(e: mysql_wire::Error) -> DbError {
+    use mysql_wire::Error as E;
     match e {
-        mysql_async::Error::Server(s) => {
-            let kind = match s.code {
+        E::Server { code, message, .. } => {
+            let kind = match code {
                 // Query execution was interrupted (KILL QUERY), statement timeouts.
                 1317 => ErrorKind::Interrupted,
                 // max_execution_time (MySQL), max_statement_time (MariaDB).
@@ -36,103 +79,86 @@ pub(crate) fn map_err(e: mysql_async::Error) -> DbError {
             };
             DbError {
                 kind,
-                code: s.code.to_string(),
-                message: s.message,
+                code: code.to_string(),
+                message,
             }
         }
-        mysql_async::Error::Io(io) => DbError {
+        E::Io(io) => DbError {
             kind: ErrorKind::ConnectionLost,
             code: LOST.into(),
             message: format!("lost connection: {io}"),
         },
-        mysql_async::Error::Driver(d) => DbError {
+        // The connection is in an unknown state: start a new one.
+        E::Protocol(m) => DbError {
             kind: ErrorKind::ConnectionLost,
-            code: LOST.into(),
-            message: d.to_string(),
+            code: "2027".into(),
+            message: format!("malformed packet from the server: {m}"),
         },
-        other => DbError::other("2000", other.to_string()),
+        E::Tls(m) => DbError::other("2026", format!("TLS: {m}")),
+        E::NoServerTls => DbError::other("2026", "the server does not support TLS"),
+        E::Auth(m) => DbError::other("2059", m),
+        E::Usage(m) => DbError::other("2000", m),
     }
 }
 
-fn value(p: &Param<'_>) -> mysql_async::Value {
-    match p {
-        Param::Int(i) => mysql_async::Value::Int(*i),
-        Param::Text(s) => mysql_async::Value::Bytes(s.as_bytes().to_vec()),
-    }
-}
-
-/// Reads a result to its end: rows fetched and counted, or rows affected.
-async fn outcome<P: Protocol>(mut r: QueryResult<'_, '_, P>) -> Result<Outcome, DbError> {
-    if r.columns_ref().is_empty() {
-        let n = r.affected_rows();
-        r.drop_result().await.map_err(map_err)?;
-        return Ok(Outcome::Affected(n));
-    }
-    let mut n = 0u64;
-    r.for_each(|row| {
-        std::hint::black_box(row);
-        n += 1;
+/// What connection `nth` to `t` needs: address, credentials, TLS.
+fn wire_params(t: &ServerTarget, nth: usize, tls: &TlsSettings) -> Result<Params, DbError> {
+    let addr = match &t.socket {
+        Some(s) => Addr::Unix(s.clone()),
+        None => Addr::Tcp {
+            host: t.host(nth).to_string(),
+            port: t.port(nth),
+        },
+    };
+    // A Unix socket is local: never encrypted.
+    let tls = if tls.mode == TlsMode::Disable || t.socket.is_some() {
+        None
+    } else {
+        let host = t.host(nth).trim_matches(|c| c == '[' || c == ']');
+        let server_name = match ServerName::try_from(host.to_string()) {
+            Ok(n) => n,
+            Err(_) if tls.mode != TlsMode::VerifyFull => ServerName::try_from("localhost")
+                .map_err(|e| DbError::usage(format!("TLS: {e}")))?,
+            Err(e) => {
+                return Err(DbError::usage(format!(
+                    "TLS: {host} cannot be checked against the server's certificate: {e}"
+                )));
+            }
+        };
+        Some(TlsParams {
+            config: tls.mysql_config()?,
+            server_name,
+            required: tls.mode != TlsMode::Prefer,
+        })
+    };
+    Ok(Params {
+        addr,
+        user: t.user.clone(),
+        password: t.password.clone(),
+        database: t.database.clone(),
+        tls,
+        connect_timeout: CONNECT_TIMEOUT,
     })
-    .await
-    .map_err(map_err)?;
-    r.drop_result().await.map_err(map_err)?;
-    Ok(Outcome::Rows(n))
 }
 
 impl MysqlConn {
-    pub(crate) fn options(t: &ServerTarget, nth: usize, tls: Option<mysql_async::SslOpts>) -> Opts {
-        let mut b = OptsBuilder::default()
-            .user(Some(t.user.clone()))
-            .pass(t.password.clone())
-            .db_name(Some(t.database.clone()))
-            .stmt_cache_size(0)
-            .prefer_socket(false)
-            .ssl_opts(tls);
-        b = match &t.socket {
-            Some(s) => b.socket(Some(s.to_string_lossy().into_owned())),
-            None => b.ip_or_hostname(t.host(nth)).tcp_port(t.port(nth)),
-        };
-        Opts::from(b)
-    }
-
-    pub(crate) async fn connect(
+    pub(crate) fn connect(
         t: &ServerTarget,
         nth: usize,
         ps: PsMode,
-        timeout: Option<std::time::Duration>,
+        timeout: Option<Duration>,
         shown: String,
     ) -> Result<Self, DbError> {
         let tls = TlsSettings::of(t, TlsMode::Disable)?;
-        let mut opts = Self::options(t, nth, tls.mysql_opts());
-        let mut conn = match Conn::new(opts.clone()).await {
-            // prefer: plain text when the server has no TLS.
-            Err(mysql_async::Error::Driver(mysql_async::DriverError::NoClientSslFlagFromServer))
-                if tls.mode == TlsMode::Prefer =>
-            {
-                opts = Self::options(t, nth, None);
-                Conn::new(opts.clone()).await
-            }
-            Err(mysql_async::Error::Driver(mysql_async::DriverError::NoClientSslFlagFromServer)) => {
-                return Err(DbError::other(
-                    "2026",
-                    format!(
-                        "cannot connect to {shown}: the server does not support TLS (ssl-mode={}); use ssl-mode=disable or preferred, or enable TLS on the server",
-                        tls.mode
-                    ),
-                ));
-            }
-            other => other,
-        }
-        .map_err(|e| connect_error(e, &shown))?;
-        let version: Option<String> = conn
-            .query_first("SELECT VERSION()")
-            .await
-            .map_err(map_err)?;
-        let version = version.unwrap_or_default();
+        let load = LoadMethod::of(t)?;
+        let params = Arc::new(wire_params(t, nth, &tls)?);
+        let mut conn =
+            WireConn::connect(&params).map_err(|e| connect_error(e, &shown, tls.mode))?;
+        let version = conn.server_version().to_string();
         let mariadb = version.to_ascii_lowercase().contains("mariadb");
         let flavor = if mariadb { "MariaDB" } else { "MySQL" };
+        let mut init = Vec::new();
         if let Some(limit) = timeout {
-            // Set now and on every reconnect.
             let set = if mariadb {
                 format!("SET SESSION max_statement_time = {}", limit.as_secs_f64())
             } else {
@@ -141,29 +167,42 @@ impl MysqlConn {
                     limit.as_millis().max(1)
                 )
             };
-            conn.query_drop(&set).await.map_err(|e| {
+            conn.query(&set).map_err(|e| {
                 let d = map_err(e);
                 DbError::other(
                     d.code,
                     format!("cannot set --query-timeout on {shown}: {}", d.message),
                 )
             })?;
-            opts = Opts::from(OptsBuilder::from_opts(opts).init(vec![set]));
+            init.push(set);
         }
         Ok(MysqlConn {
-            conn,
-            opts,
+            load,
+            params,
+            init,
             stmts: Statements::new(),
             ps: ps == PsMode::Auto,
             shown,
             version: format!("{flavor} {version}"),
+            id: Arc::new(AtomicU32::new(conn.connection_id())),
+            conn,
         })
     }
 
-    pub(crate) async fn reopen(&mut self) -> Result<(), DbError> {
-        self.conn = Conn::new(self.opts.clone())
-            .await
-            .map_err(|e| connect_error(e, &self.shown))?;
+    pub(crate) fn reopen(&mut self) -> Result<(), DbError> {
+        let mut conn = WireConn::connect(&self.params).map_err(|e| {
+            let mode = if self.params.tls.is_some() {
+                TlsMode::Require
+            } else {
+                TlsMode::Disable
+            };
+            connect_error(e, &self.shown, mode)
+        })?;
+        for s in &self.init {
+            conn.query(s).map_err(map_err)?;
+        }
+        self.id.store(conn.connection_id(), Ordering::Relaxed);
+        self.conn = conn;
         self.stmts.forget_prepared();
         Ok(())
     }
@@ -172,54 +211,89 @@ impl MysqlConn {
         self.stmts.register(sql)
     }
 
-    pub(crate) async fn run(
-        &mut self,
-        id: StmtId,
-        params: &[Param<'_>],
-    ) -> Result<Outcome, DbError> {
+    pub(crate) fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         let Some((sql, cached)) = self.stmts.get_mut(id) else {
             return Err(DbError::other("2000", "unknown statement id"));
         };
         if self.ps {
-            let stmt = match cached {
-                Some(s) => s.clone(),
-                None => {
-                    let s = self.conn.prep(sql).await.map_err(map_err)?;
-                    *cached = Some(s.clone());
-                    s
+            let st = match cached {
+                Some(st) => st,
+                None => cached.insert(self.conn.prepare(sql).map_err(map_err)?),
+            };
+            match self.conn.execute(st, params) {
+                // The table changed under the statement (DDL): prepare it
+                // again and retry once.
+                Err(mysql_wire::Error::Server { code: 1615, .. }) => {
+                    self.conn.close_statement(st).map_err(map_err)?;
+                    *st = self.conn.prepare(sql).map_err(map_err)?;
+                    self.conn.execute(st, params).map_err(map_err)
                 }
-            };
-            let values: Vec<mysql_async::Value> = params.iter().map(value).collect();
-            let params = if values.is_empty() {
-                mysql_async::Params::Empty
-            } else {
-                mysql_async::Params::Positional(values)
-            };
-            let r = self.conn.exec_iter(stmt, params).await.map_err(map_err)?;
-            outcome(r).await
+                r => r.map_err(map_err),
+            }
         } else {
             let text = inline_params(sql, params);
-            let r = self.conn.query_iter(text).await.map_err(map_err)?;
-            outcome(r).await
+            self.conn.query(&text).map_err(map_err)
         }
     }
 
-    pub(crate) async fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
-        let r = self.conn.query_iter(sql).await.map_err(map_err)?;
-        outcome(r).await
+    /// Runs a registered statement and appends every value of every row
+    /// to `out`, row after row; returns the number of rows.
+    pub(crate) fn fetch(
+        &mut self,
+        id: StmtId,
+        params: &[Param<'_>],
+        out: &mut Vec<Option<Value>>,
+    ) -> Result<u64, DbError> {
+        let Some((sql, cached)) = self.stmts.get_mut(id) else {
+            return Err(DbError::other("2000", "unknown statement id"));
+        };
+        if self.ps {
+            let st = match cached {
+                Some(st) => st,
+                None => cached.insert(self.conn.prepare(sql).map_err(map_err)?),
+            };
+            let mark = out.len();
+            match self.conn.execute_values(st, params, out) {
+                Err(mysql_wire::Error::Server { code: 1615, .. }) => {
+                    out.truncate(mark);
+                    self.conn.close_statement(st).map_err(map_err)?;
+                    *st = self.conn.prepare(sql).map_err(map_err)?;
+                    self.conn.execute_values(st, params, out).map_err(map_err)
+                }
+                r => r.map_err(map_err),
+            }
+        } else {
+            let text = inline_params(sql, params);
+            self.conn.query_values(&text, out).map_err(map_err)
+        }
     }
 
-    pub(crate) async fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
-        let v: Option<Option<String>> = self.conn.query_first(sql).await.map_err(map_err)?;
-        Ok(v.flatten()
+    pub(crate) fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
+        self.conn.query(sql).map_err(map_err)
+    }
+
+    /// Every row of `sql`, values as text.
+    pub(crate) fn query_rows(&mut self, sql: &str) -> Result<TextResult, DbError> {
+        self.conn.query_text(sql).map_err(map_err)
+    }
+
+    pub(crate) fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
+        let r = self.query_rows(sql)?;
+        Ok(r.rows
+            .into_iter()
+            .next()
+            .and_then(|row| row.into_iter().next().flatten())
             .and_then(|s| s.split('.').next().and_then(|x| x.parse().ok())))
     }
 
-    pub(crate) async fn tables(&mut self) -> Result<Vec<String>, DbError> {
-        self.conn
-            .query("SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY 1")
-            .await
-            .map_err(map_err)
+    pub(crate) fn tables(&mut self) -> Result<Vec<String>, DbError> {
+        let r = self.query_rows(
+            "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY 1",
+        )?;
+        Ok(r.rows
+            .into_iter()
+            .filter_map(|row| row.into_iter().next().flatten())
+            .collect())
     }
 
     pub(crate) fn version(&self) -> String {
@@ -227,44 +301,126 @@ impl MysqlConn {
     }
 
     /// True when the server accepts LOAD DATA LOCAL INFILE.
-    pub(crate) async fn local_infile_allowed(&mut self) -> Result<bool, DbError> {
-        Ok(self
-            .query_i64("SELECT @@GLOBAL.local_infile")
-            .await?
-            .unwrap_or(0)
-            != 0)
+    fn local_infile_allowed(&mut self) -> Result<bool, DbError> {
+        Ok(self.query_i64("SELECT @@GLOBAL.local_infile")?.unwrap_or(0) != 0)
+    }
+
+    /// Loads rows with the method the target asks for and the server
+    /// takes (see [`MysqlConn::bulk_method`]).
+    pub(crate) fn bulk_insert(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        next_row: &mut (dyn FnMut(&mut Vec<Value>) -> bool + Send),
+    ) -> Result<u64, DbError> {
+        match self.bulk_plan()?.0 {
+            LoadMethod::Bulk => self.insert_bulk(table, columns, next_row),
+            LoadMethod::Infile => self.load_data(table, columns, next_row),
+            _ => self.insert_rows(table, columns, next_row),
+        }
+    }
+
+    /// How [`MysqlConn::bulk_insert`] loads rows, said the way `prepare` prints it.
+    pub(crate) fn bulk_method(&mut self) -> Result<&'static str, DbError> {
+        Ok(self.bulk_plan()?.1)
+    }
+
+    /// The loading method used (Bulk, Infile or Insert) and its description.
+    fn bulk_plan(&mut self) -> Result<(LoadMethod, &'static str), DbError> {
+        const BULK: &str = "prepared INSERTs run in bulk (MariaDB's COM_STMT_BULK_EXECUTE)";
+        let bulk = self.conn.can_bulk();
+        Ok(match self.load {
+            LoadMethod::Auto | LoadMethod::Bulk if bulk => (LoadMethod::Bulk, BULK),
+            LoadMethod::Insert => (LoadMethod::Insert, "multi-row INSERTs"),
+            asked => match (self.local_infile_allowed()?, asked) {
+                (true, LoadMethod::Bulk) => (
+                    LoadMethod::Infile,
+                    "LOAD DATA LOCAL INFILE (load=bulk: the server cannot run bulk INSERTs, only MariaDB can)",
+                ),
+                (true, _) => (LoadMethod::Infile, "LOAD DATA LOCAL INFILE"),
+                (false, LoadMethod::Bulk) => (
+                    LoadMethod::Insert,
+                    "multi-row INSERTs (load=bulk: the server cannot run bulk INSERTs, only MariaDB can, and refuses LOAD DATA LOCAL INFILE: local_infile=OFF)",
+                ),
+                (false, _) => (
+                    LoadMethod::Insert,
+                    "multi-row INSERTs (the server refuses LOAD DATA LOCAL INFILE: local_infile=OFF)",
+                ),
+            },
+        })
+    }
+
+    /// Loads rows with one prepared INSERT run in bulk: each
+    /// COM_STMT_BULK_EXECUTE carries about 512 KiB of rows in the binary
+    /// protocol, and is one autocommitted statement.
+    fn insert_bulk(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        next_row: &mut (dyn FnMut(&mut Vec<Value>) -> bool + Send),
+    ) -> Result<u64, DbError> {
+        const CHUNK: usize = 512 * 1024;
+        let marks = vec!["?"; columns.len()].join(",");
+        let sql = format!(
+            "INSERT INTO {table} ({}) VALUES ({marks})",
+            columns.join(",")
+        );
+        let st = self.conn.prepare(&sql).map_err(map_err)?;
+        let mut rows = BulkRows::default();
+        let mut row = Vec::with_capacity(columns.len());
+        let mut n = 0u64;
+        let loaded = loop {
+            row.clear();
+            let more = next_row(&mut row);
+            let pushed = if more { rows.push(&row) } else { Ok(true) };
+            let pushed = match pushed {
+                Ok(pushed) => pushed,
+                Err(e) => break Err(map_err(e)),
+            };
+            if !pushed || rows.len() >= CHUNK || (!more && rows.rows() > 0) {
+                if let Err(e) = self.conn.bulk_execute(&st, &rows) {
+                    break Err(map_err(e));
+                }
+                rows.clear();
+            }
+            if !pushed {
+                // The row starts a batch of its own types.
+                if let Err(e) = rows.push(&row) {
+                    break Err(map_err(e));
+                }
+            }
+            if more {
+                n += 1;
+            } else {
+                break Ok(n);
+            }
+        };
+        self.conn.close_statement(&st).map_err(map_err)?;
+        loaded
     }
 
     /// Loads rows with LOAD DATA LOCAL INFILE, streamed from memory as the
-    /// rows are generated.
-    pub(crate) async fn load_data(
+    /// rows are generated (256 KiB per packet).
+    fn load_data(
         &mut self,
         table: &str,
         columns: &[&str],
         next_row: &mut (dyn FnMut(&mut Vec<Value>) -> bool + Send),
     ) -> Result<u64, DbError> {
         const CHUNK: usize = 256 * 1024;
-        let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(4);
-        let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|b| (Ok::<_, std::io::Error>(b), rx))
-        });
-        self.conn
-            .set_infile_handler(async move { Ok(Box::pin(stream) as mysql_async::InfileData) });
         let sql = format!(
             "LOAD DATA LOCAL INFILE 'dbmeter-{table}' INTO TABLE {table} CHARACTER SET latin1 \
              FIELDS TERMINATED BY '\\t' ESCAPED BY '' LINES TERMINATED BY '\\n' ({})",
             columns.join(",")
         );
         let mut produced = 0u64;
-        let mut buf = Vec::with_capacity(CHUNK + 1024);
         let mut row = Vec::with_capacity(columns.len());
-        let mut done = false;
-        let produce = async {
-            loop {
+        let mut fill = |buf: &mut Vec<u8>| -> bool {
+            let start = buf.len();
+            while buf.len() - start < CHUNK {
                 row.clear();
                 if !next_row(&mut row) {
-                    done = true;
-                    break;
+                    return false;
                 }
                 produced += 1;
                 for (i, v) in row.iter().enumerate() {
@@ -272,45 +428,28 @@ impl MysqlConn {
                         buf.push(b'\t');
                     }
                     match v {
-                        Value::Int(x) => buf.extend_from_slice(x.to_string().as_bytes()),
+                        Value::Int(x) => {
+                            let _ = write!(buf, "{x}");
+                        }
                         Value::Text(s) => buf.extend_from_slice(s.as_bytes()),
                     }
                 }
                 buf.push(b'\n');
-                if buf.len() >= CHUNK {
-                    let chunk = Bytes::from(std::mem::replace(
-                        &mut buf,
-                        Vec::with_capacity(CHUNK + 1024),
-                    ));
-                    if tx.send(chunk).await.is_err() {
-                        return;
-                    }
-                }
             }
-            if !buf.is_empty() {
-                let _ = tx.send(Bytes::from(std::mem::take(&mut buf))).await;
-            }
-            drop(tx);
+            true
         };
-        let (loaded, ()) = tokio::join!(self.conn.query_drop(sql), produce);
-        loaded.map_err(map_err)?;
-        if done {
-            Ok(produced)
-        } else {
-            Err(DbError::other(
-                "2000",
-                "LOAD DATA stopped before the last row",
-            ))
-        }
+        self.conn.load_local(&sql, &mut fill).map_err(map_err)?;
+        Ok(produced)
     }
 
     /// Multi-row INSERTs of about 512 KiB each.
-    pub(crate) async fn insert_rows(
+    fn insert_rows(
         &mut self,
         table: &str,
         columns: &[&str],
         next_row: &mut (dyn FnMut(&mut Vec<Value>) -> bool + Send),
     ) -> Result<u64, DbError> {
+        use std::fmt::Write;
         let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(","));
         let mut sql = String::with_capacity(600 * 1024);
         let mut row = Vec::with_capacity(columns.len());
@@ -326,7 +465,9 @@ impl MysqlConn {
                         sql.push(',');
                     }
                     match v {
-                        Value::Int(x) => sql.push_str(&x.to_string()),
+                        Value::Int(x) => {
+                            let _ = write!(sql, "{x}");
+                        }
                         Value::Text(s) => {
                             sql.push('\'');
                             sql.push_str(&s.replace('\'', "''"));
@@ -338,10 +479,8 @@ impl MysqlConn {
                 n += 1;
             }
             if (!more && !sql.is_empty()) || sql.len() >= 512 * 1024 {
-                self.conn
-                    .query_drop(std::mem::take(&mut sql))
-                    .await
-                    .map_err(map_err)?;
+                self.conn.query(&sql).map_err(map_err)?;
+                sql.clear();
             }
             if !more {
                 return Ok(n);
@@ -351,40 +490,51 @@ impl MysqlConn {
 
     /// Interrupts the running statement with KILL QUERY from a new connection.
     pub(crate) fn interrupter(&self) -> Arc<dyn Fn() + Send + Sync> {
-        let opts = self.opts.clone();
-        let id = self.conn.id();
+        let params = self.params.clone();
+        let current = self.id.clone();
         Arc::new(move || {
-            let opts = opts.clone();
+            let params = params.clone();
+            let id = current.load(Ordering::Relaxed);
             std::thread::spawn(move || {
-                if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    rt.block_on(async move {
-                        if let Ok(mut c) = Conn::new(opts).await {
-                            let _ = c.query_drop(format!("KILL QUERY {id}")).await;
-                            let _ = c.disconnect().await;
-                        }
-                    });
+                if let Ok(mut c) = WireConn::connect(&params) {
+                    let _ = c.query(&format!("KILL QUERY {id}"));
                 }
             });
         })
     }
 }
 
-fn connect_error(e: mysql_async::Error, shown: &str) -> DbError {
-    let mut d = map_err(e);
-    d.message = match d.code.as_str() {
-        "1045" => format!(
-            "cannot connect to {shown}: access denied (wrong user or password?): {}",
-            d.message
+fn connect_error(e: mysql_wire::Error, shown: &str, mode: TlsMode) -> DbError {
+    let message = match &e {
+        mysql_wire::Error::NoServerTls => format!(
+            "cannot connect to {shown}: the server does not support TLS (ssl-mode={mode}); use ssl-mode=disable or preferred, or enable TLS on the server"
         ),
-        "1049" => format!(
-            "cannot connect to {shown}: the database does not exist: {}",
-            d.message
-        ),
-        _ => format!("cannot connect to {shown}: {}", d.message),
+        mysql_wire::Error::Server {
+            code: 1045,
+            message,
+            ..
+        } => {
+            format!("cannot connect to {shown}: access denied (wrong user or password?): {message}")
+        }
+        mysql_wire::Error::Server {
+            code: 1049,
+            message,
+            ..
+        } => {
+            format!("cannot connect to {shown}: the database does not exist: {message}")
+        }
+        mysql_wire::Error::Server { message, .. } => {
+            format!("cannot connect to {shown}: {message}")
+        }
+        other => format!("cannot connect to {shown}: {other}"),
     };
+    let io = matches!(e, mysql_wire::Error::Io(_));
+    let mut d = map_err(e);
+    if io {
+        // Can't connect to MySQL server.
+        d.code = "2003".into();
+    }
+    d.message = message;
     d.kind = ErrorKind::Other;
     d
 }

@@ -8,7 +8,9 @@ use crate::target::ServerTarget;
 use crate::tls::{TlsMode, TlsSettings};
 use crate::{DbError, ErrorKind};
 use bytes::{BufMut, Bytes, BytesMut};
-use futures_util::SinkExt;
+use futures_util::{SinkExt, TryStreamExt};
+use rustls::ClientConfig;
+use std::fmt::Write as _;
 use std::sync::Arc;
 use tokio_postgres::config::SslMode;
 use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
@@ -106,12 +108,111 @@ impl ToSql for PgParam<'_> {
     to_sql_checked!();
 }
 
+/// A result value of any type: integers as [`Value::Int`], text as is,
+/// numeric as its decimal text, anything else as text where it has an
+/// obvious one (floats, booleans) or as the microseconds of a timestamp.
+struct AnyValue(Option<Value>);
+
+impl<'a> tokio_postgres::types::FromSql<'a> for AnyValue {
+    fn from_sql(
+        ty: &Type,
+        raw: &'a [u8],
+    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        let v = match *ty {
+            Type::INT2 => Value::Int(i16::from_sql(ty, raw)?.into()),
+            Type::INT4 => Value::Int(i32::from_sql(ty, raw)?.into()),
+            Type::INT8 => Value::Int(i64::from_sql(ty, raw)?),
+            Type::BOOL => Value::Int(bool::from_sql(ty, raw)?.into()),
+            Type::FLOAT4 => Value::Text(f32::from_sql(ty, raw)?.to_string()),
+            Type::FLOAT8 => Value::Text(f64::from_sql(ty, raw)?.to_string()),
+            Type::NUMERIC => Value::Text(numeric_text(raw)?),
+            // Microseconds since 2000-01-01.
+            Type::TIMESTAMP | Type::TIMESTAMPTZ => Value::Int(i64::from_sql(&Type::INT8, raw)?),
+            _ => Value::Text(String::from_utf8_lossy(raw).into_owned()),
+        };
+        Ok(AnyValue(Some(v)))
+    }
+
+    fn from_sql_null(_: &Type) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(AnyValue(None))
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+/// The decimal text of a NUMERIC in PostgreSQL's binary form: digit
+/// count, weight (of the first base-10000 digit), sign, display scale,
+/// then the base-10000 digits.
+fn numeric_text(raw: &[u8]) -> Result<String, Box<dyn std::error::Error + Sync + Send>> {
+    let word = |i: usize| -> Result<u16, Box<dyn std::error::Error + Sync + Send>> {
+        match raw.get(2 * i..2 * i + 2) {
+            Some(b) => Ok(u16::from_be_bytes([b[0], b[1]])),
+            None => Err("short numeric value".into()),
+        }
+    };
+    let ndigits = word(0)? as usize;
+    let weight = word(1)? as i16 as i32;
+    let sign = word(2)?;
+    let dscale = word(3)? as usize;
+    if sign == 0xC000 {
+        return Ok("NaN".into());
+    }
+    let digit = |k: i32| -> Result<u16, Box<dyn std::error::Error + Sync + Send>> {
+        if k >= 0 && (k as usize) < ndigits {
+            word(4 + k as usize)
+        } else {
+            Ok(0)
+        }
+    };
+    let mut s = String::new();
+    if sign == 0x4000 {
+        s.push('-');
+    }
+    if weight < 0 {
+        s.push('0');
+    } else {
+        for k in 0..=weight {
+            let d = digit(k)?;
+            if k == 0 {
+                s.push_str(&d.to_string());
+            } else {
+                s.push_str(&format!("{d:04}"));
+            }
+        }
+    }
+    if dscale > 0 {
+        s.push('.');
+        let mut frac = String::new();
+        let mut k = weight + 1;
+        while frac.len() < dscale {
+            frac.push_str(&format!("{:04}", digit(k)?));
+            k += 1;
+        }
+        frac.truncate(dscale);
+        s.push_str(&frac);
+    }
+    Ok(s)
+}
+
 /// `?` placeholders to `$1, $2, ...` (outside string literals).
 pub(crate) fn numbered(sql: &str) -> String {
     replace_placeholders(sql, |i, out| {
         out.push('$');
         out.push_str(&(i + 1).to_string());
     })
+}
+
+/// An ordinary tokio-postgres client for `t`, with the same TLS, socket and
+/// password handling as benchmark connections and errors naming `shown`
+/// (the masked URL). Its connection task is spawned on the current tokio
+/// runtime, which must keep running (e.g. `block_on` each query) while the
+/// client is used. For tools around the benchmark, such as the results store.
+pub async fn client(t: &ServerTarget, shown: &str) -> Result<Client, DbError> {
+    let mut config = PgConn::config(t, 0);
+    let tls = PgConn::tls(t, &mut config)?;
+    PgConn::open(&config, &tls, shown).await
 }
 
 impl PgConn {
@@ -149,7 +250,9 @@ impl PgConn {
             TlsMode::Prefer => SslMode::Prefer,
             _ => SslMode::Require,
         });
-        Ok(MakeRustlsConnect::new(tls.client_config()?))
+        // A shallow copy: the session cache and verifier stay shared.
+        let shared: Arc<ClientConfig> = tls.client_config()?;
+        Ok(MakeRustlsConnect::new(ClientConfig::clone(&shared)))
     }
 
     async fn open(
@@ -237,17 +340,79 @@ impl PgConn {
                 s
             }
         };
+        // Parameters and rows go straight through: no vectors of them per
+        // statement, and rows are counted as they arrive, not collected.
+        let params = params.iter().map(|p| PgParam(*p));
+        if stmt.columns().is_empty() {
+            let n = self
+                .client
+                .execute_raw(&stmt, params)
+                .await
+                .map_err(map_err)?;
+            Ok(Outcome::Affected(n))
+        } else {
+            let rows = self
+                .client
+                .query_raw(&stmt, params)
+                .await
+                .map_err(map_err)?;
+            futures_util::pin_mut!(rows);
+            let mut n = 0u64;
+            while let Some(row) = rows.try_next().await.map_err(map_err)? {
+                std::hint::black_box(&row);
+                n += 1;
+            }
+            Ok(Outcome::Rows(n))
+        }
+    }
+
+    /// Runs a registered statement and appends every value of every row
+    /// to `out`, row after row; returns the number of rows.
+    pub(crate) async fn fetch(
+        &mut self,
+        id: StmtId,
+        params: &[Param<'_>],
+        out: &mut Vec<Option<Value>>,
+    ) -> Result<u64, DbError> {
+        let Some((sql, cached)) = self.stmts.get_mut(id) else {
+            return Err(DbError::other("XX000", "unknown statement id"));
+        };
+        if !self.ps {
+            let text = inline_params(sql, params);
+            let msgs = self.client.simple_query(&text).await.map_err(map_err)?;
+            let mut n = 0;
+            for m in &msgs {
+                if let SimpleQueryMessage::Row(r) = m {
+                    for i in 0..r.len() {
+                        out.push(r.get(i).map(|v| match v.parse::<i64>() {
+                            Ok(x) => Value::Int(x),
+                            Err(_) => Value::Text(v.to_string()),
+                        }));
+                    }
+                    n += 1;
+                }
+            }
+            return Ok(n);
+        }
+        let stmt = match cached {
+            Some(s) => s.clone(),
+            None => {
+                let s = self.client.prepare(&numbered(sql)).await.map_err(map_err)?;
+                *cached = Some(s.clone());
+                s
+            }
+        };
         let wrapped: Vec<PgParam<'_>> = params.iter().map(|p| PgParam(*p)).collect();
         let refs: Vec<&(dyn ToSql + Sync)> =
             wrapped.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-        if stmt.columns().is_empty() {
-            let n = self.client.execute(&stmt, &refs).await.map_err(map_err)?;
-            Ok(Outcome::Affected(n))
-        } else {
-            let rows = self.client.query(&stmt, &refs).await.map_err(map_err)?;
-            std::hint::black_box(&rows);
-            Ok(Outcome::Rows(rows.len() as u64))
+        let rows = self.client.query(&stmt, &refs).await.map_err(map_err)?;
+        for row in &rows {
+            for i in 0..row.len() {
+                let v: AnyValue = row.try_get(i).map_err(map_err)?;
+                out.push(v.0);
+            }
         }
+        Ok(rows.len() as u64)
     }
 
     async fn simple(&mut self, sql: &str) -> Result<Outcome, DbError> {
@@ -334,17 +499,10 @@ impl PgConn {
                         buf.put_u8(b'\t');
                     }
                     match v {
-                        Value::Int(x) => buf.put_slice(x.to_string().as_bytes()),
-                        Value::Text(s) => {
-                            for b in s.bytes() {
-                                match b {
-                                    b'\\' => buf.put_slice(b"\\\\"),
-                                    b'\t' => buf.put_slice(b"\\t"),
-                                    b'\n' => buf.put_slice(b"\\n"),
-                                    _ => buf.put_u8(b),
-                                }
-                            }
+                        Value::Int(x) => {
+                            let _ = write!(buf, "{x}");
                         }
+                        Value::Text(s) => copy_text(&mut buf, s),
                     }
                 }
                 buf.put_u8(b'\n');
@@ -380,9 +538,62 @@ impl PgConn {
     }
 }
 
+/// Appends `s` as a field of COPY's text format: backslash, tab, newline
+/// and carriage return escaped. Most values have none of them and are
+/// copied as they are.
+fn copy_text(buf: &mut BytesMut, s: &str) {
+    let bytes = s.as_bytes();
+    if !bytes
+        .iter()
+        .any(|b| matches!(b, b'\\' | b'\t' | b'\n' | b'\r'))
+    {
+        buf.put_slice(bytes);
+        return;
+    }
+    for &b in bytes {
+        match b {
+            b'\\' => buf.put_slice(b"\\\\"),
+            b'\t' => buf.put_slice(b"\\t"),
+            b'\n' => buf.put_slice(b"\\n"),
+            b'\r' => buf.put_slice(b"\\r"),
+            _ => buf.put_u8(b),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numeric_binary_to_text() {
+        // 12345.678 = digits [1, 2345, 6780], weight 1, scale 3.
+        let mut raw = Vec::new();
+        for w in [3u16, 1, 0, 3, 1, 2345, 6780] {
+            raw.extend_from_slice(&w.to_be_bytes());
+        }
+        assert_eq!(numeric_text(&raw).unwrap(), "12345.678");
+        // -0.05 = digits [500], weight -1, scale 2.
+        let mut raw = Vec::new();
+        for w in [1u16, 0xFFFF, 0x4000, 2, 500] {
+            raw.extend_from_slice(&w.to_be_bytes());
+        }
+        assert_eq!(numeric_text(&raw).unwrap(), "-0.05");
+        // 300000.00 = digits [30], weight 1, scale 2.
+        let mut raw = Vec::new();
+        for w in [1u16, 1, 0, 2, 30] {
+            raw.extend_from_slice(&w.to_be_bytes());
+        }
+        assert_eq!(numeric_text(&raw).unwrap(), "300000.00");
+    }
+
+    #[test]
+    fn copy_text_escapes() {
+        let mut b = BytesMut::new();
+        copy_text(&mut b, "12-34");
+        copy_text(&mut b, "a\\b\tc\nd\re");
+        assert_eq!(&b[..], b"12-34a\\\\b\\tc\\nd\\re");
+    }
 
     #[test]
     fn numbers_placeholders() {

@@ -297,6 +297,61 @@ impl SqliteConn {
         }
     }
 
+    /// Runs a registered statement and appends every value of every row
+    /// to `out`, row after row; returns the number of rows.
+    pub(crate) fn fetch(
+        &mut self,
+        id: StmtId,
+        params: &[Param<'_>],
+        out: &mut Vec<Option<Value>>,
+    ) -> Result<u64, DbError> {
+        if let Some(t) = &self.timeout {
+            t.arm();
+        }
+        let r = self.fetch_inner(id, params, out);
+        match &self.timeout {
+            Some(t) => t.finish(r),
+            None => r,
+        }
+    }
+
+    fn fetch_inner(
+        &mut self,
+        id: StmtId,
+        params: &[Param<'_>],
+        out: &mut Vec<Option<Value>>,
+    ) -> Result<u64, DbError> {
+        let Some((sql, _)) = self.stmts.get_mut(id) else {
+            return Err(DbError::other("SQLITE_MISUSE", "unknown statement id"));
+        };
+        let mut stmt = if self.ps {
+            let mut stmt = self.conn.prepare_cached(sql).map_err(map_err)?;
+            bind(&mut stmt, params)?;
+            stmt
+        } else {
+            let text = inline_params(sql, params);
+            self.conn.prepare_cached(&text).map_err(map_err)?
+        };
+        let cols = stmt.column_count();
+        let mut rows = stmt.raw_query();
+        let mut n = 0u64;
+        while let Some(row) = rows.next().map_err(map_err)? {
+            for i in 0..cols {
+                use rusqlite::types::ValueRef as V;
+                out.push(match row.get_ref(i).map_err(map_err)? {
+                    V::Null => None,
+                    V::Integer(x) => Some(Value::Int(x)),
+                    V::Real(x) => Some(Value::Text(x.to_string())),
+                    V::Text(t) | V::Blob(t) => {
+                        Some(Value::Text(String::from_utf8_lossy(t).into_owned()))
+                    }
+                });
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+
     pub(crate) fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
         if let Some(t) = &self.timeout {
             t.arm();

@@ -157,9 +157,10 @@ impl Target {
         }
     }
 
-    /// True when the driver blocks the calling thread (one OS thread per user).
+    /// True when the driver blocks the calling thread (one OS thread per
+    /// user): SQLite and MariaDB/MySQL; PostgreSQL's driver is async.
     pub fn is_blocking(&self) -> bool {
-        matches!(self, Target::Sqlite { .. })
+        matches!(self, Target::Sqlite { .. } | Target::Mysql(_))
     }
 
     /// True when the user gave no target and dbmeter chose its default.

@@ -25,7 +25,7 @@ use rustls::{
 };
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TlsMode {
@@ -125,13 +125,42 @@ impl TlsSettings {
     }
 
     /// The rustls configuration for this mode (PostgreSQL's TLS).
-    pub(crate) fn client_config(&self) -> Result<ClientConfig, DbError> {
+    pub(crate) fn client_config(&self) -> Result<Arc<ClientConfig>, DbError> {
+        self.shared_config(true)
+    }
+
+    /// The rustls configuration for this mode (MariaDB/MySQL's TLS): as
+    /// PostgreSQL's, without libpq's ~/.postgresql/root.crt.
+    pub(crate) fn mysql_config(&self) -> Result<Arc<ClientConfig>, DbError> {
+        self.shared_config(false)
+    }
+
+    /// The configuration for these settings, built once per process and
+    /// shared by every connection that uses them: one holds a session cache
+    /// and a certificate verifier, about 15 KB, which a run of a thousand
+    /// connections should not build a thousand times.
+    fn shared_config(&self, libpq_home_ca: bool) -> Result<Arc<ClientConfig>, DbError> {
+        type Built = Vec<(TlsSettings, bool, Arc<ClientConfig>)>;
+        static BUILT: Mutex<Built> = Mutex::new(Vec::new());
+        let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, _, config)) = built
+            .iter()
+            .find(|(s, home, _)| s == self && *home == libpq_home_ca)
+        {
+            return Ok(config.clone());
+        }
+        let config = Arc::new(self.config(libpq_home_ca)?);
+        built.push((self.clone(), libpq_home_ca, config.clone()));
+        Ok(config)
+    }
+
+    fn config(&self, libpq_home_ca: bool) -> Result<ClientConfig, DbError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
             .map_err(tls_error)?;
         let verifier: Arc<dyn ServerCertVerifier> = if self.mode.verifies_chain() {
-            let roots = Arc::new(self.root_store()?);
+            let roots = Arc::new(self.root_store(libpq_home_ca)?);
             let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
                 .build()
                 .map_err(|e| DbError::usage(format!("TLS: {e}")))?;
@@ -159,11 +188,12 @@ impl TlsSettings {
         }
     }
 
-    /// The CA file when given; otherwise libpq's ~/.postgresql/root.crt
-    /// when present; otherwise the public web roots.
-    fn root_store(&self) -> Result<RootCertStore, DbError> {
+    /// The CA file when given; otherwise (`libpq_home_ca`) libpq's
+    /// ~/.postgresql/root.crt when present; otherwise the public web roots.
+    fn root_store(&self, libpq_home_ca: bool) -> Result<RootCertStore, DbError> {
         let mut store = RootCertStore::empty();
         let home_ca = std::env::var_os("HOME")
+            .filter(|_| libpq_home_ca)
             .map(|h| PathBuf::from(h).join(".postgresql/root.crt"))
             .filter(|p| p.is_file());
         match self.ca.clone().or(home_ca) {
@@ -182,29 +212,6 @@ impl TlsSettings {
             None => store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
         }
         Ok(store)
-    }
-
-    /// mysql_async's TLS options for this mode; `None` when disabled.
-    pub(crate) fn mysql_opts(&self) -> Option<mysql_async::SslOpts> {
-        if self.mode == TlsMode::Disable {
-            return None;
-        }
-        let verify = self.mode.verifies_chain();
-        let mut o = mysql_async::SslOpts::default()
-            .with_danger_accept_invalid_certs(!verify)
-            .with_danger_skip_domain_validation(self.mode != TlsMode::VerifyFull);
-        if let Some(ca) = &self.ca {
-            o = o
-                .with_root_certs(vec![ca.clone().into()])
-                .with_disable_built_in_roots(true);
-        }
-        if let (Some(cert), Some(key)) = (&self.cert, &self.key) {
-            o = o.with_client_identity(Some(mysql_async::ClientIdentity::new(
-                cert.clone().into(),
-                key.clone().into(),
-            )));
-        }
-        Some(o)
     }
 }
 

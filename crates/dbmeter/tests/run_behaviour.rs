@@ -272,11 +272,13 @@ fn ctrl_c_stops_quickly_and_keeps_the_report() {
 #[test]
 fn ctrl_c_interrupts_a_long_statement() {
     let s = Scratch::new();
-    // No k index: every event scans the table once per range.
+    // No k index: every event scans the table, evaluating 900 ranges per
+    // row, which takes several seconds (4-6 s on our 2-core VM, debug build),
+    // so the interrupt at 1.5 s always finds a statement in flight.
     s.ok(&[
         "prepare",
         "select_random_ranges",
-        "--table-size=300000",
+        "--table-size=1000000",
         "--create-secondary=off",
     ]);
     let (code, out, err, took) = interrupt_after(
@@ -284,7 +286,7 @@ fn ctrl_c_interrupts_a_long_statement() {
         &[
             "run",
             "select_random_ranges",
-            "--table-size=300000",
+            "--table-size=1000000",
             "--number-of-ranges=900",
             "--time=60",
         ],
@@ -312,11 +314,18 @@ fn fractional_times_and_the_last_interval_line() {
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(s.path("r.json")).unwrap()).unwrap();
     let iv = j["intervals"].as_array().unwrap();
-    assert_eq!(iv.len(), 3, "{iv:?}");
+    // Three full intervals; on a loaded machine the last events can end
+    // late enough to make a short fourth one (the partial tail).
+    assert!(iv.len() == 3 || iv.len() == 4, "{iv:?}");
+    assert_eq!(iv[0]["t_s"], 0.5);
     assert_eq!(iv[1]["t_s"], 1.0);
+    assert_eq!(iv[2]["t_s"], 1.5);
     assert_eq!(iv[2]["threads"], 1);
+    if let Some(tail) = iv.get(3) {
+        assert!(tail["duration_s"].as_f64().unwrap() < 0.5, "{tail}");
+    }
     let dur = j["totals"]["duration_s"].as_f64().unwrap();
-    assert!((1.5..1.6).contains(&dur), "{dur}");
+    assert!((1.5..1.75).contains(&dur), "{dur}");
 }
 
 #[test]

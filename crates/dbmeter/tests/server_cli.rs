@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::servers::can_run;
 use common::{Run, Scratch};
 use dbmeter_server::{Flavor, available};
 use std::net::TcpListener;
@@ -94,20 +95,6 @@ impl Drop for Managed {
             }
         }
     }
-}
-
-/// False (after saying why) when this machine cannot run `flavor`; a
-/// failure instead with DBMETER_REQUIRE_SERVERS set.
-fn can_run(flavor: Flavor) -> bool {
-    if available(flavor) {
-        return true;
-    }
-    let why = format!("{flavor} binaries or service user not found");
-    if std::env::var_os("DBMETER_REQUIRE_SERVERS").is_some() {
-        panic!("DBMETER_REQUIRE_SERVERS is set, but {why}");
-    }
-    eprintln!("skipping: {why}");
-    false
 }
 
 /// One line on stderr that contains `what`, and exit code `code`.

@@ -500,3 +500,89 @@ fn a_lost_server_does_not_outlive_the_time_limit() {
         j["errors"]
     );
 }
+
+/// A Unix socket target (`?socket=`) prepares and runs like TCP.
+#[test]
+fn mariadb_over_a_unix_socket() {
+    let Some(server) = start(Flavor::MariaDb) else {
+        return;
+    };
+    let s = Scratch::new();
+    let d = format!(
+        "--db=mysql://root@localhost/test?socket={}",
+        server.socket().display()
+    );
+    s.ok(&["prepare", "oltp_read_only", &d, "--table-size=500"]);
+    let r = s.ok(&[
+        "run",
+        "oltp_read_only",
+        &d,
+        "--table-size=500",
+        "--events=20",
+        "--time=0",
+        "--threads=2",
+    ]);
+    assert_eq!(r.stat("transactions:"), 20, "{}", r.stdout);
+    assert_eq!(ask_n(&server, "SELECT COUNT(*) FROM sbtest1"), 500);
+}
+
+/// How prepare loads MariaDB: prepared INSERTs run in bulk by default
+/// (whatever local_infile says), LOAD DATA LOCAL INFILE or multi-row
+/// INSERTs when the URL asks (`load=`), multi-row INSERTs when LOAD DATA is
+/// asked of a server that refuses it. The rows are the same every way.
+#[test]
+fn mariadb_load_methods() {
+    let Some(server) = common::servers::start_with(Flavor::MariaDb, &[("local-infile", "0")])
+    else {
+        return;
+    };
+    let s = Scratch::new();
+    let url = server.url();
+    let with = |load: &str| {
+        let sep = if url.contains('?') { '&' } else { '?' };
+        format!("--db={url}{sep}load={load}")
+    };
+    let rows = "SELECT CONCAT(COUNT(*), ' ', MAX(id), ' ', SUM(k), ' ', \
+                MD5(GROUP_CONCAT(c, pad ORDER BY id))) FROM sbtest2";
+    let mut seen = Vec::new();
+    for (db, says) in [
+        (
+            db(&server),
+            "Loading rows with prepared INSERTs run in bulk",
+        ),
+        (
+            with("infile"),
+            "Loading rows with multi-row INSERTs (the server refuses LOAD DATA LOCAL INFILE",
+        ),
+        (with("insert"), "Loading rows with multi-row INSERTs"),
+        (with("infile"), "Loading rows with LOAD DATA LOCAL INFILE"),
+    ] {
+        if seen.len() == 3 {
+            ask(&server, "SET GLOBAL local_infile = 1");
+        }
+        let r = s.ok(&[
+            "prepare",
+            "oltp_read_write",
+            &db,
+            "--tables=2",
+            "--table-size=3000",
+            "--threads=2",
+            "--rand-seed=5",
+        ]);
+        assert!(r.stdout.contains(says), "{db}: {}\n{}", r.stdout, r.stderr);
+        assert_eq!(ask_n(&server, "SELECT COUNT(*) FROM sbtest1"), 3000);
+        seen.push(ask(&server, rows));
+        s.ok(&["cleanup", "oltp_read_write", &db]);
+    }
+    assert!(seen[0].starts_with("3000 3000 "), "{}", seen[0]);
+    assert!(seen.iter().all(|x| *x == seen[0]), "{seen:?}");
+
+    let r = s.run(&["prepare", "oltp_read_write", &with("fast")]);
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("load=fast: unknown loading method"),
+        "{}",
+        r.stderr
+    );
+}

@@ -36,6 +36,9 @@ pub struct EngineConfig {
     pub forced_shutdown: Option<Duration>,
     /// How long to wait for running events after a stop request (Ctrl-C) before interrupting them.
     pub stop_grace: Duration,
+    /// Kinds of events the workload tells apart ([`crate::Tally::kind`]);
+    /// 0 = no per-kind statistics.
+    pub kinds: usize,
 }
 
 impl Default for EngineConfig {
@@ -52,6 +55,7 @@ impl Default for EngineConfig {
             exec: Exec::ThreadPerUser,
             forced_shutdown: Some(Duration::from_secs(1)),
             stop_grace: Duration::from_millis(300),
+            kinds: 0,
         }
     }
 }

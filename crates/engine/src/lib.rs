@@ -14,6 +14,9 @@ mod run;
 mod user;
 
 pub use config::{EngineConfig, Exec};
-pub use result::{EndReason, IntervalSample, PhaseResult, RateResult, RunResult, UserTotals};
-pub use run::{EngineError, StopHandle, run};
+pub use result::{
+    EndReason, IntervalSample, KindCounts, KindResult, PhaseResult, RateResult, RunResult,
+    UserTotals,
+};
+pub use run::{EngineError, StopHandle, run, run_observed};
 pub use user::{EventError, Interrupter, Tally, User, UserFactory};

@@ -3,6 +3,38 @@
 use dbmeter_stats::{Counters, ErrorCounts, LatencyHistogram, LatencySummary};
 use std::time::Duration;
 
+/// What the events of one kind did ([`crate::Tally::kind`]).
+#[derive(Clone, Debug, Default)]
+pub struct KindResult {
+    /// Completed events, intended rollbacks included.
+    pub events: u64,
+    /// Completed events that rolled back as the workload intends.
+    pub rolled_back: u64,
+    /// Attempts restarted after an ignorable error (deadlocks, ...).
+    pub retries: u64,
+    /// Latency of the completed events.
+    pub latency: LatencyHistogram,
+}
+
+impl KindResult {
+    pub fn add(&mut self, o: &KindResult) {
+        self.events += o.events;
+        self.rolled_back += o.rolled_back;
+        self.retries += o.retries;
+        self.latency.merge(&o.latency);
+    }
+}
+
+/// Adds `part` into `into`, kind by kind.
+pub(crate) fn add_kinds(into: &mut Vec<KindResult>, part: &[KindResult]) {
+    if into.len() < part.len() {
+        into.resize_with(part.len(), KindResult::default);
+    }
+    for (a, b) in into.iter_mut().zip(part) {
+        a.add(b);
+    }
+}
+
 /// Totals of one phase (warm-up or measurement).
 #[derive(Clone, Debug, Default)]
 pub struct PhaseResult {
@@ -14,6 +46,8 @@ pub struct PhaseResult {
     pub latency: LatencyHistogram,
     /// With a rate: latency from the actual start (service time).
     pub service: Option<LatencyHistogram>,
+    /// Per kind of event, when the run tells kinds apart.
+    pub kinds: Vec<KindResult>,
 }
 
 /// One point of the time series.
@@ -31,6 +65,16 @@ pub struct IntervalSample {
     pub queue_length: Option<u64>,
     /// With a rate: users busy with an event at the end of the interval.
     pub concurrency: Option<usize>,
+    /// Per kind of event: completed events and intended rollbacks.
+    pub kinds: Vec<KindCounts>,
+}
+
+/// One kind's counts in an interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KindCounts {
+    pub events: u64,
+    pub rolled_back: u64,
+    pub retries: u64,
 }
 
 impl IntervalSample {

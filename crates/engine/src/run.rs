@@ -4,7 +4,10 @@ use crate::arrivals::{DueCounter, Schedule};
 use crate::clock::Ticks;
 use crate::collector::{Slot, SlotStats, add_into, add_user_totals};
 use crate::config::{EngineConfig, Exec};
-use crate::result::{EndReason, IntervalSample, PhaseResult, RateResult, RunResult, UserTotals};
+use crate::result::{
+    EndReason, IntervalSample, KindCounts, PhaseResult, RateResult, RunResult, UserTotals,
+    add_kinds,
+};
 use crate::user::{EventError, Interrupter, Tally, User, UserFactory};
 use dbmeter_stats::LatencySummary;
 use parking_lot::Mutex;
@@ -88,6 +91,7 @@ struct Shared {
     last_exit: Mutex<Option<u64>>,
     slots: Vec<Slot>,
     with_service: bool,
+    kinds: usize,
 }
 
 impl Shared {
@@ -146,6 +150,20 @@ pub fn run<F: UserFactory>(
     stop: &StopHandle,
     on_interval: &mut dyn FnMut(&IntervalSample),
 ) -> Result<RunResult, EngineError> {
+    run_observed(cfg, factory, stop, on_interval, &mut || {})
+}
+
+/// [`run`], calling `on_measure_start` (on the calling thread) when the
+/// measurement begins: at the end of the warm-up, or as the users start
+/// without one. Workloads that read counters from the database take their
+/// first reading there.
+pub fn run_observed<F: UserFactory>(
+    cfg: &EngineConfig,
+    factory: Arc<F>,
+    stop: &StopHandle,
+    on_interval: &mut dyn FnMut(&IntervalSample),
+    on_measure_start: &mut dyn FnMut(),
+) -> Result<RunResult, EngineError> {
     let n = cfg.threads.max(1);
     let with_service = cfg.rate.is_some();
     let ticks = Ticks::new();
@@ -169,8 +187,9 @@ pub fn run<F: UserFactory>(
         live: AtomicUsize::new(n),
         fatal: Mutex::new(None),
         last_exit: Mutex::new(None),
-        slots: (0..n).map(|_| Slot::new(with_service)).collect(),
+        slots: (0..n).map(|_| Slot::new(with_service, cfg.kinds)).collect(),
         with_service,
+        kinds: cfg.kinds,
     });
     let (done_tx, done_rx) = mpsc::channel();
     let parties = match cfg.exec {
@@ -180,7 +199,7 @@ pub fn run<F: UserFactory>(
     let created = Arc::new(Barrier::new(parties));
     let go = Arc::new(Barrier::new(parties));
     let setup_errors: Arc<Mutex<Vec<String>>> = Arc::default();
-    let interrupters: Arc<Mutex<Vec<Interrupter>>> = Arc::default();
+    let interrupters: Arc<Mutex<Vec<(usize, Interrupter)>>> = Arc::default();
     let launch = Launch {
         shared: shared.clone(),
         created: created.clone(),
@@ -218,6 +237,9 @@ pub fn run<F: UserFactory>(
         deadline,
     });
     go.wait();
+    if cfg.warmup.is_zero() {
+        on_measure_start();
+    }
 
     let interrupters = std::mem::take(&mut *interrupters.lock());
     let mut c = Collector {
@@ -267,8 +289,12 @@ pub fn run<F: UserFactory>(
             };
             if !interrupted && interrupt_at.is_some_and(|at| now >= at) {
                 interrupted = true;
-                for i in &interrupters {
-                    i();
+                // Only users still at work: a finished one has nothing to
+                // cancel (and each interrupt may open a connection).
+                for (id, i) in &interrupters {
+                    if !shared.slots[*id].finished.load(Relaxed) {
+                        i();
+                    }
                 }
             }
             continue;
@@ -281,6 +307,7 @@ pub fn run<F: UserFactory>(
             c.collect_into(&mut w, false);
             warmup = Some(w);
             in_warmup = false;
+            on_measure_start();
             boundary = ticks.add(measure_start, tick);
             continue;
         }
@@ -373,7 +400,7 @@ impl Collector<'_> {
     /// Moves what every user recorded since the last collection into `phase`.
     fn collect_into(&mut self, phase: &mut PhaseResult, measured: bool) {
         for (i, slot) in self.shared.slots.iter().enumerate() {
-            let part: SlotStats = slot.take(self.shared.with_service);
+            let part: SlotStats = slot.take(self.shared.with_service, self.shared.kinds);
             add_into(phase, &part);
             if measured {
                 add_user_totals(&mut self.users[i], &part);
@@ -406,6 +433,15 @@ impl Collector<'_> {
             latency: LatencySummary::from_histogram(&part.latency, &self.cfg.percentiles),
             queue_length,
             concurrency: queue_length.map(|_| self.shared.in_event.load(Relaxed)),
+            kinds: part
+                .kinds
+                .iter()
+                .map(|k| KindCounts {
+                    events: k.events,
+                    rolled_back: k.rolled_back,
+                    retries: k.retries,
+                })
+                .collect(),
         };
         add_into_phase(measured, part);
         sample
@@ -424,6 +460,7 @@ fn add_into_phase(into: &mut PhaseResult, part: PhaseResult) {
             None => into.service = Some(s),
         }
     }
+    add_kinds(&mut into.kinds, &part.kinds);
 }
 
 struct Launch {
@@ -431,7 +468,7 @@ struct Launch {
     created: Arc<Barrier>,
     go: Arc<Barrier>,
     setup_errors: Arc<Mutex<Vec<String>>>,
-    interrupters: Arc<Mutex<Vec<Interrupter>>>,
+    interrupters: Arc<Mutex<Vec<(usize, Interrupter)>>>,
     done: mpsc::Sender<()>,
 }
 
@@ -440,7 +477,7 @@ impl Launch {
         match created {
             Ok(u) => {
                 if let Some(i) = u.interrupter() {
-                    self.interrupters.lock().push(i);
+                    self.interrupters.lock().push((id, i));
                 }
                 Some(u)
             }
@@ -470,8 +507,12 @@ fn launch_threads<F: UserFactory>(
                 let rt = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build();
+                // The futures live on the heap (Box::pin): a driver's
+                // connect and query futures are sized for its largest
+                // variant, tens of KB that would otherwise stay touched on
+                // each of a thousand thread stacks.
                 let user = match &rt {
-                    Ok(rt) => l.register(id, rt.block_on(factory.create(id))),
+                    Ok(rt) => l.register(id, rt.block_on(Box::pin(factory.create(id)))),
                     Err(e) => {
                         l.register::<F::User>(id, Err(format!("cannot start a runtime: {e}")))
                     }
@@ -484,7 +525,7 @@ fn launch_threads<F: UserFactory>(
                         shared: l.shared.clone(),
                         done: l.done.clone(),
                     };
-                    rt.block_on(user_loop(user, id, &l.shared));
+                    rt.block_on(Box::pin(user_loop(user, id, &l.shared)));
                     drop(guard);
                 }
             })
@@ -648,6 +689,21 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
         if shared.stop.load(Relaxed) {
             break;
         }
+        let pause = user.pause();
+        if !pause.is_zero() {
+            let at = ticks.add(ticks.now(), pause);
+            if let Some(d) = timing.deadline
+                && at >= d
+            {
+                // The wait outlasts the run: the user is done.
+                sleep_until(d, shared).await;
+                break;
+            }
+            if !sleep_until(at, shared).await {
+                break;
+            }
+            prev_end = ticks.now();
+        }
         let intended = match &shared.arrivals {
             Some(arr) => {
                 let (at_s, taken) = arr.lock().take();
@@ -697,6 +753,9 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
                     let mut s = slot.stats.lock();
                     s.counters.ignored_errors += 1;
                     *s.errors.entry(code).or_insert(0) += 1;
+                    if let Some(k) = s.kind(tally.kind) {
+                        k.retries += 1;
+                    }
                     drop(s);
                     // Retry until the run stops or its time is up.
                     if shared.stop.load(Relaxed)
@@ -741,7 +800,13 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
             let mut s = slot.stats.lock();
             match outcome {
                 Outcome::Done => {
-                    s.latency.record(ticks.ns(intended.unwrap_or(start), end));
+                    let ns = ticks.ns(intended.unwrap_or(start), end);
+                    s.latency.record(ns);
+                    if let Some(k) = s.kind(tally.kind) {
+                        k.events += 1;
+                        k.rolled_back += u64::from(tally.rolled_back);
+                        k.latency.record(ns);
+                    }
                     if let Some(sv) = s.service.as_mut() {
                         sv.record(ticks.ns(start, end));
                     }
@@ -780,4 +845,5 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
     }
     // The run's end is the last user's end, not counting closing connections.
     shared.mark_exit();
+    slot.finished.store(true, Relaxed);
 }

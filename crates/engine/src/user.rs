@@ -10,6 +10,13 @@ pub struct Tally {
     pub reads: u64,
     pub writes: u64,
     pub others: u64,
+    /// The kind of event (an index below [`crate::EngineConfig::kinds`]),
+    /// for workloads that mix several kinds of transactions; each kind
+    /// gets its own counts and latency histogram.
+    pub kind: usize,
+    /// The event ended in a rollback that the workload intends (e.g. a
+    /// TPC-C New-Order with an unused item): it still counts as an event.
+    pub rolled_back: bool,
 }
 
 /// Why an event did not complete.
@@ -51,6 +58,13 @@ pub trait User: Send + 'static {
     fn finish(&mut self, tally: &mut Tally) -> impl Future<Output = Result<(), EventError>> + Send {
         let _ = tally;
         async { Ok(()) }
+    }
+
+    /// How long to wait before the next event (e.g. keying and think
+    /// times): the wait is not part of any event's latency, and it ends
+    /// early when the run stops or its time is up.
+    fn pause(&mut self) -> std::time::Duration {
+        std::time::Duration::ZERO
     }
 
     /// A handle that interrupts the event in progress from another thread.

@@ -50,6 +50,9 @@ pub struct RunReport {
     /// Set-ups found to distort the run, and facts that could not be collected.
     #[serde(default)]
     pub warnings: Vec<Warning>,
+    /// The tpcc workload's results (only in its runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpcc: Option<crate::tpcc::TpccResult>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -140,6 +143,13 @@ pub struct Interval {
     pub latency_ms: LatencySummary,
     pub queue_length: Option<u64>,
     pub concurrency: Option<usize>,
+    /// Completed events by kind, for workloads that tell kinds apart (tpcc:
+    /// new_order, payment, order_status, delivery, stock_level).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events_by_kind: Vec<u64>,
+    /// Intended rollbacks in the interval (tpcc's New-Orders), with kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollbacks: Option<u64>,
 }
 
 impl Interval {
@@ -160,6 +170,8 @@ impl Interval {
             latency_ms: s.latency.clone(),
             queue_length: s.queue_length,
             concurrency: s.concurrency,
+            events_by_kind: s.kinds.iter().map(|k| k.events).collect(),
+            rollbacks: (!s.kinds.is_empty()).then(|| s.kinds.iter().map(|k| k.rolled_back).sum()),
         }
     }
 }
@@ -276,6 +288,7 @@ impl RunReport {
             counters: None,
             os: None,
             warnings: Vec::new(),
+            tpcc: None,
         }
     }
 

@@ -46,6 +46,35 @@ pub fn interval_line(i: &Interval, percentile: f64) -> String {
     s
 }
 
+/// A tpcc interval line, e.g.
+/// `[ 10s ] thds: 8 tpm: 61230.0 nopm(client): 26640.0 rb/s: 0.40 lat (ms,95%): 7.98 err/s: 0.00 reconn/s: 0.00`
+pub fn tpcc_interval_line(i: &Interval, percentile: f64) -> String {
+    let t = if (i.t_s - i.t_s.round()).abs() < 0.005 {
+        format!("{}s", i.t_s.round() as u64)
+    } else {
+        format!("{:.1}s", i.t_s)
+    };
+    let per_min = |n: u64| {
+        if i.duration_s > 0.0 {
+            n as f64 * 60.0 / i.duration_s
+        } else {
+            0.0
+        }
+    };
+    let new_orders = i.events_by_kind.first().copied().unwrap_or(0);
+    let committed_new_orders = new_orders.saturating_sub(i.rollbacks.unwrap_or(0));
+    format!(
+        "[ {t} ] thds: {} tpm: {:.1} nopm(client): {:.1} rb/s: {:.2} lat (ms,{percentile}%): {:.2} err/s: {:.2} reconn/s: {:.2}",
+        i.threads,
+        per_min(i.events),
+        per_min(committed_new_orders),
+        per_min(i.rollbacks.unwrap_or(0)) / 60.0,
+        i.latency_ms.get(percentile).unwrap_or(0.0),
+        i.errors_per_s,
+        i.reconnects_per_s,
+    )
+}
+
 fn row(out: &mut String, indent: usize, label: &str, value: &str) {
     let pad = 41usize.saturating_sub(indent + label.len());
     let _ = writeln!(out, "{:indent$}{label}{:pad$}{value}", "", "");
@@ -156,6 +185,9 @@ pub fn final_report(r: &RunReport) -> String {
                 p.ms,
             );
         }
+    }
+    if let Some(t) = &r.tpcc {
+        out.push_str(&crate::tpcc::text(t));
     }
     let f = &r.fairness;
     out.push_str("\nThreads fairness:\n");

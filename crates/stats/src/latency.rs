@@ -1,5 +1,6 @@
 //! HDR latency histogram in nanoseconds, with exact min, max and sum.
 
+use crate::LatencyRecorder;
 use base64::Engine as _;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
@@ -74,6 +75,20 @@ impl LatencyHistogram {
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
         self.sum += other.sum;
+    }
+
+    /// Adds every value of a per-user recorder to this histogram, each in
+    /// the bucket it would have had if recorded here.
+    pub fn add_recorder(&mut self, rec: &LatencyRecorder) {
+        if rec.count() == 0 {
+            return;
+        }
+        for (value, n) in rec.values() {
+            self.hist.saturating_record_n(value, n);
+        }
+        self.min = self.min.min(rec.min());
+        self.max = self.max.max(rec.max());
+        self.sum += rec.sum();
     }
 
     pub fn count(&self) -> u64 {

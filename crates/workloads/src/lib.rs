@@ -5,6 +5,7 @@
 //!   underscores alike) and the parsed values.
 //! - [`random`]: sysbench's id distributions and value generators.
 //! - [`oltp`]: the sysbench OLTP family.
+//! - [`tpcc`]: the TPC-C-like workload.
 //! - [`noop`]: an event that does nothing, to measure the engine itself.
 //! - [`registry`]: which workloads exist and their options.
 
@@ -13,5 +14,6 @@ pub mod oltp;
 pub mod options;
 pub mod random;
 pub mod registry;
+pub mod tpcc;
 
 pub use registry::{Workload, WorkloadInfo};

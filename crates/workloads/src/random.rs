@@ -182,19 +182,29 @@ impl RandGen {
     /// (sysbench's c: 10 groups, 119 characters; pad: 5 groups, 59).
     pub fn digit_groups(&mut self, groups: usize, out: &mut String) {
         out.clear();
-        for g in 0..groups {
-            if g > 0 {
-                out.push('-');
+        // Up to 16 groups are written into a buffer on the stack, then
+        // appended at once (one UTF-8 check instead of one per group).
+        const AT_ONCE: usize = 16;
+        let mut buf = [0u8; 12 * AT_ONCE];
+        let mut left = groups;
+        while left > 0 {
+            let mut len = 0;
+            for _ in 0..left.min(AT_ONCE) {
+                if !out.is_empty() || len > 0 {
+                    buf[len] = b'-';
+                    len += 1;
+                }
+                // 11 digits from one 64-bit draw (10^11 < 2^37; reduce fairly).
+                let mut v = self.below(100_000_000_000);
+                for d in buf[len..len + 11].iter_mut().rev() {
+                    *d = b'0' + (v % 10) as u8;
+                    v /= 10;
+                }
+                len += 11;
             }
-            // 11 digits from one 64-bit draw (10^11 < 2^37; reduce fairly).
-            let mut v = self.below(100_000_000_000);
-            let mut digits = [b'0'; 11];
-            for d in digits.iter_mut().rev() {
-                *d = b'0' + (v % 10) as u8;
-                v /= 10;
-            }
-            // Digits are ASCII.
-            out.push_str(std::str::from_utf8(&digits).unwrap_or("00000000000"));
+            // Digits and dashes are ASCII.
+            out.push_str(std::str::from_utf8(&buf[..len]).unwrap_or_default());
+            left -= left.min(AT_ONCE);
         }
     }
 }
@@ -278,5 +288,21 @@ mod tests {
         );
         g.digit_groups(5, &mut s);
         assert_eq!(s.len(), 59);
+        g.digit_groups(20, &mut s);
+        assert_eq!(s.len(), 20 * 12 - 1);
+        assert!(
+            s.split('-')
+                .all(|p| p.len() == 11 && p.bytes().all(|b| b.is_ascii_digit()))
+        );
+    }
+
+    /// The same seed gives the same digits as it always has: tables loaded
+    /// by two versions of dbmeter hold the same rows.
+    #[test]
+    fn digit_groups_are_stable() {
+        let mut g = rng_of(RandType::Uniform);
+        let mut s = String::new();
+        g.digit_groups(2, &mut s);
+        assert_eq!(s, "81430514512-31882104006");
     }
 }

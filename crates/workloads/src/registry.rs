@@ -2,12 +2,15 @@
 
 use crate::oltp::{self, OltpKind};
 use crate::options::OptSpec;
+use crate::tpcc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Workload {
     Oltp(OltpKind),
     /// An event that does nothing: measures the engine's own cost.
     Noop,
+    /// The TPC-C-like workload.
+    Tpcc,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -74,6 +77,11 @@ pub const WORKLOADS: &[WorkloadInfo] = &[
         "each thread appends rows to its own table with multi-row INSERTs",
     ),
     WorkloadInfo {
+        name: "tpcc",
+        workload: Workload::Tpcc,
+        summary: "TPC-C-like: warehouses, the five transactions with the specification's mix; NOPM and TPM",
+    },
+    WorkloadInfo {
         name: "noop",
         workload: Workload::Noop,
         summary: "an event that does no I/O: measures dbmeter's own cost per event",
@@ -100,6 +108,7 @@ impl Workload {
         match self {
             Workload::Oltp(kind) => oltp::options(*kind),
             Workload::Noop => Vec::new(),
+            Workload::Tpcc => tpcc::options(),
         }
     }
 

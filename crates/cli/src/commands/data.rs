@@ -58,6 +58,9 @@ pub(crate) fn print_load(what: &str, r: &LoadReport) {
 }
 
 pub fn prepare(ctx: &Ctx) -> Result<i32, CliError> {
+    if ctx.info.workload == Workload::Tpcc {
+        return super::tpcc::prepare(ctx);
+    }
     let Some((cfg, opts)) = oltp_settings(ctx)? else {
         println!("{} needs no preparation", ctx.info.name);
         return Ok(0);
@@ -83,6 +86,11 @@ pub fn prepare(ctx: &Ctx) -> Result<i32, CliError> {
 
 pub fn prewarm(ctx: &Ctx) -> Result<i32, CliError> {
     require_database_file(ctx)?;
+    if ctx.info.workload == Workload::Tpcc {
+        return Err(CliError::Usage(
+            "tpcc has no prewarm step; its warm-up is `dbmeter run tpcc --warmup-time=N`".into(),
+        ));
+    }
     let Some((cfg, opts)) = oltp_settings(ctx)? else {
         println!("{} has nothing to prewarm", ctx.info.name);
         return Ok(0);
@@ -94,6 +102,9 @@ pub fn prewarm(ctx: &Ctx) -> Result<i32, CliError> {
 
 pub fn cleanup(ctx: &Ctx) -> Result<i32, CliError> {
     require_database_file(ctx)?;
+    if ctx.info.workload == Workload::Tpcc {
+        return super::tpcc::cleanup(ctx);
+    }
     let Some((_, opts)) = oltp_settings(ctx)? else {
         println!("{} has nothing to clean up", ctx.info.name);
         return Ok(0);

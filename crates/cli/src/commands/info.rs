@@ -44,7 +44,12 @@ pub fn help(w: Option<&WorkloadInfo>) -> String {
             let _ = writeln!(out, "{}: {}\n", w.name, w.summary);
             let _ = writeln!(
                 out,
-                "Usage: dbmeter prepare|prewarm|run|cleanup {} [options]\n",
+                "Usage: dbmeter {} {} [options]\n",
+                if w.workload == dbmeter_workloads::Workload::Tpcc {
+                    "prepare|run|check|cleanup"
+                } else {
+                    "prepare|prewarm|run|cleanup"
+                },
                 w.name
             );
             let own = w.workload.options();
@@ -69,13 +74,19 @@ pub fn help(w: Option<&WorkloadInfo>) -> String {
                  prewarm WORKLOAD   read the tables once so that a run starts with warm caches\n  \
                  run WORKLOAD       run the benchmark and report throughput and latency\n  \
                  cleanup WORKLOAD   drop the workload's tables\n  \
+                 check tpcc         verify tpcc's row counts and consistency conditions\n  \
                  server COMMAND     managed MariaDB/PostgreSQL servers (`dbmeter server help`)\n  \
                  list               list the workloads\n  \
                  help [WORKLOAD]    this help, or a workload's options\n  \
                  env                the machine, with --db the server, and warnings (`dbmeter env --help`)\n  \
+                 results COMMAND    stored runs: list, show, export, delete (`dbmeter help results`)\n  \
+                 compare            stored runs against a baseline (`dbmeter help compare`)\n  \
+                 report             an HTML report with charts of stored runs (`dbmeter help report`)\n  \
+                 campaign run FILE  a matrix of runs from a TOML file, stored (`dbmeter help campaign`)\n  \
                  version            print the version\n\n\
                  With no --db, dbmeter uses the SQLite file dbmeter.sqlite in the current\n\
-                 directory, and `run` prepares its tables when they are missing.\n"
+                 directory, and `run` prepares its tables when they are missing.\n\
+                 `run --store` also saves the result in the results store.\n"
             );
         }
     }

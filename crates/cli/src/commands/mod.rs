@@ -1,11 +1,17 @@
-//! The commands: list, help, version, prepare, prewarm, cleanup, run.
+//! The commands: list, help, version, prepare, prewarm, cleanup, check, run,
+//! env, server, results, compare, report, campaign.
 
+mod campaign;
+mod compare;
 mod data;
 mod env;
 mod info;
 mod record;
+mod report;
+mod results;
 mod run;
 mod server;
+mod tpcc;
 
 use crate::CliError;
 use crate::args::{self, Command};
@@ -23,6 +29,8 @@ pub(crate) struct Ctx {
     pub values: OptValues,
     /// None for workloads without a database.
     pub target: Option<Target>,
+    /// `--tag KEY=VALUE` (repeatable), for the results store.
+    pub tags: Vec<(String, String)>,
 }
 
 fn specs_for(w: Option<&WorkloadInfo>) -> Vec<OptSpec> {
@@ -40,6 +48,26 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
     ) {
         (Some("env"), _) => return env::env(&args[1..]),
         (Some("server"), _) => return server::main(&args[1..]),
+        (Some("campaign"), _) => return campaign::main(&args[1..]),
+        (Some("help"), Some("campaign")) if args.len() == 2 => {
+            print!("{}", campaign::HELP);
+            return Ok(0);
+        }
+        (Some("results"), _) => return results::main(&args[1..]),
+        (Some("compare"), _) => return compare::main(&args[1..]),
+        (Some("report"), _) => return report::main(&args[1..]),
+        (Some("help"), Some("report")) if args.len() == 2 => {
+            print!("{}", report::HELP);
+            return Ok(0);
+        }
+        (Some("help"), Some("results")) if args.len() == 2 => {
+            print!("{}", results::HELP);
+            return Ok(0);
+        }
+        (Some("help"), Some("compare")) if args.len() == 2 => {
+            print!("{}", compare::HELP);
+            return Ok(0);
+        }
         (Some("help"), Some("env")) if args.len() == 2 => {
             print!("{}", env::USAGE);
             return Ok(0);
@@ -50,7 +78,14 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
         }
         _ => {}
     }
+    let args = store_option(args);
     let inv = args::parse(&args, specs_for)?;
+    let tags = results::parse_tags(
+        inv.given
+            .iter()
+            .filter(|(k, _)| k == "tag")
+            .map(|(_, v)| v.as_str()),
+    )?;
     match inv.command {
         Command::Version => {
             println!("dbmeter {VERSION}");
@@ -83,13 +118,43 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
         info: w,
         values,
         target,
+        tags,
     };
     match inv.command {
         Command::Prepare => data::prepare(&ctx),
         Command::Prewarm => data::prewarm(&ctx),
         Command::Cleanup => data::cleanup(&ctx),
+        Command::Check => tpcc::check(&ctx),
         _ => run::run(&ctx),
     }
+}
+
+/// `--store` alone means the default store, so its value must follow `=`
+/// or be a word that is not a command or a workload: `--store=r.db`,
+/// `--store r.db` and `--store oltp_read_only` (default store, then the
+/// workload) all work. The default is passed on as `--store=`.
+fn store_option(args: Vec<String>) -> Vec<String> {
+    let taken = |w: &str| {
+        w.starts_with("--")
+            || [
+                "run", "prepare", "prewarm", "cleanup", "list", "help", "version",
+            ]
+            .contains(&w)
+            || dbmeter_workloads::registry::find(w).is_some()
+    };
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.into_iter().peekable();
+    while let Some(a) = it.next() {
+        if a == "--store" {
+            match it.next_if(|next| !taken(next)) {
+                Some(v) => out.push(format!("--store={v}")),
+                None => out.push("--store=".into()),
+            }
+        } else {
+            out.push(a);
+        }
+    }
+    out
 }
 
 /// Runs a future to completion on a runtime of the calling thread (with

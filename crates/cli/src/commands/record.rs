@@ -129,12 +129,27 @@ async fn read_facts(connect: &ConnectOptions) -> Result<ServerFacts, DbError> {
 
 /// Reads the server's facts; a failure becomes a warning.
 pub(crate) fn server_facts(connect: &ConnectOptions) -> Result<ServerFacts, Warning> {
-    match block_on(async { tokio::time::timeout(TIMEOUT, read_facts(connect)).await }) {
-        Ok(Ok(Ok(f))) => Ok(f),
-        Ok(Ok(Err(e))) => Err(collection("the server's facts", e)),
-        Ok(Err(_)) => Err(collection("the server's facts", "no answer in 30 s")),
-        Err(e) => Err(collection("the server's facts", e)),
+    let c = connect.clone();
+    match within_timeout(move || block_on(read_facts(&c))) {
+        Some(Ok(Ok(f))) => Ok(f),
+        Some(Ok(Err(e))) => Err(collection("the server's facts", e)),
+        None => Err(collection("the server's facts", "no answer in 30 s")),
+        Some(Err(e)) => Err(collection("the server's facts", e)),
     }
+}
+
+/// Runs `job` on a thread of its own and waits for it at most [`TIMEOUT`].
+/// A blocking driver cannot be cancelled: on a hung server the thread is
+/// left behind and ends with the process.
+fn within_timeout<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("dbmeter-facts".into())
+        .spawn(move || {
+            let _ = tx.send(job());
+        })
+        .ok()?;
+    rx.recv_timeout(TIMEOUT).ok()
 }
 
 /// How long collecting facts or counters may take: a hung server must not
@@ -226,22 +241,23 @@ impl Recorder {
             late.push(w);
         }
         let counters = match (self.before, &self.connect) {
-            (Some(before), Some(c)) => match block_on(async {
-                tokio::time::timeout(TIMEOUT, counters_after(c, self.sessions_before)).await
+            (Some(before), Some(c)) => match within_timeout({
+                let (c, sessions) = (c.clone(), self.sessions_before);
+                move || block_on(counters_after(&c, sessions))
             }) {
-                Ok(Ok(Ok(after))) => Some(CounterRecord::new(before, after)),
-                Ok(Ok(Err(e))) => {
+                Some(Ok(Ok(after))) => Some(CounterRecord::new(before, after)),
+                Some(Ok(Err(e))) => {
                     late.push(collection("the server's counters after the run", e));
                     None
                 }
-                Ok(Err(_)) => {
+                None => {
                     late.push(collection(
                         "the server's counters after the run",
                         "no answer in 30 s",
                     ));
                     None
                 }
-                Err(e) => {
+                Some(Err(e)) => {
                     late.push(collection("the server's counters after the run", e));
                     None
                 }

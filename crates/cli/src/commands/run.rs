@@ -20,12 +20,12 @@ use std::time::SystemTime;
 
 /// Where the human-readable lines go: stdout, unless stdout carries the
 /// JSON or CSV document.
-struct Console {
-    to_stdout: bool,
+pub(crate) struct Console {
+    pub(crate) to_stdout: bool,
 }
 
 impl Console {
-    fn line(&self, s: &str) {
+    pub(crate) fn line(&self, s: &str) {
         if self.to_stdout {
             println!("{s}");
         } else {
@@ -34,7 +34,7 @@ impl Console {
     }
 }
 
-fn install_ctrl_c(stop: &StopHandle) {
+pub(crate) fn install_ctrl_c(stop: &StopHandle) {
     let stop = stop.clone();
     // A second Ctrl-C ends the program at once.
     let _ = ctrlc::set_handler(move || {
@@ -61,11 +61,14 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
                 CliError::Failed(format!("cannot write --output {output_path}: {e}"))
             })?)
         };
+    // Open the results store first too: a bad one fails before the run.
+    let mut run_store = super::results::RunStore::open(o, &ctx.tags)?;
     let seed = setup::seed(o);
-    let engine = setup::engine_config(o, ctx.target.as_ref(), seed)?;
+    let mut engine = setup::engine_config(o, ctx.target.as_ref(), seed)?;
     let query_timeout = setup::query_timeout(o)?;
     let stop = StopHandle::new();
 
+    let mut tpcc_run = None;
     let ((result, recorder), server_version) = match ctx.info.workload {
         Workload::Noop => {
             header(&console, ctx, &engine, "none");
@@ -74,6 +77,15 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
                 drive(&engine, Arc::new(NoopFactory), &stop, &console, ctx)?,
                 String::new(),
             )
+        }
+        Workload::Tpcc => {
+            let setup = super::tpcc::run_setup(ctx, seed, query_timeout, &mut engine)?;
+            let version = setup.version.clone();
+            header(&console, ctx, &engine, &version);
+            install_ctrl_c(&stop);
+            let (r, x) = super::tpcc::drive(&engine, setup, &stop, &console, ctx)?;
+            tpcc_run = Some(x);
+            (r, version)
         }
         Workload::Oltp(_) => {
             let Some((cfg, connect)) = oltp_settings(ctx)? else {
@@ -171,7 +183,10 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
             options: o
                 .all()
                 .iter()
-                .filter(|(k, _)| !super::data::SECRET_OPTIONS.contains(&k.as_str()))
+                .filter(|(k, _)| {
+                    !super::data::SECRET_OPTIONS.contains(&k.as_str())
+                        && !super::results::STORE_OPTIONS.contains(&k.as_str())
+                })
                 .map(|(k, v)| match (k.as_str(), &ctx.target) {
                     ("ignore-errors", Some(t)) => {
                         (k.clone(), setup::ignore_list(o, t).to_option_value())
@@ -202,6 +217,9 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
         &engine.percentiles,
     );
     recorder.finish(&mut report);
+    if let Some(x) = tpcc_run {
+        report.tpcc = Some(super::tpcc::section(&x, &result));
+    }
     let document = match format.as_str() {
         "json" => report.to_json() + "\n",
         "csv" => csv::intervals(&report, &engine.percentiles),
@@ -229,6 +247,14 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
         None => {}
     }
     let _ = std::io::stdout().flush();
+    // Interrupted and failed runs are stored too: what they measured.
+    let stored = match run_store.as_mut().map(|st| st.save(&report.to_json())) {
+        Some(Err(e)) => {
+            eprintln!("dbmeter: {e}");
+            false
+        }
+        _ => true,
+    };
     match result.end {
         EndReason::Failed(m) => Err(CliError::Failed(format!(
             "{m} (the run stopped; the report above covers what was measured before)"
@@ -240,11 +266,12 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
             );
             Ok(130)
         }
+        _ if !stored => Ok(1),
         _ => Ok(0),
     }
 }
 
-fn header(console: &Console, ctx: &Ctx, engine: &EngineConfig, version: &str) {
+pub(crate) fn header(console: &Console, ctx: &Ctx, engine: &EngineConfig, version: &str) {
     let about = match (&ctx.target, version.is_empty()) {
         (Some(t), false) => format!(" ({t}, {version})"),
         (Some(t), true) => format!(" ({t})"),
@@ -275,7 +302,7 @@ fn header(console: &Console, ctx: &Ctx, engine: &EngineConfig, version: &str) {
     console.line("Threads started!\n");
 }
 
-fn drive<F: UserFactory>(
+pub(crate) fn drive<F: UserFactory>(
     engine: &EngineConfig,
     factory: Arc<F>,
     stop: &StopHandle,

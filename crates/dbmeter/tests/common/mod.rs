@@ -76,9 +76,27 @@ impl Scratch {
             .expect("start dbmeter")
     }
 
+    /// Runs a command built with [`Scratch::cmd`] (e.g. with more
+    /// environment) and collects its output.
+    pub fn output(&self, mut c: Command) -> Run {
+        Run::from(c.output().expect("run dbmeter"))
+    }
+
     /// Runs dbmeter with `args` in the scratch directory.
     pub fn run(&self, args: &[&str]) -> Run {
         Run::from(self.cmd(args).output().expect("run dbmeter"))
+    }
+
+    /// Runs dbmeter with a dbmeter home of its own in the scratch directory
+    /// (managed servers, the default results store) and no $DBMETER_STORE.
+    pub fn run_home(&self, args: &[&str]) -> Run {
+        Run::from(
+            self.cmd(args)
+                .env("DBMETER_HOME", self.path("home"))
+                .env_remove("DBMETER_STORE")
+                .output()
+                .expect("run dbmeter"),
+        )
     }
 
     /// Runs dbmeter with `input` on its standard input.

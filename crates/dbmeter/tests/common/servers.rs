@@ -14,12 +14,7 @@ pub fn start(flavor: Flavor) -> Option<Server> {
 
 /// [`start`] with server settings (`key`, `value`).
 pub fn start_with(flavor: Flavor, settings: &[(&str, &str)]) -> Option<Server> {
-    if !available(flavor) {
-        let why = format!("{flavor} binaries or service user not found");
-        if std::env::var_os("DBMETER_REQUIRE_SERVERS").is_some() {
-            panic!("DBMETER_REQUIRE_SERVERS is set, but {why}");
-        }
-        eprintln!("skipping: {why}");
+    if !can_run(flavor) {
         return None;
     }
     let mut opts = ServerOptions::new(flavor);
@@ -74,4 +69,18 @@ pub fn ask(server: &Server, sql: &str) -> String {
 pub fn ask_n(server: &Server, sql: &str) -> i64 {
     let a = ask(server, sql);
     a.parse().unwrap_or_else(|_| panic!("{sql} gave '{a}'"))
+}
+
+/// False (after saying why) when this machine cannot run `flavor`; a
+/// failure instead with DBMETER_REQUIRE_SERVERS set.
+pub fn can_run(flavor: Flavor) -> bool {
+    if available(flavor) {
+        return true;
+    }
+    let why = format!("{flavor} binaries or service user not found");
+    if std::env::var_os("DBMETER_REQUIRE_SERVERS").is_some() {
+        panic!("DBMETER_REQUIRE_SERVERS is set, but {why}");
+    }
+    eprintln!("skipping: {why}");
+    false
 }

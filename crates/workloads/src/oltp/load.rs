@@ -85,29 +85,74 @@ pub async fn prepare(
     for (n, t) in todo.into_iter().enumerate() {
         lanes[n % workers].push(t);
     }
+    let blocking = opts.target.is_blocking();
     let mut first = Some(conn);
-    let mut jobs = Vec::new();
-    for lane in lanes {
-        let conn = first.take();
-        jobs.push(async move {
-            let mut conn = match conn {
-                Some(c) => c,
-                None => Connection::connect(opts).await?,
-            };
-            let mut report = LoadReport::default();
-            for (i, table) in lane {
-                report.rows += load_table(&mut conn, cfg, seed, i, &table, say, progress).await?;
-                report.tables += 1;
-            }
-            Ok::<_, DbError>(report)
+    let results: Vec<Result<LoadReport, DbError>> = if workers > 1 {
+        // One OS thread per lane: a blocking driver holds its thread while
+        // it works, and an async one would generate every lane's rows on
+        // one thread. An async connection stays with the runtime that
+        // drives it: the lanes open their own.
+        std::thread::scope(|s| {
+            let handles: Vec<_> = lanes
+                .into_iter()
+                .map(|lane| {
+                    let conn = if blocking { first.take() } else { None };
+                    s.spawn(move || {
+                        let rt = tokio::runtime::Builder::new_current_thread()
+                            .enable_all()
+                            .build()
+                            .map_err(|e| {
+                                DbError::other("thread", format!("cannot start a loader: {e}"))
+                            })?;
+                        rt.block_on(load_lane(opts, cfg, seed, conn, lane, say, progress))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(DbError::other("thread", "a loader thread panicked"))
+                    })
+                })
+                .collect()
+        })
+    } else {
+        let jobs = lanes.into_iter().map(|lane| {
+            let conn = first.take();
+            load_lane(opts, cfg, seed, conn, lane, say, progress)
         });
-    }
+        futures_util::future::join_all(jobs).await
+    };
     let mut report = LoadReport::default();
-    for r in futures_util::future::try_join_all(jobs).await? {
+    for r in results {
+        let r = r?;
         report.rows += r.rows;
         report.tables += r.tables;
     }
     report.elapsed = began.elapsed();
+    Ok(report)
+}
+
+/// Loads the tables of one lane on one connection (`conn`, or a new one).
+async fn load_lane(
+    opts: &ConnectOptions,
+    cfg: &OltpConfig,
+    seed: u64,
+    conn: Option<Connection>,
+    lane: Vec<(usize, String)>,
+    say: Say<'_>,
+    progress: &LoadProgress,
+) -> Result<LoadReport, DbError> {
+    let mut conn = match conn {
+        Some(c) => c,
+        None => Connection::connect(opts).await?,
+    };
+    let mut report = LoadReport::default();
+    for (i, table) in lane {
+        report.rows += load_table(&mut conn, cfg, seed, i, &table, say, progress).await?;
+        report.tables += 1;
+    }
     Ok(report)
 }
 

@@ -1,0 +1,16 @@
+//! Campaigns: a matrix of targets (managed server variants or external
+//! URLs) x workloads x client counts x repeats, described in a TOML file
+//! and run end to end, each result stored the moment it lands.
+//!
+//! - `spec.rs`: the file format and its checks (errors name the line).
+//! - `plan.rs`: the ordered cells and the time they will take.
+//! - `runner.rs`: servers, datasets, resets, runs, the store.
+//! - `hooks.rs`: shell and SQL commands around the campaign and each run.
+
+pub mod hooks;
+pub mod plan;
+pub mod runner;
+pub mod spec;
+
+pub use runner::{RunOptions, Summary, describe, run, store_spec};
+pub use spec::Campaign;

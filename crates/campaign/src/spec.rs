@@ -1,0 +1,516 @@
+//! The campaign file: TOML, read into [`Campaign`] and checked, with the
+//! line of the first mistake in every error.
+
+use dbmeter_workloads::options::{OptSpec, canonical, check};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// A campaign file as written (see docs/campaigns.md).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignFile {
+    pub name: Spanned<String>,
+    /// Results store: a file path or a postgres:// URL (default: the
+    /// default store, next to the campaign file).
+    pub store: Option<String>,
+    /// Seconds per measured run.
+    pub duration: Spanned<f64>,
+    #[serde(default)]
+    pub warmup: f64,
+    #[serde(default = "one")]
+    pub repeats: Spanned<u32>,
+    pub clients: Spanned<Vec<u32>>,
+    /// "interleaved" (default) or "sequential".
+    #[serde(default)]
+    pub order: Option<Spanned<String>>,
+    /// Seconds between two runs.
+    #[serde(default)]
+    pub pause: f64,
+    /// Reset of managed servers: "none" (default), "restart" or
+    /// "snapshot" (a fresh copy of the prepared data directory).
+    #[serde(default)]
+    pub reset: Option<Spanned<String>>,
+    /// Before which runs to reset: "write-runs" (default) or "every-run".
+    #[serde(default)]
+    pub reset_before: Option<Spanned<String>>,
+    /// `run` options given to every run (e.g. report-interval = 10).
+    #[serde(default)]
+    pub options: Option<Spanned<BTreeMap<String, toml::Value>>>,
+    #[serde(rename = "target")]
+    pub targets: Vec<TargetFile>,
+    #[serde(rename = "workload")]
+    pub workloads: Vec<WorkloadFile>,
+    #[serde(default)]
+    pub hooks: Hooks,
+}
+
+fn one() -> Spanned<u32> {
+    Spanned::new(0..0, 1)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetFile {
+    pub name: Spanned<String>,
+    /// An external server or SQLite file.
+    pub url: Option<String>,
+    /// A managed server of this flavor: "mariadb" or "postgres".
+    pub server: Option<Spanned<String>>,
+    #[serde(default)]
+    pub settings: BTreeMap<String, toml::Value>,
+    pub config: Option<PathBuf>,
+    pub basedir: Option<PathBuf>,
+    pub server_cpus: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadFile {
+    pub name: Spanned<String>,
+    /// The workload's options (tables = 4, table-size = 100000, ...).
+    #[serde(default)]
+    pub options: BTreeMap<String, toml::Value>,
+}
+
+/// Commands run around the campaign and each run: `sh: ...` through the
+/// shell, `sql: ...` against the run's target.
+#[derive(Debug, Default, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Hooks {
+    #[serde(default)]
+    pub before_campaign: Vec<String>,
+    #[serde(default)]
+    pub after_campaign: Vec<String>,
+    #[serde(default)]
+    pub before_run: Vec<String>,
+    #[serde(default)]
+    pub after_run: Vec<String>,
+}
+
+/// Where a target's server comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TargetKind {
+    External {
+        url: String,
+    },
+    Managed {
+        flavor: String,
+        settings: Vec<(String, String)>,
+        config: Option<PathBuf>,
+        basedir: Option<PathBuf>,
+        server_cpus: Option<String>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    pub name: String,
+    pub kind: TargetKind,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    pub name: String,
+    pub options: Vec<(String, String)>,
+}
+
+impl Workload {
+    /// Whether its runs change the data (and so may need a reset first).
+    pub fn writes(&self) -> bool {
+        !matches!(
+            self.name.as_str(),
+            "oltp_read_only"
+                | "oltp_point_select"
+                | "select_random_points"
+                | "select_random_ranges"
+                | "noop"
+        )
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Repeat by repeat, each workload and client count over every target
+    /// in turn, so that drift spreads evenly over the targets.
+    Interleaved,
+    /// Target by target, then workload, client count, repeat.
+    Sequential,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reset {
+    None,
+    Restart,
+    Snapshot,
+}
+
+/// A checked campaign.
+#[derive(Clone, Debug)]
+pub struct Campaign {
+    pub name: String,
+    pub store: Option<String>,
+    pub duration: f64,
+    pub warmup: f64,
+    pub repeats: u32,
+    pub clients: Vec<u32>,
+    pub order: Order,
+    pub pause: f64,
+    pub reset: Reset,
+    pub reset_every_run: bool,
+    pub options: Vec<(String, String)>,
+    pub targets: Vec<Target>,
+    pub workloads: Vec<Workload>,
+    pub hooks: Hooks,
+    /// The campaign file's directory: relative paths start there.
+    pub dir: PathBuf,
+}
+
+/// Options a campaign sets itself on every run.
+const RESERVED: &[&str] = &[
+    "db",
+    "threads",
+    "time",
+    "warmup-time",
+    "format",
+    "output",
+    "store",
+];
+
+fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
+        toml::Value::Array(a) => a.iter().map(value_text).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    }
+}
+
+fn options(m: &BTreeMap<String, toml::Value>) -> Vec<(String, String)> {
+    m.iter()
+        .map(|(k, v)| (k.replace('_', "-"), value_text(v)))
+        .collect()
+}
+
+/// A relative SQLite file in a campaign file is relative to the file.
+fn beside(url: &str, campaign_file: &Path) -> String {
+    let Some(rest) = url.strip_prefix("sqlite:") else {
+        return url.to_string();
+    };
+    let file = rest.strip_prefix("//").unwrap_or(rest);
+    let dir = campaign_file.parent().unwrap_or(Path::new(""));
+    if file.is_empty() || Path::new(file).is_absolute() || dir.as_os_str().is_empty() {
+        return url.to_string();
+    }
+    format!("sqlite:{}", dir.join(file).display())
+}
+
+/// Checks one option of a run: not one the campaign sets itself, known to
+/// the workload or to `run` in general, and with a value of its kind.
+fn check_option(
+    name: &str,
+    value: &str,
+    own: &[OptSpec],
+    general: &[OptSpec],
+    aliases: &[(&str, &str)],
+) -> Result<(), String> {
+    let name = aliases
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map_or(name, |(_, to)| to);
+    if RESERVED.contains(&canonical(name).as_str()) {
+        return Err(format!(
+            "option '{name}' is set by the campaign itself (use duration, warmup, clients or [[target]])"
+        ));
+    }
+    let Some(spec) = own
+        .iter()
+        .chain(general)
+        .find(|o| canonical(o.name) == canonical(name))
+    else {
+        return Err(format!("unknown option '{name}'"));
+    };
+    check(spec, value).map_err(|e| format!("option '{name}': {e}"))
+}
+
+/// The 1-based line of a byte offset.
+fn line_of(text: &str, span: &Range<usize>) -> usize {
+    text[..span.start.min(text.len())].matches('\n').count() + 1
+}
+
+impl Campaign {
+    /// Reads a campaign file. `general` and `aliases` are the options
+    /// every `run` takes besides the workload's own (the CLI's).
+    pub fn load(
+        path: &Path,
+        general: &[OptSpec],
+        aliases: &[(&str, &str)],
+    ) -> Result<Campaign, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read campaign file {}: {e}", path.display()))?;
+        Campaign::parse(&text, path, general, aliases)
+    }
+
+    pub fn parse(
+        text: &str,
+        path: &Path,
+        general: &[OptSpec],
+        aliases: &[(&str, &str)],
+    ) -> Result<Campaign, String> {
+        let shown = path.display();
+        let f: CampaignFile = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| line_of(text, &s));
+            let msg = e.message().trim().to_string();
+            match line {
+                Some(l) => format!("{shown}, line {l}: {msg}"),
+                None => format!("{shown}: {msg}"),
+            }
+        })?;
+        let at = |span: Range<usize>, msg: String| -> String {
+            format!("{shown}, line {}: {msg}", line_of(text, &span))
+        };
+        let order = match f.order.as_ref().map(|o| (o.get_ref().as_str(), o.span())) {
+            None | Some(("interleaved", _)) => Order::Interleaved,
+            Some(("sequential", _)) => Order::Sequential,
+            Some((o, span)) => {
+                return Err(at(
+                    span,
+                    format!("order = \"{o}\": expected \"interleaved\" or \"sequential\""),
+                ));
+            }
+        };
+        let reset = match f.reset.as_ref().map(|o| (o.get_ref().as_str(), o.span())) {
+            None | Some(("none", _)) => Reset::None,
+            Some(("restart", _)) => Reset::Restart,
+            Some(("snapshot", _)) => Reset::Snapshot,
+            Some((o, span)) => {
+                return Err(at(
+                    span,
+                    format!("reset = \"{o}\": expected \"none\", \"restart\" or \"snapshot\""),
+                ));
+            }
+        };
+        let reset_every_run = match f
+            .reset_before
+            .as_ref()
+            .map(|o| (o.get_ref().as_str(), o.span()))
+        {
+            None | Some(("write-runs", _)) => false,
+            Some(("every-run", _)) => true,
+            Some((o, span)) => {
+                return Err(at(
+                    span,
+                    format!("reset_before = \"{o}\": expected \"write-runs\" or \"every-run\""),
+                ));
+            }
+        };
+        let d = *f.duration.get_ref();
+        if d.is_nan() || d <= 0.0 {
+            return Err(at(
+                f.duration.span(),
+                "duration must be above 0 seconds".into(),
+            ));
+        }
+        if *f.repeats.get_ref() == 0 {
+            return Err(at(f.repeats.span(), "repeats must be at least 1".into()));
+        }
+        if f.clients.get_ref().is_empty() || f.clients.get_ref().contains(&0) {
+            return Err(at(
+                f.clients.span(),
+                "clients must list client counts of at least 1, e.g. [1, 4, 16]".into(),
+            ));
+        }
+        if f.warmup < 0.0 || f.pause < 0.0 {
+            return Err(format!("{shown}: warmup and pause must not be negative"));
+        }
+        let name = f.name.get_ref().trim().to_string();
+        if name.is_empty() {
+            return Err(at(f.name.span(), "name must not be empty".into()));
+        }
+        let mut targets = Vec::new();
+        for t in &f.targets {
+            let tname = t.name.get_ref().clone();
+            if tname.is_empty()
+                || !tname
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            {
+                return Err(at(
+                    t.name.span(),
+                    format!("target name '{tname}': use letters, digits, '-', '_' and '.' only"),
+                ));
+            }
+            if targets.iter().any(|x: &Target| x.name == tname) {
+                return Err(at(
+                    t.name.span(),
+                    format!("target '{tname}' is named twice"),
+                ));
+            }
+            let kind = match (&t.url, &t.server) {
+                (Some(url), None) => TargetKind::External {
+                    url: beside(url, path),
+                },
+                (None, Some(flavor)) => {
+                    let fl = flavor.get_ref().to_ascii_lowercase();
+                    if !matches!(fl.as_str(), "mariadb" | "mysql" | "postgres" | "postgresql") {
+                        return Err(at(
+                            flavor.span(),
+                            format!("server = \"{fl}\": expected \"mariadb\" or \"postgres\""),
+                        ));
+                    }
+                    let rel = |p: &PathBuf| {
+                        if p.is_absolute() {
+                            p.clone()
+                        } else {
+                            path.parent().unwrap_or(Path::new(".")).join(p)
+                        }
+                    };
+                    TargetKind::Managed {
+                        flavor: fl,
+                        settings: options(&t.settings)
+                            .into_iter()
+                            .map(|(k, v)| (k.replace('-', "_"), v))
+                            .collect(),
+                        config: t.config.as_ref().map(rel),
+                        basedir: t.basedir.clone(),
+                        server_cpus: t.server_cpus.clone(),
+                    }
+                }
+                _ => {
+                    return Err(at(
+                        t.name.span(),
+                        format!(
+                            "target '{tname}': give either url = \"...\" (a server or SQLite file) or server = \"mariadb\"|\"postgres\" (a managed server)"
+                        ),
+                    ));
+                }
+            };
+            targets.push(Target { name: tname, kind });
+        }
+        if targets.is_empty() {
+            return Err(format!(
+                "{shown}: no [[target]]: name at least one server or file to measure"
+            ));
+        }
+        let mut workloads = Vec::new();
+        for w in &f.workloads {
+            let wname = w.name.get_ref().clone();
+            let Some(info) = dbmeter_workloads::registry::find(&wname) else {
+                return Err(at(
+                    w.name.span(),
+                    format!("unknown workload '{wname}' (`dbmeter list` shows them)"),
+                ));
+            };
+            let own = info.workload.options();
+            let opts = options(&w.options);
+            for (k, v) in &opts {
+                check_option(k, v, &own, general, aliases).map_err(|e| {
+                    at(
+                        w.name.span(),
+                        format!("workload '{wname}': {e} (`dbmeter help {wname}` lists them)"),
+                    )
+                })?;
+            }
+            workloads.push(Workload {
+                name: info.name.to_string(),
+                options: opts,
+            });
+        }
+        if workloads.is_empty() {
+            return Err(format!("{shown}: no [[workload]]: name at least one"));
+        }
+        let run_options = match &f.options {
+            Some(o) => {
+                let all: Vec<OptSpec> = workloads
+                    .iter()
+                    .filter_map(|w| dbmeter_workloads::registry::find(&w.name))
+                    .flat_map(|i| i.workload.options())
+                    .collect();
+                let opts = options(o.get_ref());
+                for (k, v) in &opts {
+                    check_option(k, v, &all, general, aliases)
+                        .map_err(|e| at(o.span(), format!("options: {e}")))?;
+                }
+                opts
+            }
+            None => Vec::new(),
+        };
+        Ok(Campaign {
+            name,
+            store: f.store,
+            duration: *f.duration.get_ref(),
+            warmup: f.warmup,
+            repeats: *f.repeats.get_ref(),
+            clients: f.clients.get_ref().clone(),
+            order,
+            pause: f.pause,
+            reset,
+            reset_every_run,
+            options: run_options,
+            targets,
+            workloads,
+            hooks: f.hooks,
+            dir: path
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| PathBuf::from(".")),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "bp"
+duration = 60
+warmup = 10
+repeats = 3
+clients = [1, 4, 16]
+
+[[target]]
+name = "small"
+server = "mariadb"
+settings = { innodb_buffer_pool_size = "128M" }
+
+[[target]]
+name = "file"
+url = "sqlite:bench.sqlite"
+
+[[workload]]
+name = "oltp_read_only"
+options = { tables = 2, table-size = 10000 }
+"#;
+
+    #[test]
+    fn reads_a_good_file() {
+        let c = Campaign::parse(GOOD, Path::new("c.toml"), &[], &[]).unwrap();
+        assert_eq!(c.clients, vec![1, 4, 16]);
+        assert_eq!(c.order, Order::Interleaved);
+        assert_eq!(c.targets.len(), 2);
+        assert_eq!(
+            c.workloads[0].options,
+            vec![
+                ("table-size".into(), "10000".into()),
+                ("tables".into(), "2".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn names_the_line_of_a_mistake() {
+        let bad = GOOD.replace("oltp_read_only", "oltp_read_mostly");
+        let e = Campaign::parse(&bad, Path::new("c.toml"), &[], &[]).unwrap_err();
+        assert!(e.starts_with("c.toml, line 18:"), "{e}");
+        let bad = GOOD.replace("warmup = 10", "warmup = 10\nwarmpu = 3");
+        let e = Campaign::parse(&bad, Path::new("c.toml"), &[], &[]).unwrap_err();
+        assert!(e.contains("line 5"), "{e}");
+        assert!(e.contains("warmpu"), "{e}");
+        let bad = GOOD.replace("clients = [1, 4, 16]", "clients = [1, 0]");
+        let e = Campaign::parse(&bad, Path::new("c.toml"), &[], &[]).unwrap_err();
+        assert!(e.contains("line 6"), "{e}");
+    }
+}

@@ -1,0 +1,153 @@
+//! `dbmeter compare`: a candidate against a baseline, from the results
+//! store (computed by `dbmeter_store::compare`, laid out by
+//! `dbmeter_report::compare`).
+
+use super::results::{filter_of, noise_pct, open_existing, parse_args};
+use crate::CliError;
+use dbmeter_report::compare as fmt;
+use dbmeter_store::{CompareMode, CompareOptions, Filter, Metric};
+
+pub const HELP: &str = "\
+Usage: dbmeter compare --baseline SELECTORS [--candidate SELECTORS] [--option=value ...]
+
+Compares stored runs (`dbmeter run ... --store`, campaigns) with a baseline,
+as the MariaDB benchmark pages do: one row per workload (and per candidate
+variant when the candidate holds several), one column per thread count, and
+in each cell candidate / baseline x 100 of the medians over repeats (each
+side's runs of that workload and thread count). Only runs that completed
+(time or event limit reached) count.
+
+Options:
+  --baseline=SELECTORS     the baseline runs, e.g. variant:A or tag:phase=before;
+                           repeat the option or separate selectors with spaces
+                           (all must hold); they must be of one variant
+  --candidate=SELECTORS    the runs to compare with it [every other run of the
+                           baseline's campaign(s); runs without a campaign
+                           need --candidate]
+  --metric=tps|qps|p95|p99|avg
+                           transactions/s, queries/s, or latency (95th or 99th
+                           percentile, average) [tps]; for latency lower is
+                           better, so below 100 the candidate is faster
+  --diff                   cells are the difference in %, (candidate -
+                           baseline) / baseline x 100, signed, instead of the ratio
+  --noise=PCT              mark a cell with * when the spread over repeats of
+                           either side, (max - min) / median, is above PCT % [5]
+  --format=text|markdown|csv|html
+                           csv: one row per cell with both medians, ranges,
+                           spreads and run ids; html: a page with the table
+  --output=FILE            write to FILE instead of standard output
+  --store=PATH|URL         the results store [$DBMETER_STORE, else
+                           $DBMETER_HOME/results.db]
+
+Selectors: tag:KEY=VALUE  variant:NAME  campaign:NAME  run:ID[,ID...]
+           workload:NAME  threads:N  (a bare number is a run id)
+
+Examples:
+  dbmeter compare --baseline tag:phase=before --candidate tag:phase=after
+  dbmeter compare --baseline variant:mariadb-10.11 --metric=p99 --format=markdown
+
+Exit codes: 0 ok, 1 failed (no store, no matching runs, bad selector),
+2 usage error.
+";
+
+/// The selector words of a repeatable option (each value may hold several,
+/// separated by spaces).
+fn selectors(values: Vec<&str>) -> Result<Filter, CliError> {
+    let words: Vec<&str> = values.iter().flat_map(|v| v.split_whitespace()).collect();
+    filter_of(&words)
+}
+
+pub fn main(args: &[String]) -> Result<i32, CliError> {
+    if args
+        .iter()
+        .any(|a| a == "--help" || a == "-h" || a == "help")
+    {
+        print!("{HELP}");
+        return Ok(0);
+    }
+    let a = parse_args(
+        args,
+        &[
+            "baseline",
+            "candidate",
+            "metric",
+            "noise",
+            "format",
+            "output",
+            "store",
+        ],
+        &["diff"],
+        "compare",
+    )?;
+    if let Some(w) = a.words.first() {
+        return Err(CliError::Usage(format!(
+            "unexpected argument '{w}': selectors go after --baseline or --candidate (`dbmeter help compare`)"
+        )));
+    }
+    let base_words: Vec<&str> = a.all("baseline").collect();
+    if base_words.iter().all(|w| w.trim().is_empty()) {
+        return Err(CliError::Usage(
+            "which runs are the baseline? e.g. `dbmeter compare --baseline variant:A` (`dbmeter help compare`)"
+                .into(),
+        ));
+    }
+    let metric = match a.get("metric") {
+        None => Metric::Tps,
+        Some(m) => Metric::parse(m).ok_or_else(|| {
+            CliError::Usage(format!(
+                "--metric={m}: expected one of {}",
+                fmt::metric_names()
+            ))
+        })?,
+    };
+    let noise_pct = noise_pct(a.get("noise"))?;
+    let format = match a.get("format").map(str::to_ascii_lowercase).as_deref() {
+        None | Some("text") => "text",
+        Some("markdown" | "md") => "markdown",
+        Some("csv") => "csv",
+        Some("html") => "html",
+        Some(f) => {
+            return Err(CliError::Usage(format!(
+                "--format={f}: `dbmeter compare` writes text, markdown, csv or html"
+            )));
+        }
+    };
+    let baseline = selectors(base_words)?;
+    let cand_words: Vec<&str> = a.all("candidate").collect();
+    let candidate = if cand_words.is_empty() {
+        None
+    } else {
+        let f = selectors(cand_words)?;
+        if f.is_empty() {
+            return Err(CliError::Usage(
+                "--candidate needs selectors, e.g. --candidate variant:B".into(),
+            ));
+        }
+        Some(f)
+    };
+    let opts = CompareOptions {
+        metric,
+        mode: if a.flag("diff") {
+            CompareMode::Diff
+        } else {
+            CompareMode::Ratio
+        },
+        noise_pct,
+    };
+    let mut store = open_existing(a.get("store"))?;
+    let table = store
+        .compare(&baseline, candidate.as_ref(), &opts)
+        .map_err(|e| CliError::Failed(e.0))?;
+    let out = match format {
+        "markdown" => fmt::markdown(&table),
+        "csv" => fmt::csv(&table),
+        "html" => fmt::html(&table),
+        _ => fmt::text(&table),
+    };
+    match a.get("output") {
+        Some(path) => std::fs::write(path, out)
+            .map_err(|e| CliError::Failed(format!("cannot write --output {path}: {e}")))?,
+        None => print!("{out}"),
+    }
+    Ok(0)
+}

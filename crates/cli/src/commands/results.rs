@@ -1,0 +1,519 @@
+//! `dbmeter results list|show|export|delete`, the store options of `run`
+//! (`--store`, `--tag`), and what `results` and `compare` share: finding
+//! the store and reading their command lines. The store itself is
+//! `dbmeter_store`; the tables and CSV are `dbmeter_report::stored`.
+
+use crate::CliError;
+use dbmeter_report::stored;
+use dbmeter_store::{Filter, RunMeta, SELECTOR_FORMS, Selector, Store, StoreError};
+use std::io::{IsTerminal, Write as _};
+
+pub const HELP: &str = "\
+Usage: dbmeter results COMMAND [SELECTORS...] [--option=value ...]
+
+Runs saved by `dbmeter run ... --store` (and by campaigns) in the results
+store: each with its whole JSON document (options, environment, server
+variables and counters, OS and interval series, latency histogram), its
+campaign, variant, cell, repeat and tags.
+
+Commands:
+  list [SELECTORS]         one line per run: id, when, workload, threads,
+                           campaign, variant, repeat, end, tps, qps, p95, p99, tags
+      --format=text|csv|json
+  show ID                  one run: where it came from and its report
+      --format=text|json     json: the run document exactly as `run` wrote it
+  export [SELECTORS]       many runs at once
+      --format=csv|json      csv [default]: one row per run, main numbers and a
+                             tag.KEY column per tag; json: an array of the run
+                             documents, each with a \"store\" object (id, campaign,
+                             variant, cell, repeat, tags)
+      --output=FILE          write to FILE instead of standard output
+  delete ID...|SELECTORS   delete runs (with their documents and tags)
+      --yes                  do not ask (needed when not on a terminal)
+
+Selectors (several: all must hold; a bare number is a run id):
+  tag:KEY=VALUE  variant:NAME  campaign:NAME  run:ID[,ID...]  workload:NAME  threads:N
+
+Options of every command:
+  --store=PATH|URL         the results store: an SQLite file, or
+                           postgres://user:pass@host:port/db for a shared one
+                           [$DBMETER_STORE, else $DBMETER_HOME/results.db]
+
+Storing runs:
+  dbmeter run WORKLOAD ... --store            the default store
+  dbmeter run WORKLOAD ... --store=PATH|URL   that store
+  dbmeter run WORKLOAD ... --tag=KEY=VALUE    a label (repeat; implies --store)
+The run prints its report as usual, then `stored as run #N in STORE` on
+standard error; interrupted and failed runs are stored too (comparisons
+count only completed ones). `dbmeter compare` compares stored runs.
+
+DBMETER_HOME defaults to /var/lib/dbmeter for root, else
+~/.local/share/dbmeter. Exit codes: 0 ok, 1 failed (no such run, no store,
+bad selector), 2 usage error.
+";
+
+/// Options of `run` that belong to the store and stay out of the run
+/// document's `options` (the store keeps the tags itself).
+pub(crate) const STORE_OPTIONS: &[&str] = &["store", "tag"];
+
+/// The store to use: `given` (a path or URL), else `$DBMETER_STORE`, else
+/// `$DBMETER_HOME/results.db`.
+pub(crate) fn store_spec(given: Option<&str>) -> Result<String, CliError> {
+    if let Some(s) = given.filter(|s| !s.trim().is_empty()) {
+        return Ok(s.to_string());
+    }
+    if let Some(s) = std::env::var_os("DBMETER_STORE").filter(|s| !s.is_empty()) {
+        return Ok(s.to_string_lossy().into_owned());
+    }
+    let home = dbmeter_server::managed::Home::from_env()
+        .map_err(|e| CliError::Failed(format!("cannot find the default results store: {e}")))?;
+    Ok(home
+        .root()
+        .join("results.db")
+        .to_string_lossy()
+        .into_owned())
+}
+
+fn failed(e: StoreError) -> CliError {
+    CliError::Failed(e.0)
+}
+
+/// Opens an existing store for reading or deleting.
+pub(crate) fn open_existing(given: Option<&str>) -> Result<Store, CliError> {
+    Store::open_existing(&store_spec(given)?).map_err(failed)
+}
+
+/// `--tag` values as (key, value); a usage error for other forms.
+pub(crate) fn parse_tags<'a>(
+    values: impl Iterator<Item = &'a str>,
+) -> Result<Vec<(String, String)>, CliError> {
+    values
+        .map(|t| match t.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+            _ => Err(CliError::Usage(format!(
+                "--tag={t}: expected KEY=VALUE, e.g. --tag=phase=before"
+            ))),
+        })
+        .collect()
+}
+
+/// What `run` needs to store its result: the store (opened before the run,
+/// so that a bad store fails fast) and the tags.
+pub(crate) struct RunStore {
+    store: Store,
+    tags: Vec<(String, String)>,
+}
+
+impl RunStore {
+    /// None unless `--store` or `--tag` was given.
+    pub fn open(
+        values: &dbmeter_workloads::options::OptValues,
+        tags: &[(String, String)],
+    ) -> Result<Option<RunStore>, CliError> {
+        if !values.given("store") && tags.is_empty() {
+            return Ok(None);
+        }
+        let spec = store_spec(Some(values.str("store")))?;
+        let store = Store::open(&spec).map_err(failed)?;
+        Ok(Some(RunStore {
+            store,
+            tags: tags.to_vec(),
+        }))
+    }
+
+    /// Saves the run document; says where on standard error.
+    pub fn save(&mut self, json: &str) -> Result<i64, CliError> {
+        let meta = RunMeta {
+            tags: self.tags.clone(),
+            ..RunMeta::default()
+        };
+        let id = self
+            .store
+            .save(json, &meta)
+            .map_err(|e| CliError::Failed(format!("the run was not stored: {}", e.0)))?;
+        eprintln!("stored as run #{id} in {}", self.store.location());
+        Ok(id)
+    }
+}
+
+/// A command line of `results` or `compare`: words and `--name[=value]`
+/// options.
+pub(crate) struct Args {
+    pub words: Vec<String>,
+    pub opts: Vec<(String, String)>,
+}
+
+/// Splits `args`; `valued` options take a value (`--x=v` or `--x v`),
+/// `flags` take none (`--x`, or `--x=on|off`). `cmd` names the command in
+/// messages.
+pub(crate) fn parse_args(
+    args: &[String],
+    valued: &[&str],
+    flags: &[&str],
+    cmd: &str,
+) -> Result<Args, CliError> {
+    let mut words = Vec::new();
+    let mut opts = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        let Some(body) = a.strip_prefix("--").filter(|b| !b.is_empty()) else {
+            words.push(a.clone());
+            continue;
+        };
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n.replace('_', "-"), Some(v.to_string())),
+            None => (body.replace('_', "-"), None),
+        };
+        if flags.contains(&name.as_str()) {
+            let on = match inline.as_deref().map(str::to_ascii_lowercase).as_deref() {
+                None | Some("on" | "true" | "yes" | "1") => "on",
+                Some("off" | "false" | "no" | "0") => "off",
+                Some(v) => {
+                    return Err(CliError::Usage(format!(
+                        "--{name}={v}: expected on or off (`dbmeter help {cmd}`)"
+                    )));
+                }
+            };
+            opts.push((name, on.to_string()));
+            continue;
+        }
+        if !valued.contains(&name.as_str()) {
+            let mut known: Vec<&str> = valued.iter().chain(flags).copied().collect();
+            known.sort_unstable();
+            return Err(CliError::Usage(format!(
+                "unknown option --{name} for `dbmeter {cmd}` (it takes --{}; `dbmeter help {cmd}`)",
+                known.join(", --")
+            )));
+        }
+        let value = match inline {
+            Some(v) => v,
+            None => match args.get(i) {
+                Some(v) if !v.starts_with("--") => {
+                    i += 1;
+                    v.clone()
+                }
+                // `--store` last or before another option: the default store.
+                _ if name == "store" => String::new(),
+                _ => {
+                    return Err(CliError::Usage(format!(
+                        "option --{name} needs a value (`dbmeter help {cmd}`)"
+                    )));
+                }
+            },
+        };
+        opts.push((name, value));
+    }
+    Ok(Args { words, opts })
+}
+
+impl Args {
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.opts
+            .iter()
+            .rfind(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn all(&self, name: &str) -> impl Iterator<Item = &str> {
+        self.opts
+            .iter()
+            .filter(move |(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn flag(&self, name: &str) -> bool {
+        self.get(name) == Some("on")
+    }
+
+    /// `--format`, one of `choices` (the first is the default).
+    pub fn format(&self, choices: &[&str], cmd: &str) -> Result<String, CliError> {
+        match self.get("format") {
+            None => Ok(choices[0].to_string()),
+            Some(f) if choices.contains(&f.to_ascii_lowercase().as_str()) => {
+                Ok(f.to_ascii_lowercase())
+            }
+            Some(f) => Err(CliError::Usage(format!(
+                "--format={f}: `dbmeter {cmd}` writes {}",
+                choices.join(", ")
+            ))),
+        }
+    }
+}
+
+/// Selector words (a bare number is a run id) as a filter.
+pub(crate) fn filter_of<S: AsRef<str>>(words: &[S]) -> Result<Filter, CliError> {
+    let mut selectors = Vec::new();
+    let mut ids = Vec::new();
+    for w in words {
+        let w = w.as_ref();
+        let bare = w.trim_start_matches('#');
+        if !bare.is_empty() && bare.bytes().all(|b| b.is_ascii_digit()) {
+            ids.push(
+                bare.parse::<i64>()
+                    .map_err(|_| CliError::Failed(format!("run id {w} is too large")))?,
+            );
+            continue;
+        }
+        for part in w.split_whitespace() {
+            selectors.push(Selector::parse(part).map_err(failed)?);
+        }
+    }
+    if !ids.is_empty() {
+        selectors.push(Selector::Runs(ids));
+    }
+    Ok(Filter { selectors })
+}
+
+fn no_match(store: &Store, filter: &Filter) -> CliError {
+    if filter.is_empty() {
+        CliError::Failed(format!(
+            "the results store '{}' holds no runs yet (store one with `dbmeter run ... --store`)",
+            store.location()
+        ))
+    } else {
+        CliError::Failed(format!(
+            "no stored run matches {filter} in '{}' (`dbmeter results list` shows them)",
+            store.location()
+        ))
+    }
+}
+
+pub fn main(args: &[String]) -> Result<i32, CliError> {
+    let Some(sub) = args.first().map(String::as_str) else {
+        return Err(CliError::Usage(
+            "which results command? list, show, export or delete (`dbmeter help results`)".into(),
+        ));
+    };
+    let rest = &args[1..];
+    match sub {
+        "help" | "--help" | "-h" => {
+            print!("{HELP}");
+            Ok(0)
+        }
+        "list" => list(rest),
+        "show" => show(rest),
+        "export" => export(rest),
+        "delete" => delete(rest),
+        _ => Err(CliError::Usage(format!(
+            "unknown results command '{sub}': list, show, export or delete (`dbmeter help results`)"
+        ))),
+    }
+}
+
+fn list(args: &[String]) -> Result<i32, CliError> {
+    let a = parse_args(args, &["store", "format"], &[], "results")?;
+    let format = a.format(&["text", "csv", "json"], "results list")?;
+    let filter = filter_of(&a.words)?;
+    let mut store = open_existing(a.get("store"))?;
+    let runs = store.runs(&filter).map_err(failed)?;
+    if runs.is_empty() {
+        return Err(no_match(&store, &filter));
+    }
+    let out = match format.as_str() {
+        "csv" => stored::list_csv(&runs),
+        "json" => {
+            serde_json::to_string_pretty(&runs)
+                .map_err(|e| CliError::Failed(format!("cannot write JSON: {e}")))?
+                + "\n"
+        }
+        _ => stored::list_text(&runs),
+    };
+    print!("{out}");
+    Ok(0)
+}
+
+fn show(args: &[String]) -> Result<i32, CliError> {
+    let a = parse_args(args, &["store", "format"], &[], "results")?;
+    let format = a.format(&["text", "json"], "results show")?;
+    let id = match a.words.as_slice() {
+        [one] => one.trim_start_matches('#').parse::<i64>().map_err(|_| {
+            CliError::Usage(format!(
+                "`dbmeter results show` takes a run id (a number), not '{one}'"
+            ))
+        })?,
+        [] => {
+            return Err(CliError::Usage(
+                "which run? `dbmeter results show ID` (`dbmeter results list` shows the ids)"
+                    .into(),
+            ));
+        }
+        [_, extra, ..] => {
+            return Err(CliError::Usage(format!(
+                "unexpected argument '{extra}': `dbmeter results show` shows one run"
+            )));
+        }
+    };
+    let mut store = open_existing(a.get("store"))?;
+    let Some(run) = store.run(id).map_err(failed)? else {
+        return Err(CliError::Failed(format!(
+            "there is no run #{id} in '{}' (`dbmeter results list` shows them)",
+            store.location()
+        )));
+    };
+    if format == "json" {
+        print!("{}", run.document);
+        if !run.document.ends_with('\n') {
+            println!();
+        }
+        return Ok(0);
+    }
+    print!("{}", stored::describe(&run.summary));
+    match serde_json::from_str::<dbmeter_report::RunReport>(&run.document) {
+        Ok(report) => {
+            println!();
+            print!("{}", dbmeter_report::text::final_report(&report));
+        }
+        Err(_) => println!("\n(no measurements: the stored document holds no complete report)"),
+    }
+    Ok(0)
+}
+
+/// A stored document with a `"store"` object (its meta) added at its end.
+/// The document's own text, field order included, is kept.
+fn with_store_object(run: &dbmeter_store::StoredRun) -> String {
+    let s = &run.summary;
+    let meta = serde_json::json!({
+        "id": s.id,
+        "stored_at": s.stored_at,
+        "campaign": s.campaign,
+        "variant": s.variant,
+        "cell": s.cell,
+        "repeat": s.repeat,
+        "tags": s.tags.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.as_str()))).collect::<serde_json::Map<String, serde_json::Value>>(),
+    });
+    let doc = run.document.trim_end();
+    match doc.strip_suffix('}') {
+        Some(body) if body.trim_end().ends_with('{') => format!("{body}\"store\": {meta}}}"),
+        Some(body) => format!("{},\n  \"store\": {meta}\n}}", body.trim_end()),
+        None => doc.to_string(),
+    }
+}
+
+fn export(args: &[String]) -> Result<i32, CliError> {
+    let a = parse_args(args, &["store", "format", "output"], &[], "results")?;
+    let format = a.format(&["csv", "json"], "results export")?;
+    let filter = filter_of(&a.words)?;
+    let mut store = open_existing(a.get("store"))?;
+    let (out, n) = if format == "json" {
+        let runs = store.documents(&filter).map_err(failed)?;
+        if runs.is_empty() {
+            return Err(no_match(&store, &filter));
+        }
+        let docs: Vec<String> = runs.iter().map(with_store_object).collect();
+        (format!("[\n{}\n]\n", docs.join(",\n")), runs.len())
+    } else {
+        let runs = store.runs(&filter).map_err(failed)?;
+        if runs.is_empty() {
+            return Err(no_match(&store, &filter));
+        }
+        (stored::list_csv(&runs), runs.len())
+    };
+    match a.get("output") {
+        Some(path) => {
+            std::fs::write(path, &out)
+                .map_err(|e| CliError::Failed(format!("cannot write --output {path}: {e}")))?;
+            eprintln!(
+                "exported {n} run{} to {path}",
+                if n == 1 { "" } else { "s" }
+            );
+        }
+        None => print!("{out}"),
+    }
+    Ok(0)
+}
+
+fn delete(args: &[String]) -> Result<i32, CliError> {
+    let a = parse_args(args, &["store"], &["yes"], "results")?;
+    let filter = filter_of(&a.words)?;
+    if filter.is_empty() {
+        return Err(CliError::Usage(format!(
+            "which runs? `dbmeter results delete ID...` or selectors ({SELECTOR_FORMS})"
+        )));
+    }
+    let mut store = open_existing(a.get("store"))?;
+    let runs = store.runs(&filter).map_err(failed)?;
+    if runs.is_empty() {
+        return Err(no_match(&store, &filter));
+    }
+    let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
+    let listed = ids
+        .iter()
+        .map(|i| format!("#{i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let n = ids.len();
+    let s = if n == 1 { "" } else { "s" };
+    if !a.flag("yes") {
+        if !std::io::stdin().is_terminal() {
+            return Err(CliError::Usage(format!(
+                "refusing to delete {n} run{s} ({listed}) without --yes: standard input is not a terminal to ask on (`dbmeter help results`)"
+            )));
+        }
+        eprint!(
+            "Delete {n} run{s} ({listed}) from {}? [y/N] ",
+            store.location()
+        );
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().read_line(&mut answer);
+        if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+            eprintln!("nothing deleted");
+            return Ok(1);
+        }
+    }
+    // Delete exactly the runs listed, even if more arrived meanwhile.
+    let deleted = store.delete(&Filter::ids(&ids)).map_err(failed)?;
+    let s = if deleted == 1 { "" } else { "s" };
+    println!(
+        "deleted {deleted} run{s} ({listed}) from {}",
+        store.location()
+    );
+    Ok(0)
+}
+
+/// `--noise=PCT` of compare and report: a percentage (a trailing % is
+/// allowed), 5 when not given.
+pub(crate) fn noise_pct(given: Option<&str>) -> Result<f64, CliError> {
+    match given {
+        None => Ok(5.0),
+        Some(v) => v
+            .trim()
+            .trim_end_matches('%')
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .ok_or_else(|| CliError::Usage(format!("--noise={v}: expected a percentage, e.g. 5"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_need_a_key_and_an_equals_sign() {
+        assert_eq!(
+            parse_tags(["a=b", "k=v=w", "e="].into_iter()).unwrap(),
+            vec![
+                ("a".into(), "b".into()),
+                ("k".into(), "v=w".into()),
+                ("e".into(), String::new())
+            ]
+        );
+        for bad in ["novalue", "=x", ""] {
+            assert!(parse_tags([bad].into_iter()).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn bare_numbers_are_run_ids() {
+        let f = filter_of(&["3", "#4", "variant:A"]).unwrap();
+        assert_eq!(
+            f.selectors,
+            vec![Selector::Variant("A".into()), Selector::Runs(vec![3, 4])]
+        );
+        assert!(filter_of(&["nope"]).is_err());
+    }
+}

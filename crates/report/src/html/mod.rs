@@ -1,0 +1,597 @@
+//! The HTML report: one self-contained page (inline CSS, charts inline as
+//! SVG, nothing fetched) with the environment of each variant, comparison
+//! tables, throughput and p99 latency against clients on log-log axes, and
+//! per cell (workload x clients) the runs' time series (throughput, p99,
+//! CPU, I/O) and latency distributions. Every chart is also returned as an
+//! SVG document of its own, for `--charts DIR`.
+
+pub mod charts;
+mod data;
+
+pub use data::{OsPoint, ReportRun, median, spectrum};
+
+use charts::{LineChart, Scale, Series};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+/// A ready-made HTML section (a comparison table, say) to include.
+#[derive(Clone, Debug)]
+pub struct Section {
+    pub title: String,
+    pub html: String,
+}
+
+/// What to put in the report.
+#[derive(Clone, Debug, Default)]
+pub struct ReportInput {
+    pub title: String,
+    /// One line under the title (where the runs come from, say).
+    pub subtitle: String,
+    pub runs: Vec<ReportRun>,
+    pub sections: Vec<Section>,
+}
+
+/// The page, and each chart on its own as (file name, SVG).
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub html: String,
+    pub charts: Vec<(String, String)>,
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A name safe for a file and an HTML id.
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+fn num(v: Option<f64>) -> String {
+    match v {
+        None => "–".into(),
+        Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
+        Some(v) if v.abs() >= 1.0 => format!("{v:.2}"),
+        Some(v) => format!("{v:.3}"),
+    }
+}
+
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1120px;color:#222;padding:0 16px}\
+h1{font-size:1.6em;margin-bottom:0}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:4px}h3{margin-top:1.4em}\
+.sub{color:#666;margin-top:4px}table{border-collapse:collapse;margin:8px 0;font-size:0.92em}\
+td,th{border:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}th{background:#f4f4f4}\
+td:first-child,th:first-child{text-align:left}.charts{display:flex;flex-wrap:wrap;gap:8px}\
+.chart svg{max-width:100%;height:auto;border:1px solid #eee}details{margin:6px 0}summary{cursor:pointer;font-weight:600}\
+.bad{color:#b00}.muted{color:#888}";
+
+/// Builds the report.
+pub fn render(input: &ReportInput) -> Result<Report, String> {
+    let mut page = Page::default();
+    let runs = &input.runs;
+    let workloads: BTreeSet<&str> = runs.iter().map(|r| r.workload()).collect();
+    let variants = variants_in_order(runs);
+    let _ = write!(
+        page.html,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"generator\" content=\"dbmeter\"><title>{}</title><style>{STYLE}</style></head><body>\n\
+         <h1>{}</h1><p class=\"sub\">{}</p>\n<p>{} runs ({} completed) of {} workload(s) on {} variant(s): {}.</p>\n",
+        escape(&input.title),
+        escape(&input.title),
+        escape(&input.subtitle),
+        runs.len(),
+        runs.iter().filter(|r| r.completed()).count(),
+        workloads.len(),
+        variants.len(),
+        escape(&variants.join(", ")),
+    );
+    page.html
+        .push_str("<nav><a href=\"#environment\">Environment</a>");
+    for s in &input.sections {
+        let _ = write!(
+            page.html,
+            " · <a href=\"#{}\">{}</a>",
+            slug(&s.title),
+            escape(&s.title)
+        );
+    }
+    for w in &workloads {
+        let _ = write!(page.html, " · <a href=\"#w-{}\">{}</a>", slug(w), escape(w));
+    }
+    page.html.push_str("</nav>\n");
+
+    environment(&mut page, runs, &variants);
+    for s in &input.sections {
+        let _ = write!(
+            page.html,
+            "<h2 id=\"{}\">{}</h2>\n{}\n",
+            slug(&s.title),
+            escape(&s.title),
+            s.html
+        );
+    }
+    for w in &workloads {
+        workload(&mut page, runs, &variants, w)?;
+    }
+    page.html.push_str("</body></html>\n");
+    Ok(Report {
+        html: page.html,
+        charts: page.charts,
+    })
+}
+
+#[derive(Default)]
+struct Page {
+    html: String,
+    charts: Vec<(String, String)>,
+}
+
+impl Page {
+    /// Draws a chart into the page and keeps it as a file too.
+    fn chart(&mut self, file: String, chart: &LineChart) -> Result<(), String> {
+        let svg = charts::render(chart)?;
+        let _ = writeln!(
+            self.html,
+            "<div class=\"chart\" id=\"{}\">{}</div>",
+            slug(&file),
+            svg
+        );
+        self.charts.push((format!("{}.svg", slug(&file)), svg));
+        Ok(())
+    }
+}
+
+/// The variants, in the order their first run appears.
+pub fn variants_in_order(runs: &[ReportRun]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in runs {
+        if !out.contains(&r.variant) {
+            out.push(r.variant.clone());
+        }
+    }
+    out
+}
+
+/// A table of each variant's machine and server, then the server variables
+/// whose values differ between variants (the change under test, usually).
+fn environment(page: &mut Page, runs: &[ReportRun], variants: &[String]) {
+    let first: Vec<&ReportRun> = variants
+        .iter()
+        .filter_map(|v| {
+            runs.iter()
+                .filter(|r| &r.variant == v)
+                .find(|r| r.completed())
+                .or_else(|| runs.iter().find(|r| &r.variant == v))
+        })
+        .collect();
+    page.html
+        .push_str("<h2 id=\"environment\">Environment</h2>\n<table><tr><th></th>");
+    for r in &first {
+        let _ = write!(page.html, "<th>{}</th>", escape(&r.variant));
+    }
+    page.html.push_str("</tr>\n");
+    type Field<'a> = (&'a str, &'a dyn Fn(&ReportRun) -> String);
+    let fields: [Field; 9] = [
+        ("host", &|r| text(&r.doc["environment"]["hostname"])),
+        ("operating system", &|r| text(&r.doc["environment"]["os"])),
+        ("kernel", &|r| text(&r.doc["environment"]["kernel"])),
+        ("CPU", &|r| text(&r.doc["environment"]["cpu_model"])),
+        ("CPUs", &|r| text(&r.doc["environment"]["cpus"])),
+        ("memory", &|r| {
+            r.doc["environment"]["memory_bytes"]
+                .as_f64()
+                .map(|b| format!("{:.1} GiB", b / (1u64 << 30) as f64))
+                .unwrap_or_else(|| "–".into())
+        }),
+        ("target", &|r| text(&r.doc["target"]["url"])),
+        ("server", &|r| text(&r.doc["target"]["server_version"])),
+        ("dbmeter", &|r| {
+            format!(
+                "{} {}",
+                text(&r.doc["dbmeter"]["version"]),
+                text(&r.doc["dbmeter"]["build"])
+            )
+        }),
+    ];
+    for (name, f) in fields.iter() {
+        let _ = write!(page.html, "<tr><td>{name}</td>");
+        for r in &first {
+            let _ = write!(page.html, "<td>{}</td>", escape(&f(r)));
+        }
+        page.html.push_str("</tr>\n");
+    }
+    page.html.push_str("<tr><td>runs</td>");
+    for r in &first {
+        let n = runs.iter().filter(|x| x.variant == r.variant).count();
+        let _ = write!(page.html, "<td>{n}</td>");
+    }
+    page.html.push_str("</tr>\n");
+    page.html.push_str("</table>\n");
+
+    // Variables that differ between the variants.
+    if first.len() > 1 {
+        let names: BTreeSet<&String> = first
+            .iter()
+            .filter_map(|r| r.doc["server"]["variables"].as_object())
+            .flat_map(|m| m.keys())
+            .collect();
+        let mut rows = String::new();
+        let mut n = 0;
+        for name in names {
+            let values: Vec<String> = first
+                .iter()
+                .map(|r| text(&r.doc["server"]["variables"][name.as_str()]))
+                .collect();
+            if values.iter().all(|v| v == &values[0]) || volatile(name, &values) {
+                continue;
+            }
+            n += 1;
+            let _ = write!(rows, "<tr><td>{}</td>", escape(name));
+            for v in values {
+                let _ = write!(rows, "<td>{}</td>", escape(&v));
+            }
+            rows.push_str("</tr>\n");
+        }
+        if n > 0 {
+            let _ = write!(
+                page.html,
+                "<h3>Server variables that differ ({n})</h3>\n<table><tr><th>variable</th>"
+            );
+            for r in &first {
+                let _ = write!(page.html, "<th>{}</th>", escape(&r.variant));
+            }
+            let _ = write!(page.html, "</tr>\n{rows}</table>\n");
+        }
+    }
+}
+
+/// Variables that differ between any two servers without being settings:
+/// ports, sockets, identities, and paths (a throwaway server's directories
+/// always differ; a path is rarely the setting under test).
+fn volatile(name: &str, values: &[String]) -> bool {
+    const NAMES: [&str; 7] = [
+        "port",
+        "socket",
+        "pid_file",
+        "hostname",
+        "server_uid",
+        "server_uuid",
+        "server_id",
+    ];
+    NAMES.iter().any(|p| name.contains(p))
+        || values
+            .iter()
+            .all(|v| v.starts_with('/') || v == "–" || v.is_empty())
+}
+
+fn text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => "–".into(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// One workload: scaling charts and their table, then its cells' details.
+fn workload(
+    page: &mut Page,
+    runs: &[ReportRun],
+    variants: &[String],
+    w: &str,
+) -> Result<(), String> {
+    let mine: Vec<&ReportRun> = runs.iter().filter(|r| r.workload() == w).collect();
+    let clients: BTreeSet<u64> = mine.iter().map(|r| r.threads()).collect();
+    let _ = writeln!(page.html, "<h2 id=\"w-{}\">{}</h2>", slug(w), escape(w));
+
+    // Medians over repeats per variant and client count.
+    let mut tps: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut p99: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut table = String::from("<table><tr><th>variant</th>");
+    for c in &clients {
+        let _ = write!(
+            table,
+            "<th>{c} client{}</th>",
+            if *c == 1 { "" } else { "s" }
+        );
+    }
+    table.push_str("</tr>\n");
+    for v in variants {
+        let of_v: Vec<&&ReportRun> = mine.iter().filter(|r| &r.variant == v).collect();
+        if of_v.is_empty() {
+            continue;
+        }
+        let _ = write!(table, "<tr><td>{}</td>", escape(v));
+        for &c in &clients {
+            let done: Vec<&&&ReportRun> = of_v
+                .iter()
+                .filter(|r| r.threads() == c && r.completed())
+                .collect();
+            let t = median(&done.iter().filter_map(|r| r.tps()).collect::<Vec<_>>());
+            let l = median(
+                &done
+                    .iter()
+                    .filter_map(|r| r.latency_ms(99.0))
+                    .collect::<Vec<_>>(),
+            );
+            if let Some(t) = t {
+                tps.entry(v).or_default().push((c as f64, t));
+            }
+            if let Some(l) = l {
+                p99.entry(v).or_default().push((c as f64, l));
+            }
+            let failed = of_v
+                .iter()
+                .filter(|r| r.threads() == c && !r.completed())
+                .count();
+            let _ = write!(
+                table,
+                "<td>{} tps<br>{} ms p99<br><span class=\"muted\">{} run(s)</span>{}</td>",
+                num(t),
+                num(l),
+                done.len(),
+                if failed > 0 {
+                    format!(" <span class=\"bad\">{failed} not completed</span>")
+                } else {
+                    String::new()
+                }
+            );
+        }
+        table.push_str("</tr>\n");
+    }
+    table.push_str("</table>\n");
+    let series = |m: &BTreeMap<&str, Vec<(f64, f64)>>| -> Vec<Series> {
+        variants
+            .iter()
+            .filter_map(|v| {
+                m.get(v.as_str()).map(|p| Series {
+                    name: v.clone(),
+                    points: p.clone(),
+                })
+            })
+            .collect()
+    };
+    page.html.push_str("<div class=\"charts\">");
+    page.chart(
+        format!("{w}-tps-vs-clients"),
+        &LineChart {
+            title: format!("{w}: throughput (median of repeats)"),
+            x_label: "clients".into(),
+            y_label: "transactions/s".into(),
+            x_scale: Scale::Log,
+            y_scale: Scale::Log,
+            series: series(&tps),
+        },
+    )?;
+    page.chart(
+        format!("{w}-p99-vs-clients"),
+        &LineChart {
+            title: format!("{w}: 99th percentile latency (median of repeats)"),
+            x_label: "clients".into(),
+            y_label: "ms".into(),
+            x_scale: Scale::Log,
+            y_scale: Scale::Log,
+            series: series(&p99),
+        },
+    )?;
+    page.html.push_str("</div>\n");
+    page.html.push_str(&table);
+
+    for &c in &clients {
+        let cell: Vec<&ReportRun> = mine.iter().copied().filter(|r| r.threads() == c).collect();
+        cell_details(page, w, c, &cell)?;
+    }
+    Ok(())
+}
+
+fn run_label(r: &ReportRun) -> String {
+    match r.repeat {
+        Some(n) => format!("{} #{n}", r.variant),
+        None => format!("{} (run {})", r.variant, r.id),
+    }
+}
+
+/// The runs of one workload at one client count: a table, and their time
+/// series and latency distributions overlaid.
+fn cell_details(page: &mut Page, w: &str, clients: u64, cell: &[&ReportRun]) -> Result<(), String> {
+    let _ = write!(
+        page.html,
+        "<details><summary>{} at {clients} clients: {} run(s)</summary>\n<table><tr><th>run</th><th>variant</th><th>repeat</th><th>end</th><th>tps</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th><th>errors</th></tr>\n",
+        escape(w),
+        cell.len()
+    );
+    for r in cell {
+        let errors: u64 = r.doc["errors"]
+            .as_object()
+            .map(|m| m.values().filter_map(|v| v.as_u64()).sum())
+            .unwrap_or(0);
+        let end = match r.doc["end"]["error"].as_str() {
+            Some(e) => format!(
+                "<span class=\"bad\">{}: {}</span>",
+                escape(r.end_reason()),
+                escape(e)
+            ),
+            None => escape(r.end_reason()),
+        };
+        let _ = writeln!(
+            page.html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{end}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{errors}</td></tr>",
+            r.id,
+            escape(&r.variant),
+            r.repeat.map(|n| n.to_string()).unwrap_or_default(),
+            num(r.tps()),
+            num(r.latency_ms(95.0)),
+            num(r.latency_ms(99.0)),
+            num(r.doc["latency_ms"]["max_ms"].as_f64()),
+        );
+    }
+    page.html.push_str("</table>\n<div class=\"charts\">");
+    let base = format!("{w}-{clients}");
+    let each = |f: &dyn Fn(&ReportRun) -> Vec<(f64, f64)>| -> Vec<Series> {
+        cell.iter()
+            .map(|r| Series {
+                name: run_label(r),
+                points: f(r),
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect()
+    };
+    let charts = [
+        (
+            "tps",
+            "throughput over time",
+            "transactions/s",
+            Scale::Linear,
+            Scale::Linear,
+            each(&|r| r.intervals().iter().map(|i| (i.0, i.1)).collect()),
+        ),
+        (
+            "p99",
+            "99th percentile latency over time",
+            "ms",
+            Scale::Linear,
+            Scale::Log,
+            each(&|r| {
+                r.intervals()
+                    .iter()
+                    .filter_map(|i| i.2.map(|l| (i.0, l)))
+                    .collect()
+            }),
+        ),
+        (
+            "cpu",
+            "CPU busy (user+system+iowait, all CPUs)",
+            "%",
+            Scale::Linear,
+            Scale::Linear,
+            each(&|r| {
+                r.os_samples()
+                    .iter()
+                    .map(|s| (s.t_s, s.user + s.system + s.iowait))
+                    .collect()
+            }),
+        ),
+        (
+            "io",
+            "disk reads+writes",
+            "kB/s",
+            Scale::Linear,
+            Scale::Linear,
+            each(&|r| {
+                r.os_samples()
+                    .iter()
+                    .map(|s| (s.t_s, s.read_kb_s + s.write_kb_s))
+                    .collect()
+            }),
+        ),
+        (
+            "latency",
+            "latency distribution",
+            "ms",
+            Scale::Nines,
+            Scale::Log,
+            each(&|r| r.histogram().map(|h| spectrum(&h)).unwrap_or_default()),
+        ),
+    ];
+    for (name, what, y, xs, ys, series) in charts {
+        if series.is_empty() {
+            continue;
+        }
+        page.chart(
+            format!("{base}-{name}"),
+            &LineChart {
+                title: format!("{w}, {clients} clients: {what}"),
+                x_label: if xs == Scale::Nines {
+                    "percentile".into()
+                } else {
+                    "seconds".into()
+                },
+                y_label: y.into(),
+                x_scale: xs,
+                y_scale: ys,
+                series,
+            },
+        )?;
+    }
+    page.html.push_str("</div></details>\n");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(id: i64, variant: &str, threads: u64, tps: f64) -> ReportRun {
+        ReportRun {
+            id,
+            variant: variant.into(),
+            repeat: Some(1),
+            doc: json!({
+                "workload": "oltp_point_select", "threads": threads,
+                "target": {"url": "mysql://root:***@h/test", "server_version": "MariaDB <x>"},
+                "environment": {"hostname": "vm", "cpus": 2, "memory_bytes": 1073741824u64},
+                "server": {"variables": {"innodb_buffer_pool_size": variant, "port": id.to_string(), "tmpdir": format!("/tmp/{variant}"), "server_uid": id.to_string()}},
+                "end": {"reason": "time_limit"},
+                "totals": {"events_per_s": tps},
+                "latency_ms": {"max_ms": 4.0, "percentiles": [{"percentile": 99.0, "ms": 1.5}]},
+                "intervals": [{"t_s": 1.0, "events_per_s": tps, "latency_ms": {"count": 3, "percentiles": [{"percentile": 99.0, "ms": 1.5}]}}]
+            }),
+        }
+    }
+
+    #[test]
+    fn a_page_with_environment_scaling_and_cells() {
+        let input = ReportInput {
+            title: "A & B".into(),
+            subtitle: "store x".into(),
+            runs: vec![
+                run(1, "a", 1, 100.0),
+                run(2, "b", 1, 150.0),
+                run(3, "a", 4, 300.0),
+                run(4, "b", 4, 450.0),
+            ],
+            sections: vec![Section {
+                title: "Throughput, b vs a".into(),
+                html: "<table><tr><td>150</td></tr></table>".into(),
+            }],
+        };
+        let r = render(&input).unwrap();
+        assert!(r.html.starts_with("<!DOCTYPE html>"));
+        assert!(r.html.contains("<title>A &amp; B</title>"));
+        assert!(r.html.contains("Server variables that differ (1)"));
+        assert!(r.html.contains("innodb_buffer_pool_size"));
+        assert!(!r.html.contains("<td>port</td>") && !r.html.contains("<td>tmpdir</td>"));
+        assert!(!r.html.contains("<td>server_uid</td>"));
+        assert!(r.html.contains("MariaDB &lt;x&gt;"));
+        assert!(r.html.contains("Throughput, b vs a"));
+        // Self-contained: nothing to fetch.
+        assert!(!r.html.contains("src=\"http") && !r.html.contains("href=\"http"));
+        let names: Vec<&str> = r.charts.iter().map(|c| c.0.as_str()).collect();
+        assert!(
+            names.contains(&"oltp_point_select-tps-vs-clients.svg"),
+            "{names:?}"
+        );
+        assert!(names.contains(&"oltp_point_select-4-tps.svg"), "{names:?}");
+        assert_eq!(r.html.matches("<svg").count(), r.charts.len());
+        assert!(r.html.contains("150 tps"));
+    }
+}
