@@ -9,28 +9,12 @@ use crate::spec::{Campaign, Reset, Target, TargetKind, Workload};
 use dbmeter_server::managed::{Home, StartRequest};
 use dbmeter_server::{Flavor, parse_cpu_list};
 use dbmeter_store::{RunMeta, Store};
+use dbmeter_workloads::options::canonical;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-/// Workload options that shape the prepared data; the others only change
-/// what runs do.
-const DATA_OPTIONS: &[&str] = &[
-    "tables",
-    "table-size",
-    "mysql-storage-engine",
-    "create-table-options",
-    "create-secondary",
-    "secondary",
-    "auto-inc",
-    // tpcc
-    "warehouses",
-    "warehouse-start",
-    "warehouse-end",
-    "partition",
-];
 
 /// How long a managed server may take to stop cleanly.
 const STOP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -153,21 +137,22 @@ struct Live {
 }
 
 fn dataset_key(w: &Workload) -> Option<String> {
-    if w.name == "noop" {
-        return None;
-    }
+    let workload = dbmeter_workloads::registry::find(&w.name)?.workload;
+    let family = workload.dataset()?;
+    let specs = workload.options();
+    let shapes_data = |name: &str| {
+        specs
+            .iter()
+            .any(|s| s.shapes_data && canonical(s.name) == name)
+    };
     let mut parts: Vec<String> = w
         .options
         .iter()
-        .filter(|(k, _)| DATA_OPTIONS.contains(&k.as_str()))
+        .map(|(k, v)| (canonical(k), v))
+        .filter(|(k, _)| shapes_data(k))
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     parts.sort();
-    let family = match w.name.as_str() {
-        "bulk_insert" => "bulk",
-        "tpcc" => "tpcc",
-        _ => "oltp",
-    };
     Some(format!("{family} {}", parts.join(" ")))
 }
 
@@ -665,4 +650,54 @@ fn tempfile_path() -> PathBuf {
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(name: &str, options: &[(&str, &str)]) -> Workload {
+        Workload {
+            name: name.into(),
+            options: options
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn workloads_share_a_dataset_when_their_data_options_agree() {
+        let ro = dataset_key(&w(
+            "oltp_read_only",
+            &[("table_size", "1000"), ("range-size", "5")],
+        ));
+        let rw = dataset_key(&w("oltp_read_write", &[("table-size", "1000")]));
+        assert_eq!(ro, rw);
+        assert_eq!(ro.as_deref(), Some("oltp table-size=1000"));
+        let bigger = dataset_key(&w("oltp_read_write", &[("table-size", "2000")]));
+        assert_ne!(ro, bigger);
+        let myisam = dataset_key(&w(
+            "oltp_read_write",
+            &[("table-size", "1000"), ("mysql-storage-engine", "myisam")],
+        ));
+        assert_ne!(ro, myisam);
+        assert_eq!(
+            dataset_key(&w("tpcc", &[("warehouses", "2"), ("think-time", "1")])).as_deref(),
+            Some("tpcc warehouses=2")
+        );
+        assert_eq!(
+            dataset_key(&w("bulk_insert", &[])).as_deref(),
+            Some("bulk ")
+        );
+        assert_eq!(dataset_key(&w("noop", &[])), None);
+    }
+
+    #[test]
+    fn read_only_workloads_do_not_write() {
+        assert!(!w("oltp_point_select", &[]).writes());
+        assert!(!w("select_random_ranges", &[]).writes());
+        assert!(w("oltp_insert", &[]).writes());
+        assert!(w("tpcc", &[]).writes());
+    }
 }

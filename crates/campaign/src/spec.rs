@@ -120,14 +120,8 @@ pub struct Workload {
 impl Workload {
     /// Whether its runs change the data (and so may need a reset first).
     pub fn writes(&self) -> bool {
-        !matches!(
-            self.name.as_str(),
-            "oltp_read_only"
-                | "oltp_point_select"
-                | "select_random_points"
-                | "select_random_ranges"
-                | "noop"
-        )
+        // Names were checked against the registry when the file was read.
+        dbmeter_workloads::registry::find(&self.name).is_none_or(|w| w.workload.writes())
     }
 }
 

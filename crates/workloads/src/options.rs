@@ -28,6 +28,10 @@ pub struct OptSpec {
     pub kind: OptKind,
     pub default: &'static str,
     pub help: &'static str,
+    /// Whether the option shapes the prepared data (table count and size,
+    /// warehouses, storage engine...), so that two runs with different
+    /// values need different datasets. The others only change what runs do.
+    pub shapes_data: bool,
 }
 
 pub const fn opt(
@@ -41,6 +45,17 @@ pub const fn opt(
         kind,
         default,
         help,
+        shapes_data: false,
+    }
+}
+
+impl OptSpec {
+    /// Marks the option as one that shapes the prepared data.
+    pub const fn shapes_data(self) -> OptSpec {
+        OptSpec {
+            shapes_data: true,
+            ..self
+        }
     }
 }
 

@@ -116,4 +116,33 @@ impl Workload {
     pub fn needs_database(&self) -> bool {
         !matches!(self, Workload::Noop)
     }
+
+    /// The family of tables the workload's `prepare` creates: workloads of
+    /// one family with equal data-shaping options (see
+    /// `OptSpec::shapes_data`) can share one prepared dataset. None for a
+    /// workload without data.
+    pub fn dataset(&self) -> Option<&'static str> {
+        match self {
+            Workload::Oltp(OltpKind::BulkInsert) => Some("bulk"),
+            Workload::Oltp(_) => Some("oltp"),
+            Workload::Tpcc => Some("tpcc"),
+            Workload::Noop => None,
+        }
+    }
+
+    /// Whether its runs change the data (so that a benchmark that wants
+    /// each run to start from the same state must reset it first).
+    pub fn writes(&self) -> bool {
+        match self {
+            Workload::Oltp(kind) => !matches!(
+                kind,
+                OltpKind::ReadOnly
+                    | OltpKind::PointSelect
+                    | OltpKind::RandomPoints
+                    | OltpKind::RandomRanges
+            ),
+            Workload::Tpcc => true,
+            Workload::Noop => false,
+        }
+    }
 }

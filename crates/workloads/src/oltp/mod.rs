@@ -29,13 +29,14 @@ pub enum OltpKind {
 
 /// Options of every OLTP test (sysbench's oltp_common).
 const COMMON: &[OptSpec] = &[
-    opt("tables", OptKind::Size, "1", "number of tables"),
+    opt("tables", OptKind::Size, "1", "number of tables").shapes_data(),
     opt(
         "table_size",
         OptKind::Size,
         "10000",
         "number of rows per table",
-    ),
+    )
+    .shapes_data(),
     opt(
         "range_size",
         OptKind::Size,
@@ -101,7 +102,8 @@ const COMMON: &[OptSpec] = &[
         OptKind::Bool,
         "on",
         "let the database generate ids of inserted rows",
-    ),
+    )
+    .shapes_data(),
     opt(
         "skip_trx",
         OptKind::Bool,
@@ -113,25 +115,29 @@ const COMMON: &[OptSpec] = &[
         OptKind::Bool,
         "off",
         "make the id index a secondary (non-primary) key",
-    ),
+    )
+    .shapes_data(),
     opt(
         "create_secondary",
         OptKind::Bool,
         "on",
         "create the secondary index on k after loading",
-    ),
+    )
+    .shapes_data(),
     opt(
         "mysql_storage_engine",
         OptKind::Str,
         "innodb",
         "MySQL/MariaDB storage engine of the tables",
-    ),
+    )
+    .shapes_data(),
     opt(
         "create_table_options",
         OptKind::Str,
         "",
         "extra options appended to CREATE TABLE",
-    ),
+    )
+    .shapes_data(),
 ];
 
 /// Options of the id distribution (general options in sysbench).

@@ -103,25 +103,29 @@ pub const OPTIONS: &[OptSpec] = &[
         OptKind::Size,
         "1",
         "number of warehouses (run: default the number loaded)",
-    ),
+    )
+    .shapes_data(),
     opt(
         "warehouse-start",
         OptKind::Size,
         "1",
         "prepare: first warehouse to load (several machines can share a build)",
-    ),
+    )
+    .shapes_data(),
     opt(
         "warehouse-end",
         OptKind::Size,
         "0",
         "prepare: last warehouse to load; 0 = --warehouses",
-    ),
+    )
+    .shapes_data(),
     opt(
         "partition",
         OptKind::Bool,
         "off",
         "prepare: hash-partition the large tables by warehouse (MySQL/MariaDB, PostgreSQL)",
-    ),
+    )
+    .shapes_data(),
     opt(
         "stored-procedures",
         OptKind::Bool,
