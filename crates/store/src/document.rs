@@ -5,38 +5,11 @@
 //! short document of a run that failed before measuring anything can be
 //! stored; every other column is NULL when its field is missing.
 
-use crate::StoreError;
+use crate::{RunSummary, StoreError};
 use dbmeter_stats::LatencyHistogram;
 use serde_json::Value;
 
 pub(crate) const SCHEMA_NAME: &str = "dbmeter.run";
-
-/// The columns of `runs` that come from the document.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Extracted {
-    pub document_version: Option<i64>,
-    pub started_at: Option<String>,
-    pub workload: String,
-    pub target_url: Option<String>,
-    pub driver: Option<String>,
-    pub server_version: Option<String>,
-    pub threads: Option<i64>,
-    pub end_reason: String,
-    pub end_error: Option<String>,
-    pub duration_s: Option<f64>,
-    pub events: Option<i64>,
-    pub events_per_s: Option<f64>,
-    pub queries: Option<i64>,
-    pub queries_per_s: Option<f64>,
-    pub latency_avg_ms: Option<f64>,
-    pub latency_p95_ms: Option<f64>,
-    pub latency_p99_ms: Option<f64>,
-    pub latency_max_ms: Option<f64>,
-    pub errors: Option<i64>,
-    pub reconnects: Option<i64>,
-    pub hostname: Option<String>,
-    pub dbmeter_version: Option<String>,
-}
 
 fn text(v: &Value, ptr: &str) -> Option<String> {
     v.pointer(ptr).and_then(Value::as_str).map(str::to_string)
@@ -66,6 +39,16 @@ fn percentile(v: &Value, p: f64) -> Option<f64> {
         let h = LatencyHistogram::from_base64(v.get("latency_histogram")?.as_str()?).ok()?;
         (h.count() > 0).then(|| h.percentile(p) as f64 / 1e6)
     })
+}
+
+/// What a run document says about itself: the columns of `runs` it fills.
+#[derive(Debug)]
+pub(crate) struct Extracted {
+    /// The document's `schema_version`.
+    pub document_version: Option<i64>,
+    /// The run's row as far as the document gives it (no id, store time,
+    /// campaign meta or tags yet).
+    pub summary: RunSummary,
 }
 
 /// Checks that `json` is a run document and reads its main numbers.
@@ -107,14 +90,13 @@ pub(crate) fn extract(json: &str) -> Result<(Value, Extracted), StoreError> {
         .get("errors")
         .and_then(Value::as_object)
         .map(|m| m.values().filter_map(Value::as_i64).sum());
-    let x = Extracted {
-        document_version: int(&v, "/schema_version"),
+    let summary = RunSummary {
         started_at: text(&v, "/started_at"),
         workload,
         target_url: text(&v, "/target/url"),
         driver: text(&v, "/target/driver"),
         server_version: text(&v, "/target/server_version"),
-        threads: int(&v, "/threads"),
+        threads: int(&v, "/threads").and_then(|t| u32::try_from(t).ok()),
         end_reason,
         end_error: text(&v, "/end/error"),
         duration_s: real(&v, "/totals/duration_s"),
@@ -130,6 +112,11 @@ pub(crate) fn extract(json: &str) -> Result<(Value, Extracted), StoreError> {
         reconnects: int(&v, "/totals/reconnects"),
         hostname: text(&v, "/environment/hostname"),
         dbmeter_version: text(&v, "/dbmeter/version"),
+        ..RunSummary::default()
+    };
+    let x = Extracted {
+        document_version: int(&v, "/schema_version"),
+        summary,
     };
     Ok((v, x))
 }
@@ -181,13 +168,14 @@ mod tests {
 
     #[test]
     fn a_failed_cell_needs_few_fields() {
-        let (_, x) = extract(
+        let (_, Extracted { summary: x, .. }) = extract(
             r#"{"schema":"dbmeter.run","schema_version":1,"workload":"oltp_read_only","threads":4,
                 "target":{"url":"mysql://u:***@h:3306/db"},"end":{"reason":"failed","error":"boom"}}"#,
         )
         .unwrap();
         assert_eq!(x.workload, "oltp_read_only");
         assert_eq!(x.threads, Some(4));
+        assert_eq!(x.id, 0);
         assert_eq!(x.end_reason, "failed");
         assert_eq!(x.end_error.as_deref(), Some("boom"));
         assert_eq!(x.events_per_s, None);
@@ -205,7 +193,7 @@ mod tests {
             "latency_ms": {"avg_ms": 500.5, "percentiles": [{"percentile": 95.0, "ms": 1.5}]},
             "latency_histogram": h.to_base64(),
         });
-        let (_, x) = extract(&doc.to_string()).unwrap();
+        let (_, Extracted { summary: x, .. }) = extract(&doc.to_string()).unwrap();
         assert_eq!(x.latency_p95_ms, Some(1.5));
         let p99 = x.latency_p99_ms.unwrap();
         assert!((p99 - 990.0).abs() < 1.0, "{p99}");

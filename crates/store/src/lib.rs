@@ -254,7 +254,13 @@ impl Store {
     /// fields may be missing (their columns stay NULL), as in the short
     /// document of a cell that failed before measuring.
     pub fn save(&mut self, json: &str, meta: &RunMeta) -> Result<i64, StoreError> {
-        let (_, x) = document::extract(json)?;
+        let (
+            _,
+            document::Extracted {
+                document_version,
+                summary: x,
+            },
+        ) = document::extract(json)?;
         let (encoding, body) = document::encode(json)?;
         self.reconnect_if_closed()?;
         let mut tags: BTreeMap<&str, &str> = BTreeMap::new();
@@ -276,7 +282,7 @@ impl Store {
             text(&x.target_url),
             text(&x.driver),
             text(&x.server_version),
-            Param::Int(x.threads),
+            Param::Int(x.threads.map(i64::from)),
             Param::Text(Some(x.end_reason.clone())),
             text(&x.end_error),
             Param::Real(x.duration_s),
@@ -292,7 +298,7 @@ impl Store {
             Param::Int(x.reconnects),
             text(&x.hostname),
             text(&x.dbmeter_version),
-            Param::Int(x.document_version),
+            Param::Int(document_version),
         ];
         let insert = format!(
             "INSERT INTO runs (stored_at, started_at, campaign, variant, cell, repeat, workload, target_url, driver, \
