@@ -11,6 +11,7 @@ mod general;
 mod pinning;
 mod progress;
 mod setup;
+mod subcommand_args;
 
 pub use error::CliError;
 

@@ -4,6 +4,7 @@
 //! `dbmeter_store`; the tables and CSV are `dbmeter_report::stored`.
 
 use crate::CliError;
+use crate::subcommand_args::{Grammar, SubArgs};
 use dbmeter_report::stored;
 use dbmeter_store::{Filter, RunMeta, SELECTOR_FORMS, Selector, Store, StoreError};
 use std::io::{IsTerminal, Write as _};
@@ -136,110 +137,25 @@ impl RunStore {
     }
 }
 
-/// A command line of `results` or `compare`: words and `--name[=value]`
-/// options.
-pub(crate) struct Args {
-    pub words: Vec<String>,
-    pub opts: Vec<(String, String)>,
-}
-
-/// Splits `args`; `valued` options take a value (`--x=v` or `--x v`),
-/// `flags` take none (`--x`, or `--x=on|off`). `cmd` names the command in
-/// messages.
+/// Reads the command line of `results`, `compare` or `report`: `valued`
+/// options take a value, `flags` none; `--store` alone is the default
+/// store. `cmd` names the command in messages.
 pub(crate) fn parse_args(
     args: &[String],
     valued: &[&str],
     flags: &[&str],
     cmd: &str,
-) -> Result<Args, CliError> {
-    let mut words = Vec::new();
-    let mut opts = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        let Some(body) = a.strip_prefix("--").filter(|b| !b.is_empty()) else {
-            words.push(a.clone());
-            continue;
-        };
-        let (name, inline) = match body.split_once('=') {
-            Some((n, v)) => (n.replace('_', "-"), Some(v.to_string())),
-            None => (body.replace('_', "-"), None),
-        };
-        if flags.contains(&name.as_str()) {
-            let on = match inline.as_deref().map(str::to_ascii_lowercase).as_deref() {
-                None | Some("on" | "true" | "yes" | "1") => "on",
-                Some("off" | "false" | "no" | "0") => "off",
-                Some(v) => {
-                    return Err(CliError::Usage(format!(
-                        "--{name}={v}: expected on or off (`dbmeter help {cmd}`)"
-                    )));
-                }
-            };
-            opts.push((name, on.to_string()));
-            continue;
-        }
-        if !valued.contains(&name.as_str()) {
-            let mut known: Vec<&str> = valued.iter().chain(flags).copied().collect();
-            known.sort_unstable();
-            return Err(CliError::Usage(format!(
-                "unknown option --{name} for `dbmeter {cmd}` (it takes --{}; `dbmeter help {cmd}`)",
-                known.join(", --")
-            )));
-        }
-        let value = match inline {
-            Some(v) => v,
-            None => match args.get(i) {
-                Some(v) if !v.starts_with("--") => {
-                    i += 1;
-                    v.clone()
-                }
-                // `--store` last or before another option: the default store.
-                _ if name == "store" => String::new(),
-                _ => {
-                    return Err(CliError::Usage(format!(
-                        "option --{name} needs a value (`dbmeter help {cmd}`)"
-                    )));
-                }
-            },
-        };
-        opts.push((name, value));
-    }
-    Ok(Args { words, opts })
-}
-
-impl Args {
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.opts
-            .iter()
-            .rfind(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    pub fn all(&self, name: &str) -> impl Iterator<Item = &str> {
-        self.opts
-            .iter()
-            .filter(move |(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    pub fn flag(&self, name: &str) -> bool {
-        self.get(name) == Some("on")
-    }
-
-    /// `--format`, one of `choices` (the first is the default).
-    pub fn format(&self, choices: &[&str], cmd: &str) -> Result<String, CliError> {
-        match self.get("format") {
-            None => Ok(choices[0].to_string()),
-            Some(f) if choices.contains(&f.to_ascii_lowercase().as_str()) => {
-                Ok(f.to_ascii_lowercase())
-            }
-            Some(f) => Err(CliError::Usage(format!(
-                "--format={f}: `dbmeter {cmd}` writes {}",
-                choices.join(", ")
-            ))),
-        }
-    }
+) -> Result<SubArgs, CliError> {
+    SubArgs::parse(
+        args,
+        &Grammar {
+            valued,
+            flags,
+            bare_ok: &["store"],
+            command: cmd,
+            help: &format!("`dbmeter help {cmd}`"),
+        },
+    )
 }
 
 /// Selector words (a bare number is a run id) as a filter.

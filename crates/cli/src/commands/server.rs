@@ -5,6 +5,7 @@
 
 use crate::CliError;
 use crate::pinning;
+use crate::subcommand_args::{Grammar, SubArgs};
 use dbmeter_server::managed::{Home, STOP_TIMEOUT, ServerState, StartRequest, Stopped};
 use dbmeter_server::{Flavor, ServerError, cpus_allowed_list, format_cpu_list};
 use std::fmt::Write as _;
@@ -57,11 +58,12 @@ not running.
 const NOT_RUNNING: i32 = 3;
 
 /// A parsed `dbmeter server ...` command line.
+/// A parsed `dbmeter server` command line: the subcommand, the words
+/// after it and the options.
 #[derive(Debug)]
 struct Args {
     sub: String,
-    words: Vec<String>,
-    opts: Vec<(String, String)>,
+    line: SubArgs,
 }
 
 /// Options that take no value (but accept `=on|off`).
@@ -98,74 +100,40 @@ fn parse(args: &[String]) -> Result<Args, CliError> {
                 .into(),
         ));
     };
-    let mut words = Vec::new();
-    let mut opts = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        let Some(body) = a.strip_prefix("--").filter(|b| !b.is_empty()) else {
-            words.push(a.clone());
-            continue;
-        };
-        let (name, inline) = match body.split_once('=') {
-            Some((n, v)) => (n.replace('_', "-"), Some(v.to_string())),
-            None => (body.replace('_', "-"), None),
-        };
-        if !allowed(&sub).contains(&name.as_str()) {
-            return Err(CliError::Usage(format!(
-                "unknown option --{name} for `dbmeter server {sub}` (`dbmeter server help` lists them)"
-            )));
-        }
-        let value = match inline {
-            Some(v) => v,
-            None if FLAGS.contains(&name.as_str()) => "on".to_string(),
-            None => match args.get(i) {
-                Some(v) if !v.starts_with("--") => {
-                    i += 1;
-                    v.clone()
-                }
-                _ => {
-                    return Err(CliError::Usage(format!(
-                        "option --{name} needs a value (`dbmeter server help`)"
-                    )));
-                }
-            },
-        };
-        opts.push((name, value));
-    }
+    let (flags, valued): (Vec<&str>, Vec<&str>) =
+        allowed(&sub).iter().partition(|o| FLAGS.contains(o));
+    let mut line = SubArgs::parse(
+        args,
+        &Grammar {
+            valued: &valued,
+            flags: &flags,
+            bare_ok: &[],
+            command: &format!("server {sub}"),
+            help: "`dbmeter server help`",
+        },
+    )?;
     // The subcommand itself, unless an option took it as its value.
-    if words.first() == Some(&sub) {
-        words.remove(0);
+    if line.words.first() == Some(&sub) {
+        line.words.remove(0);
     } else {
         return Err(CliError::Usage(format!(
             "put the server command first: `dbmeter server {sub} ...`"
         )));
     }
-    Ok(Args { sub, words, opts })
+    Ok(Args { sub, line })
 }
 
 impl Args {
     fn get(&self, name: &str) -> Option<&str> {
-        self.opts
-            .iter()
-            .rfind(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+        self.line.get(name)
     }
 
     fn all(&self, name: &str) -> impl Iterator<Item = &str> {
-        self.opts
-            .iter()
-            .filter(move |(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+        self.line.all(name)
     }
 
-    fn flag(&self, name: &str) -> Result<bool, CliError> {
-        match self.get(name).map(str::to_ascii_lowercase).as_deref() {
-            None | Some("off" | "false" | "no" | "0") => Ok(false),
-            Some("on" | "true" | "yes" | "1") => Ok(true),
-            Some(v) => Err(CliError::Usage(format!("--{name}={v}: expected on or off"))),
-        }
+    fn flag(&self, name: &str) -> bool {
+        self.line.flag(name)
     }
 
     fn path(&self, name: &str) -> Option<PathBuf> {
@@ -174,13 +142,13 @@ impl Args {
 
     /// At most `max` words after the subcommand.
     fn words(&self, max: usize, what: &str) -> Result<Option<&str>, CliError> {
-        if self.words.len() > max {
+        if self.line.words.len() > max {
             return Err(CliError::Usage(format!(
                 "unexpected argument '{}' for `dbmeter server {}` ({what})",
-                self.words[max], self.sub
+                self.line.words[max], self.sub
             )));
         }
-        Ok(self.words.first().map(String::as_str))
+        Ok(self.line.words.first().map(String::as_str))
     }
 
     fn required(&self, what: &str) -> Result<&str, CliError> {
@@ -205,13 +173,10 @@ impl Args {
     }
 
     fn json(&self) -> Result<bool, CliError> {
-        match self.get("format").map(str::to_ascii_lowercase).as_deref() {
-            None | Some("text") => Ok(false),
-            Some("json") => Ok(true),
-            Some(v) => Err(CliError::Usage(format!(
-                "--format={v}: expected text or json"
-            ))),
-        }
+        Ok(self
+            .line
+            .format(&["text", "json"], &format!("server {}", self.sub))?
+            == "json")
     }
 }
 
@@ -290,7 +255,7 @@ fn start(a: &Args, home: &Home) -> Result<i32, CliError> {
     if let Some(list) = a.get("server-cpus") {
         req.cpus = Some(pinning::cpus("server-cpus", list)?);
     }
-    if a.flag("drop-caches")? {
+    if a.flag("drop-caches") {
         drop_caches();
     }
     let state = home.start(&req).map_err(failed)?;
@@ -316,8 +281,8 @@ fn drop_caches() {
 
 fn stop(a: &Args, home: &Home) -> Result<i32, CliError> {
     let name = a.words(1, "one server name, or --all")?;
-    let all = a.flag("all")?;
-    let remove = a.flag("remove")?;
+    let all = a.flag("all");
+    let remove = a.flag("remove");
     let timeout = a.timeout()?;
     let names: Vec<String> = match (name, all) {
         (Some(_), true) => {
@@ -369,7 +334,7 @@ fn restart(a: &Args, home: &Home) -> Result<i32, CliError> {
             timeout.as_secs_f64()
         );
     }
-    if a.flag("drop-caches")? {
+    if a.flag("drop-caches") {
         drop_caches();
     }
     let state = home.relaunch(name).map_err(failed)?;
@@ -422,7 +387,7 @@ fn status(a: &Args, home: &Home) -> Result<i32, CliError> {
     let all_running = states.iter().all(ServerState::is_running);
     if json {
         let v: Vec<serde_json::Value> = states.iter().map(state_json).collect();
-        let doc = if a.words.is_empty() {
+        let doc = if a.line.words.is_empty() {
             serde_json::Value::Array(v)
         } else {
             v.into_iter().next().unwrap_or_default()
@@ -579,7 +544,7 @@ fn table<const N: usize>(head: &[&str; N], rows: &[[String; N]]) -> String {
 }
 
 fn snapshot(a: &Args, home: &Home) -> Result<i32, CliError> {
-    if a.flag("remove")? {
+    if a.flag("remove") {
         let snap = a.required("the name of a snapshot to remove")?;
         home.remove_snapshot(snap).map_err(failed)?;
         println!("removed snapshot {snap}");
@@ -587,7 +552,7 @@ fn snapshot(a: &Args, home: &Home) -> Result<i32, CliError> {
     }
     let name = a.required("the name of a stopped server")?;
     let info = home
-        .snapshot(name, a.get("as"), a.flag("replace")?)
+        .snapshot(name, a.get("as"), a.flag("replace"))
         .map_err(failed)?;
     println!(
         "snapshot {} of {} ({}): {}",
@@ -614,10 +579,10 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(a.sub, "start");
-        assert_eq!(a.words, ["mariadb"]);
+        assert_eq!(a.line.words, ["mariadb"]);
         assert_eq!(a.all("set").collect::<Vec<_>>(), ["a=1", "b=2"]);
         assert_eq!(a.get("port"), Some("5"));
-        assert!(a.flag("drop-caches").unwrap());
+        assert!(a.flag("drop-caches"));
     }
 
     #[test]
