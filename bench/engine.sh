@@ -27,43 +27,21 @@ THREADS="${THREADS:-1 2}"
 SKIP_DBMETER="${SKIP_DBMETER:-0}"
 OUT="$ROOT/bench/out/engine"
 
-die() { echo "error: $*" >&2; exit 1; }
-for v in SYSBENCH_N DBMETER_N REPEATS; do
-    [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer"
-done
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+require_positive SYSBENCH_N DBMETER_N REPEATS
 command -v python3 >/dev/null || die "python3 is required"
 mkdir -p "$OUT"
 
-# --- sysbench: install if missing (waits for a busy dpkg lock) ---------------
-if ! command -v sysbench >/dev/null 2>&1; then
-    echo "installing sysbench..." >&2
-    export DEBIAN_FRONTEND=noninteractive
-    ok=0
-    for attempt in 1 2 3; do
-        if apt-get -o DPkg::Lock::Timeout=600 install -y sysbench >&2 ||
-           { apt-get -o DPkg::Lock::Timeout=600 update >&2 &&
-             apt-get -o DPkg::Lock::Timeout=600 install -y sysbench >&2; }; then
-            ok=1; break
-        fi
-        echo "apt failed (attempt $attempt), retrying in 20s..." >&2
-        sleep 20
-    done
-    [ "$ok" = 1 ] || die "could not install sysbench"
-fi
+install_sysbench
 
 # Empty sysbench event, in a temporary Lua script.
 LUA="$(mktemp /tmp/dbmeter-bench-XXXXXX.lua)"
 trap 'rm -f "$LUA"' EXIT
 echo 'function event() end' > "$LUA"
 
-# --- dbmeter: release build -----------------------------------------------------
 if [ "$SKIP_DBMETER" != 1 ]; then
-    if [ -z "${DBMETER_BIN:-}" ]; then
-        echo "building dbmeter (release)..." >&2
-        (cd "$ROOT" && cargo build --release -p dbmeter >&2)
-        DBMETER_BIN="$ROOT/target/release/dbmeter"
-    fi
-    [ -x "$DBMETER_BIN" ] || die "dbmeter binary not found: $DBMETER_BIN"
+    build_dbmeter
 fi
 
 # --- one run of each tool; prints the measured seconds ------------------------------

@@ -32,13 +32,10 @@ MODES="${MODES:-client}"
 MARIADB_SETTINGS="${MARIADB_SETTINGS:-innodb_buffer_pool_size=2G innodb_log_file_size=512M}"
 PG_SETTINGS="${PG_SETTINGS:-shared_buffers=1GB max_wal_size=4GB}"
 
-die() { echo "error: $*" >&2; exit 1; }
-for v in WAREHOUSES PREPARE_THREADS CLIENTS TIME; do
-    [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer"
-done
-for s in $SERVERS; do
-    case "$s" in mariadb|postgres) ;; *) die "SERVERS: unknown server $s (mariadb, postgres)" ;; esac
-done
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+require_positive WAREHOUSES PREPARE_THREADS CLIENTS TIME
+check_servers "$SERVERS"
 for m in $MODES; do
     case "$m" in client|procedures) ;; *) die "MODES: unknown mode $m (client, procedures)" ;; esac
 done
@@ -51,42 +48,13 @@ mkdir -p "$OUT"
 RESULTS="$OUT/results.tsv"   # server key value
 : > "$RESULTS"
 
-if [ -z "${DBMETER_BIN:-}" ]; then
-    echo "building dbmeter (release)..." >&2
-    (cd "$ROOT" && cargo build --release -p dbmeter >&2)
-    DBMETER_BIN="$ROOT/target/release/dbmeter"
-fi
-[ -x "$DBMETER_BIN" ] || die "dbmeter binary not found: $DBMETER_BIN"
-
-log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
-fail_tool() { # LOG MESSAGE
-    echo "----- last lines of $1 -----" >&2
-    tail -n 20 "$1" >&2 || true
-    die "$2 (full output: $1)"
-}
-
-STARTED=()
-stop_managed() {
-    local n
-    for n in "${STARTED[@]}"; do
-        "$DBMETER_BIN" server stop "$n" --remove >/dev/null 2>&1 || true
-    done
-}
+build_dbmeter
 trap stop_managed EXIT
 
-now() { date +%s.%N; }
-
 bench_server() { # SERVER
-    local srv="$1" name="tpcc-$1-$STAMP" sets=() kv url
-    case "$srv" in
-        mariadb) for kv in $MARIADB_SETTINGS; do sets+=(--set "$kv"); done ;;
-        postgres) for kv in $PG_SETTINGS; do sets+=(--set "$kv"); done ;;
-    esac
-    log "starting a managed $srv server ($name)"
-    url="$("$DBMETER_BIN" server start "$srv" --name "$name" "${sets[@]}")" ||
-        die "dbmeter server start $srv failed"
-    STARTED+=("$name")
-    log "  $url"
+    local srv="$1" name="tpcc-$1-$STAMP" url
+    start_managed "$srv" "$name"
+    url="$MANAGED_URL"
     local pre="$OUT/$srv" t0 t1
     log "prepare: $WAREHOUSES warehouses, $PREPARE_THREADS threads"
     t0="$(now)"

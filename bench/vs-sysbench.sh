@@ -70,10 +70,9 @@ SERVERS="${SERVERS:-mariadb postgres}"
 RSS_THREADS="${RSS_THREADS:-1024}"
 RSS_TIME="${RSS_TIME:-5}"
 
-die() { echo "error: $*" >&2; exit 1; }
-for v in TIME TABLES TABLE_SIZE PREPARE_THREADS RSS_THREADS RSS_TIME; do
-    [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer"
-done
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+require_positive TIME TABLES TABLE_SIZE PREPARE_THREADS RSS_THREADS RSS_TIME
 for c in $CLIENTS; do
     [[ "$c" =~ ^[1-9][0-9]*$ ]] || die "CLIENTS must be positive integers: $c"
 done
@@ -83,12 +82,9 @@ for w in $WORKLOADS; do
         *) die "unknown workload in WORKLOADS: $w" ;;
     esac
 done
-for s in $SERVERS; do
-    case "$s" in mariadb|postgres) ;; *) die "SERVERS: unknown server $s (mariadb, postgres)" ;; esac
-done
-for cmd in python3 sysbench; do
-    command -v "$cmd" >/dev/null || die "$cmd is required"
-done
+check_servers "$SERVERS"
+command -v python3 >/dev/null || die "python3 is required"
+install_sysbench
 [ -x /usr/bin/time ] || die "/usr/bin/time (GNU time) is required"
 
 # 1,024 connections need more than 1,024 file descriptors.
@@ -102,54 +98,23 @@ RESULTS="$OUT/results.tsv"   # server workload clients sb_tx sb_tps sb_cpu_s db_
 SUMMARY="$OUT/summary.tsv"   # server key value
 : > "$SUMMARY"
 
-# --- dbmeter: release build -----------------------------------------------------
-if [ -z "${DBMETER_BIN:-}" ]; then
-    echo "building dbmeter (release)..." >&2
-    (cd "$ROOT" && cargo build --release -p dbmeter >&2)
-    DBMETER_BIN="$ROOT/target/release/dbmeter"
-fi
-[ -x "$DBMETER_BIN" ] || die "dbmeter binary not found: $DBMETER_BIN"
-
-log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+build_dbmeter
 
 # --- managed servers ---------------------------------------------------------------
 MANAGED="${MANAGED:-1}"
 MARIADB_SETTINGS="${MARIADB_SETTINGS:-innodb_buffer_pool_size=2G innodb_log_file_size=512M max_connections=1100}"
 PG_SETTINGS="${PG_SETTINGS:-shared_buffers=1GB max_wal_size=4GB max_connections=1100}"
-STARTED=()
-stop_managed() {
-    local n
-    for n in "${STARTED[@]}"; do
-        "$DBMETER_BIN" server stop "$n" --remove >/dev/null 2>&1 || true
-    done
-}
 trap stop_managed EXIT
 # Starts a server and points the MYSQL_* or PG_* variables at it.
-start_managed() { # SERVER
-    local srv="$1" name="bench-$1-$STAMP" sets=() kv url
-    case "$srv" in
-        mariadb) for kv in $MARIADB_SETTINGS; do sets+=(--set "$kv"); done ;;
-        postgres) for kv in $PG_SETTINGS; do sets+=(--set "$kv"); done ;;
-    esac
-    log "starting a managed $srv server ($name)"
-    url="$("$DBMETER_BIN" server start "$srv" --name "$name" "${sets[@]}")" ||
-        die "dbmeter server start $srv failed"
-    STARTED+=("$name")
-    # url: scheme://user@127.0.0.1:PORT/test
-    local port="${url##*:}"; port="${port%%/*}"
+start_server() { # SERVER
+    local srv="$1" port
+    start_managed "$srv" "bench-$srv-$STAMP"
+    # MANAGED_URL: scheme://user@127.0.0.1:PORT/test
+    port="${MANAGED_URL##*:}"; port="${port%%/*}"
     case "$srv" in
         mariadb) MYSQL_HOST=127.0.0.1 MYSQL_PORT="$port" MYSQL_USER=root MYSQL_DB=test ;;
         postgres) PG_HOST=127.0.0.1 PG_PORT="$port" PG_USER=postgres PG_DB=test ;;
     esac
-    log "  $url"
-}
-
-# Show the end of a failed tool's output and stop.
-fail_tool() { # LOG MESSAGE
-    echo "----- last lines of $1 -----" >&2
-    tail -n 20 "$1" >&2 || true
-    echo "-----" >&2
-    die "$2 (full output: $1)"
 }
 
 # --- per-server settings: sets SB_ARGS (sysbench) and DB_URL (dbmeter) --------------
@@ -194,8 +159,6 @@ dbm() { # LOG COMMAND WORKLOAD [OPTIONS...]
         > "$logf" 2>&1 || fail_tool "$logf" "dbmeter $cmd $wl failed on $SERVER_NAME"
 }
 
-now() { date +%s.%N; }
-elapsed() { python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.3f}")' "$1" "$2"; }
 
 # Measured run of one tool; writes a line "TX TPS CPU_S MAXRSS_KB" on stdout.
 # usage: measure_sysbench TAG WORKLOAD THREADS SECONDS
@@ -239,7 +202,7 @@ EOF
 # --- one server -------------------------------------------------------------------
 bench_server() { # SERVER
     local srv="$1"
-    if [ "$MANAGED" = 1 ]; then start_managed "$srv"; fi
+    if [ "$MANAGED" = 1 ]; then start_server "$srv"; fi
     server_setup "$srv"
     log "== $SERVER_NAME =="
     local pre="$OUT/$srv"
