@@ -116,6 +116,32 @@ fn rate_value(v: i64) -> Value {
     Value::Text(s)
 }
 
+/// Loads `table` with one row per key: `fill` pushes the key's values in
+/// `columns` order. Returns the rows loaded.
+async fn load_table<K>(
+    conn: &mut Connection,
+    table: &str,
+    columns: &[&str],
+    mut keys: impl Iterator<Item = K> + Send,
+    count: &mut Counter<'_>,
+    mut fill: impl FnMut(K, &mut Vec<Value>) + Send,
+) -> Result<u64, DbError> {
+    let mut next = |row: &mut Vec<Value>| match keys.next() {
+        Some(key) => {
+            count.one();
+            fill(key, row);
+            true
+        }
+        None => false,
+    };
+    conn.bulk_insert(table, columns, &mut next).await
+}
+
+/// Every (district, n) for n in 1..=per_district.
+fn per_district(per_district: i64) -> impl Iterator<Item = (i64, i64)> + Send {
+    (1..=DISTRICTS).flat_map(move |d| (1..=per_district).map(move |n| (d, n)))
+}
+
 async fn load_items(
     conn: &mut Connection,
     seed: u64,
@@ -126,26 +152,21 @@ async fn load_items(
         progress,
         pending: 0,
     };
-    let mut id = 0;
-    let mut next = |row: &mut Vec<Value>| {
-        if id == ITEMS {
-            return false;
-        }
-        id += 1;
-        count.one();
-        row.push(Value::Int(id));
-        row.push(Value::Int(r.uniform(1, 10_000)));
-        row.push(a_str(&mut r, 14, 24));
-        row.push(money_value(r.uniform(100, 10_000)));
-        let mut d = String::with_capacity(50);
-        r.data_string(26, 50, &mut d);
-        row.push(Value::Text(d));
-        true
-    };
-    conn.bulk_insert(
+    load_table(
+        conn,
         "item",
         &["i_id", "i_im_id", "i_name", "i_price", "i_data"],
-        &mut next,
+        1..=ITEMS,
+        &mut count,
+        |id, row| {
+            row.push(Value::Int(id));
+            row.push(Value::Int(r.uniform(1, 10_000)));
+            row.push(a_str(&mut r, 14, 24));
+            row.push(money_value(r.uniform(100, 10_000)));
+            let mut d = String::with_capacity(50);
+            r.data_string(26, 50, &mut d);
+            row.push(Value::Text(d));
+        },
     )
     .await
     .map_err(|e| e.context("loading item"))
@@ -170,198 +191,161 @@ async fn load_warehouse(
     let ctx =
         |t: &'static str| move |e: DbError| e.context(format!("loading {t} of warehouse {w}"));
 
-    // stock
-    let mut i = 0;
-    let mut next = |row: &mut Vec<Value>| {
-        if i == ITEMS {
-            return false;
-        }
-        i += 1;
-        count.one();
-        row.push(Value::Int(i));
-        row.push(Value::Int(w));
-        row.push(Value::Int(r.uniform(10, 100)));
-        for _ in 0..10 {
-            row.push(a_str(&mut r, 24, 24));
-        }
-        row.push(Value::Int(0));
-        row.push(Value::Int(0));
-        row.push(Value::Int(0));
-        let mut d = String::with_capacity(50);
-        r.data_string(26, 50, &mut d);
-        row.push(Value::Text(d));
-        true
-    };
-    rows += conn
-        .bulk_insert(
-            "stock",
-            &[
-                "s_i_id",
-                "s_w_id",
-                "s_quantity",
-                "s_dist_01",
-                "s_dist_02",
-                "s_dist_03",
-                "s_dist_04",
-                "s_dist_05",
-                "s_dist_06",
-                "s_dist_07",
-                "s_dist_08",
-                "s_dist_09",
-                "s_dist_10",
-                "s_ytd",
-                "s_order_cnt",
-                "s_remote_cnt",
-                "s_data",
-            ],
-            &mut next,
-        )
-        .await
-        .map_err(ctx("stock"))?;
-
-    // district
-    let mut d = 0;
-    let mut next = |row: &mut Vec<Value>| {
-        if d == DISTRICTS {
-            return false;
-        }
-        d += 1;
-        count.one();
-        row.push(Value::Int(d));
-        row.push(Value::Int(w));
-        row.push(a_str(&mut r, 6, 10));
-        address(&mut r, row);
-        row.push(rate_value(r.uniform(0, 2000)));
-        row.push(money_value(3_000_000));
-        row.push(Value::Int(ORDERS + 1));
-        true
-    };
-    rows += conn
-        .bulk_insert(
-            "district",
-            &[
-                "d_id",
-                "d_w_id",
-                "d_name",
-                "d_street_1",
-                "d_street_2",
-                "d_city",
-                "d_state",
-                "d_zip",
-                "d_tax",
-                "d_ytd",
-                "d_next_o_id",
-            ],
-            &mut next,
-        )
-        .await
-        .map_err(ctx("district"))?;
-
-    // customer
-    let (mut d, mut c) = (1, 0);
-    let mut next = |row: &mut Vec<Value>| {
-        if c == CUSTOMERS {
-            if d == DISTRICTS {
-                return false;
+    rows += load_table(
+        conn,
+        "stock",
+        &[
+            "s_i_id",
+            "s_w_id",
+            "s_quantity",
+            "s_dist_01",
+            "s_dist_02",
+            "s_dist_03",
+            "s_dist_04",
+            "s_dist_05",
+            "s_dist_06",
+            "s_dist_07",
+            "s_dist_08",
+            "s_dist_09",
+            "s_dist_10",
+            "s_ytd",
+            "s_order_cnt",
+            "s_remote_cnt",
+            "s_data",
+        ],
+        1..=ITEMS,
+        &mut count,
+        |i, row| {
+            row.push(Value::Int(i));
+            row.push(Value::Int(w));
+            row.push(Value::Int(r.uniform(10, 100)));
+            for _ in 0..10 {
+                row.push(a_str(&mut r, 24, 24));
             }
-            d += 1;
-            c = 0;
-        }
-        c += 1;
-        count.one();
-        row.push(Value::Int(c));
-        row.push(Value::Int(d));
-        row.push(Value::Int(w));
-        row.push(a_str(&mut r, 8, 16));
-        row.push(Value::Text("OE".into()));
-        let mut s = String::with_capacity(16);
-        let n = if c <= 1000 {
-            c - 1
-        } else {
-            r.last_name_number(c_load)
-        };
-        last_name(n, &mut s);
-        row.push(text(&mut s));
-        address(&mut r, row);
-        r.n_string(16, &mut s);
-        row.push(text(&mut s));
-        row.push(Value::Text(now.to_string()));
-        row.push(Value::Text(
-            if r.percent(10) { "BC" } else { "GC" }.to_string(),
-        ));
-        row.push(money_value(5_000_000));
-        row.push(rate_value(r.uniform(0, 5000)));
-        row.push(money_value(-1000));
-        row.push(money_value(1000));
-        row.push(Value::Int(1));
-        row.push(Value::Int(0));
-        row.push(a_str(&mut r, 300, 500));
-        true
-    };
-    rows += conn
-        .bulk_insert(
-            "customer",
-            &[
-                "c_id",
-                "c_d_id",
-                "c_w_id",
-                "c_first",
-                "c_middle",
-                "c_last",
-                "c_street_1",
-                "c_street_2",
-                "c_city",
-                "c_state",
-                "c_zip",
-                "c_phone",
-                "c_since",
-                "c_credit",
-                "c_credit_lim",
-                "c_discount",
-                "c_balance",
-                "c_ytd_payment",
-                "c_payment_cnt",
-                "c_delivery_cnt",
-                "c_data",
-            ],
-            &mut next,
-        )
-        .await
-        .map_err(ctx("customer"))?;
+            row.push(Value::Int(0));
+            row.push(Value::Int(0));
+            row.push(Value::Int(0));
+            let mut d = String::with_capacity(50);
+            r.data_string(26, 50, &mut d);
+            row.push(Value::Text(d));
+        },
+    )
+    .await
+    .map_err(ctx("stock"))?;
 
-    // history
-    let (mut d, mut c) = (1, 0);
-    let mut next = |row: &mut Vec<Value>| {
-        if c == CUSTOMERS {
-            if d == DISTRICTS {
-                return false;
-            }
-            d += 1;
-            c = 0;
-        }
-        c += 1;
-        count.one();
-        row.push(Value::Int(c));
-        row.push(Value::Int(d));
-        row.push(Value::Int(w));
-        row.push(Value::Int(d));
-        row.push(Value::Int(w));
-        row.push(Value::Text(now.to_string()));
-        row.push(money_value(1000));
-        row.push(a_str(&mut r, 12, 24));
-        true
-    };
-    rows += conn
-        .bulk_insert(
-            "history",
-            &[
-                "h_c_id", "h_c_d_id", "h_c_w_id", "h_d_id", "h_w_id", "h_date", "h_amount",
-                "h_data",
-            ],
-            &mut next,
-        )
-        .await
-        .map_err(ctx("history"))?;
+    rows += load_table(
+        conn,
+        "district",
+        &[
+            "d_id",
+            "d_w_id",
+            "d_name",
+            "d_street_1",
+            "d_street_2",
+            "d_city",
+            "d_state",
+            "d_zip",
+            "d_tax",
+            "d_ytd",
+            "d_next_o_id",
+        ],
+        1..=DISTRICTS,
+        &mut count,
+        |d, row| {
+            row.push(Value::Int(d));
+            row.push(Value::Int(w));
+            row.push(a_str(&mut r, 6, 10));
+            address(&mut r, row);
+            row.push(rate_value(r.uniform(0, 2000)));
+            row.push(money_value(3_000_000));
+            row.push(Value::Int(ORDERS + 1));
+        },
+    )
+    .await
+    .map_err(ctx("district"))?;
+
+    rows += load_table(
+        conn,
+        "customer",
+        &[
+            "c_id",
+            "c_d_id",
+            "c_w_id",
+            "c_first",
+            "c_middle",
+            "c_last",
+            "c_street_1",
+            "c_street_2",
+            "c_city",
+            "c_state",
+            "c_zip",
+            "c_phone",
+            "c_since",
+            "c_credit",
+            "c_credit_lim",
+            "c_discount",
+            "c_balance",
+            "c_ytd_payment",
+            "c_payment_cnt",
+            "c_delivery_cnt",
+            "c_data",
+        ],
+        per_district(CUSTOMERS),
+        &mut count,
+        |(d, c), row| {
+            row.push(Value::Int(c));
+            row.push(Value::Int(d));
+            row.push(Value::Int(w));
+            row.push(a_str(&mut r, 8, 16));
+            row.push(Value::Text("OE".into()));
+            let mut s = String::with_capacity(16);
+            let n = if c <= 1000 {
+                c - 1
+            } else {
+                r.last_name_number(c_load)
+            };
+            last_name(n, &mut s);
+            row.push(text(&mut s));
+            address(&mut r, row);
+            r.n_string(16, &mut s);
+            row.push(text(&mut s));
+            row.push(Value::Text(now.to_string()));
+            row.push(Value::Text(
+                if r.percent(10) { "BC" } else { "GC" }.to_string(),
+            ));
+            row.push(money_value(5_000_000));
+            row.push(rate_value(r.uniform(0, 5000)));
+            row.push(money_value(-1000));
+            row.push(money_value(1000));
+            row.push(Value::Int(1));
+            row.push(Value::Int(0));
+            row.push(a_str(&mut r, 300, 500));
+        },
+    )
+    .await
+    .map_err(ctx("customer"))?;
+
+    rows += load_table(
+        conn,
+        "history",
+        &[
+            "h_c_id", "h_c_d_id", "h_c_w_id", "h_d_id", "h_w_id", "h_date", "h_amount", "h_data",
+        ],
+        per_district(CUSTOMERS),
+        &mut count,
+        |(d, c), row| {
+            row.push(Value::Int(c));
+            row.push(Value::Int(d));
+            row.push(Value::Int(w));
+            row.push(Value::Int(d));
+            row.push(Value::Int(w));
+            row.push(Value::Text(now.to_string()));
+            row.push(money_value(1000));
+            row.push(a_str(&mut r, 12, 24));
+        },
+    )
+    .await
+    .map_err(ctx("history"))?;
 
     // orders: customers in a random permutation per district, 5..15 lines.
     let n = (DISTRICTS * ORDERS) as usize;
@@ -376,193 +360,141 @@ async fn load_warehouse(
         }
     }
     let at = |d: i64, o: i64| ((d - 1) * ORDERS + o - 1) as usize;
-    for delivered in [true, false] {
+    // Delivered orders first, then the undelivered ones, district by
+    // district each time.
+    let orders_of = |delivered: bool| {
         let (first, last) = if delivered {
             (1, FIRST_NEW_ORDER - 1)
         } else {
             (FIRST_NEW_ORDER, ORDERS)
         };
-        let (mut d, mut o) = (1, first - 1);
-        let mut next = |row: &mut Vec<Value>| {
-            if o == last {
-                if d == DISTRICTS {
-                    return false;
-                }
-                d += 1;
-                o = first - 1;
-            }
-            o += 1;
-            count.one();
-            row.push(Value::Int(o));
-            row.push(Value::Int(d));
-            row.push(Value::Int(w));
-            row.push(Value::Int(customer_of[at(d, o)]));
-            row.push(Value::Text(now.to_string()));
-            row.push(Value::Int(lines_of[at(d, o)]));
-            row.push(Value::Int(1));
-            if delivered {
-                row.push(Value::Int(r.uniform(1, 10)));
-            }
-            true
-        };
+        (1..=DISTRICTS).flat_map(move |d| (first..=last).map(move |o| (d, o)))
+    };
+    for delivered in [true, false] {
         // Undelivered orders leave o_carrier_id out: it stays NULL.
-        let cols: &[&str] = if delivered {
-            &[
-                "o_id",
-                "o_d_id",
-                "o_w_id",
-                "o_c_id",
-                "o_entry_d",
-                "o_ol_cnt",
-                "o_all_local",
-                "o_carrier_id",
-            ]
-        } else {
-            &[
-                "o_id",
-                "o_d_id",
-                "o_w_id",
-                "o_c_id",
-                "o_entry_d",
-                "o_ol_cnt",
-                "o_all_local",
-            ]
-        };
-        rows += conn
-            .bulk_insert("orders", cols, &mut next)
-            .await
-            .map_err(ctx("orders"))?;
-    }
-
-    // new_order: the last 900 orders of each district.
-    let (mut d, mut o) = (1, FIRST_NEW_ORDER - 1);
-    let mut next = |row: &mut Vec<Value>| {
-        if o == ORDERS {
-            if d == DISTRICTS {
-                return false;
-            }
-            d += 1;
-            o = FIRST_NEW_ORDER - 1;
-        }
-        o += 1;
-        count.one();
-        row.push(Value::Int(o));
-        row.push(Value::Int(d));
-        row.push(Value::Int(w));
-        true
-    };
-    rows += conn
-        .bulk_insert("new_order", &["no_o_id", "no_d_id", "no_w_id"], &mut next)
-        .await
-        .map_err(ctx("new_order"))?;
-
-    // order_line
-    for delivered in [true, false] {
-        let (first, last) = if delivered {
-            (1, FIRST_NEW_ORDER - 1)
-        } else {
-            (FIRST_NEW_ORDER, ORDERS)
-        };
-        let (mut d, mut o, mut l) = (1, first, 0);
-        let mut next = |row: &mut Vec<Value>| {
-            if l == lines_of[at(d, o)] {
-                if o == last {
-                    if d == DISTRICTS {
-                        return false;
-                    }
-                    d += 1;
-                    o = first;
-                } else {
-                    o += 1;
-                }
-                l = 0;
-            }
-            l += 1;
-            count.one();
-            row.push(Value::Int(o));
-            row.push(Value::Int(d));
-            row.push(Value::Int(w));
-            row.push(Value::Int(l));
-            row.push(Value::Int(r.uniform(1, ITEMS)));
-            row.push(Value::Int(w));
-            row.push(Value::Int(5));
-            row.push(money_value(if delivered {
-                0
-            } else {
-                r.uniform(1, 999_999)
-            }));
-            row.push(a_str(&mut r, 24, 24));
-            if delivered {
+        let cols: &[&str] = &[
+            "o_id",
+            "o_d_id",
+            "o_w_id",
+            "o_c_id",
+            "o_entry_d",
+            "o_ol_cnt",
+            "o_all_local",
+            "o_carrier_id",
+        ];
+        let cols = if delivered { cols } else { &cols[..7] };
+        rows += load_table(
+            conn,
+            "orders",
+            cols,
+            orders_of(delivered),
+            &mut count,
+            |(d, o), row| {
+                row.push(Value::Int(o));
+                row.push(Value::Int(d));
+                row.push(Value::Int(w));
+                row.push(Value::Int(customer_of[at(d, o)]));
                 row.push(Value::Text(now.to_string()));
-            }
-            true
-        };
-        // Lines of undelivered orders leave ol_delivery_d out: NULL.
-        let cols: &[&str] = if delivered {
-            &[
-                "ol_o_id",
-                "ol_d_id",
-                "ol_w_id",
-                "ol_number",
-                "ol_i_id",
-                "ol_supply_w_id",
-                "ol_quantity",
-                "ol_amount",
-                "ol_dist_info",
-                "ol_delivery_d",
-            ]
-        } else {
-            &[
-                "ol_o_id",
-                "ol_d_id",
-                "ol_w_id",
-                "ol_number",
-                "ol_i_id",
-                "ol_supply_w_id",
-                "ol_quantity",
-                "ol_amount",
-                "ol_dist_info",
-            ]
-        };
-        rows += conn
-            .bulk_insert("order_line", cols, &mut next)
-            .await
-            .map_err(ctx("order_line"))?;
-    }
-
-    // warehouse, last
-    let mut done = false;
-    let mut next = |row: &mut Vec<Value>| {
-        if done {
-            return false;
-        }
-        done = true;
-        count.one();
-        row.push(Value::Int(w));
-        row.push(a_str(&mut r, 6, 10));
-        address(&mut r, row);
-        row.push(rate_value(r.uniform(0, 2000)));
-        row.push(money_value(30_000_000));
-        true
-    };
-    rows += conn
-        .bulk_insert(
-            "warehouse",
-            &[
-                "w_id",
-                "w_name",
-                "w_street_1",
-                "w_street_2",
-                "w_city",
-                "w_state",
-                "w_zip",
-                "w_tax",
-                "w_ytd",
-            ],
-            &mut next,
+                row.push(Value::Int(lines_of[at(d, o)]));
+                row.push(Value::Int(1));
+                if delivered {
+                    row.push(Value::Int(r.uniform(1, 10)));
+                }
+            },
         )
         .await
-        .map_err(ctx("warehouse"))?;
+        .map_err(ctx("orders"))?;
+    }
+
+    // new_order: the undelivered orders.
+    rows += load_table(
+        conn,
+        "new_order",
+        &["no_o_id", "no_d_id", "no_w_id"],
+        orders_of(false),
+        &mut count,
+        |(d, o), row| {
+            row.push(Value::Int(o));
+            row.push(Value::Int(d));
+            row.push(Value::Int(w));
+        },
+    )
+    .await
+    .map_err(ctx("new_order"))?;
+
+    for delivered in [true, false] {
+        // Lines of undelivered orders leave ol_delivery_d out: NULL.
+        let cols: &[&str] = &[
+            "ol_o_id",
+            "ol_d_id",
+            "ol_w_id",
+            "ol_number",
+            "ol_i_id",
+            "ol_supply_w_id",
+            "ol_quantity",
+            "ol_amount",
+            "ol_dist_info",
+            "ol_delivery_d",
+        ];
+        let cols = if delivered { cols } else { &cols[..9] };
+        let lines_of = &lines_of;
+        let lines = orders_of(delivered)
+            .flat_map(move |(d, o)| (1..=lines_of[at(d, o)]).map(move |l| (d, o, l)));
+        rows += load_table(
+            conn,
+            "order_line",
+            cols,
+            lines,
+            &mut count,
+            |(d, o, l), row| {
+                row.push(Value::Int(o));
+                row.push(Value::Int(d));
+                row.push(Value::Int(w));
+                row.push(Value::Int(l));
+                row.push(Value::Int(r.uniform(1, ITEMS)));
+                row.push(Value::Int(w));
+                row.push(Value::Int(5));
+                row.push(money_value(if delivered {
+                    0
+                } else {
+                    r.uniform(1, 999_999)
+                }));
+                row.push(a_str(&mut r, 24, 24));
+                if delivered {
+                    row.push(Value::Text(now.to_string()));
+                }
+            },
+        )
+        .await
+        .map_err(ctx("order_line"))?;
+    }
+
+    rows += load_table(
+        conn,
+        "warehouse",
+        &[
+            "w_id",
+            "w_name",
+            "w_street_1",
+            "w_street_2",
+            "w_city",
+            "w_state",
+            "w_zip",
+            "w_tax",
+            "w_ytd",
+        ],
+        std::iter::once(w),
+        &mut count,
+        |w, row| {
+            row.push(Value::Int(w));
+            row.push(a_str(&mut r, 6, 10));
+            address(&mut r, row);
+            row.push(rate_value(r.uniform(0, 2000)));
+            row.push(money_value(30_000_000));
+        },
+    )
+    .await
+    .map_err(ctx("warehouse"))?;
     Ok(rows)
 }
 
