@@ -100,3 +100,16 @@ impl Drop for LoadBar {
         self.close();
     }
 }
+
+/// Runs a load (`prepare`) under a [`LoadBar`]: `load` gets where to say
+/// its step lines and the counter to advance; the bar is cleared before
+/// this returns.
+pub fn with_load_bar<T>(
+    load: impl FnOnce(&(dyn Fn(String) + Send + Sync), &LoadProgress) -> T,
+) -> T {
+    let bar = LoadBar::new();
+    let say = |l: String| bar.say(&l);
+    let r = load(&say, &bar.progress);
+    bar.finish();
+    r
+}

@@ -2,6 +2,7 @@
 //! CSV or HTML. The numbers are computed in `dbmeter_store::compare`; this
 //! only lays them out.
 
+use crate::csv::field as csv_field;
 use crate::html::escape;
 use dbmeter_store::{CompareMode, Comparison, ComparisonCell, Metric};
 use std::fmt::Write as _;
@@ -202,14 +203,6 @@ pub fn markdown(c: &Comparison) -> String {
         let _ = writeln!(out, "\n{}", md_escape(&legend(c)));
     }
     out
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 fn ids(v: &[i64]) -> String {

@@ -3,6 +3,16 @@
 use crate::RunReport;
 use std::fmt::Write as _;
 
+/// One CSV field: quoted (with doubled quotes) when it holds a comma, a
+/// quote or a line break (RFC 4180).
+pub fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
 fn pct_label(p: f64) -> String {
     format!("p{}", p.to_string().replace('.', "_"))
 }

@@ -1,6 +1,7 @@
 //! Stored runs ([`dbmeter_store::RunSummary`]) as a text table and as CSV,
 //! and a stored run's description for `dbmeter results show`.
 
+use crate::csv::field as csv_field;
 use dbmeter_store::RunSummary;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -75,14 +76,6 @@ pub fn list_text(runs: &[RunSummary]) -> String {
         let _ = writeln!(out, "{}", line.trim_end());
     }
     out
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 /// The CSV columns before the tags.

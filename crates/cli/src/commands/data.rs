@@ -2,7 +2,7 @@
 
 use super::{Ctx, block_on};
 use crate::CliError;
-use crate::progress::LoadBar;
+use crate::progress::with_load_bar;
 use crate::setup;
 use dbmeter_db::ConnectOptions;
 use dbmeter_workloads::Workload;
@@ -67,19 +67,11 @@ pub fn prepare(ctx: &Ctx) -> Result<i32, CliError> {
     };
     let seed = setup::seed(&ctx.values);
     let workers = setup::threads(&ctx.values)?;
-    let bar = LoadBar::new();
-    let say = |l: String| bar.say(&l);
-    let r = block_on(oltp::prepare(
-        &opts,
-        &cfg,
-        seed,
-        false,
-        workers,
-        &say,
-        &bar.progress,
-    ));
-    bar.finish();
-    let r = r??;
+    let r = with_load_bar(|say, progress| {
+        block_on(oltp::prepare(
+            &opts, &cfg, seed, false, workers, say, progress,
+        ))
+    })??;
     print_load("Loaded", &r);
     Ok(0)
 }

@@ -5,7 +5,7 @@ use super::record::Recorder;
 use super::run::Console;
 use super::{Ctx, block_on};
 use crate::CliError;
-use crate::progress::LoadBar;
+use crate::progress::with_load_bar;
 use crate::setup;
 use dbmeter_db::{ConnectOptions, Connection, Dialect};
 use dbmeter_engine::{EngineConfig, IntervalSample, RunResult, StopHandle};
@@ -46,18 +46,9 @@ pub fn prepare(ctx: &Ctx) -> Result<i32, CliError> {
     let (cfg, opts) = settings(ctx)?;
     let seed = setup::seed(&ctx.values);
     let workers = setup::threads(&ctx.values)?;
-    let bar = LoadBar::new();
-    let say = |l: String| bar.say(&l);
-    let r = block_on(load::prepare(
-        &opts,
-        &cfg,
-        seed,
-        workers,
-        &say,
-        &bar.progress,
-    ));
-    bar.finish();
-    let r = r??;
+    let r = with_load_bar(|say, progress| {
+        block_on(load::prepare(&opts, &cfg, seed, workers, say, progress))
+    })??;
     print_load("Loaded", &r);
     let n = cfg.end - cfg.start + 1;
     println!(
