@@ -128,6 +128,12 @@ pub const GENERAL: &[OptSpec] = &[
         "average events per second over all threads (Poisson arrivals); 0 = as fast as possible",
     ),
     opt(
+        "connect-rate",
+        OptKind::Float,
+        "0",
+        "open at most N connections per second at the start (for servers or poolers that refuse bursts); 0 = all at once, in parallel",
+    ),
+    opt(
         "report-interval",
         OptKind::Float,
         "0",

@@ -187,6 +187,12 @@ pub fn engine_config(
         }
         Ok((v > 0.0).then(|| Duration::from_secs_f64(v)))
     };
+    let connect_rate = o.f64("connect-rate");
+    if connect_rate < 0.0 {
+        return Err(CliError::Usage(format!(
+            "--connect-rate={connect_rate}: must not be negative"
+        )));
+    }
     let rate = o.f64("rate");
     if rate < 0.0 {
         return Err(CliError::Usage(format!(
@@ -227,5 +233,6 @@ pub fn engine_config(
         forced_shutdown,
         stop_grace: Duration::from_millis(300),
         kinds: 0,
+        connect_rate: (connect_rate > 0.0).then_some(connect_rate),
     })
 }

@@ -367,3 +367,29 @@ fn inserts_with_a_secondary_id_index() {
     let db = s.db("dbmeter.sqlite");
     assert_eq!(count(&db, "SELECT COUNT(DISTINCT id) FROM sbtest1"), 150);
 }
+
+#[test]
+fn connect_rate_spreads_the_connects() {
+    let s = Scratch::new();
+    s.ok(&["prepare", "oltp_point_select", "--table-size=1000"]);
+    // Five users at four connections per second: the last one starts
+    // connecting a second after the first, and the run starts after that.
+    let t = Instant::now();
+    let r = s.ok(&[
+        "run",
+        "oltp_point_select",
+        "--table-size=1000",
+        "--threads=5",
+        "--connect-rate=4",
+        "--time=0.5",
+    ]);
+    assert!(
+        t.elapsed() >= Duration::from_millis(1400),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(r.stat("transactions:") > 0, "{}", r.stdout);
+    let bad = s.run(&["run", "oltp_point_select", "--connect-rate=-1"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("--connect-rate=-1"), "{}", bad.stderr);
+}

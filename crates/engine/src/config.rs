@@ -39,6 +39,11 @@ pub struct EngineConfig {
     /// Kinds of events the workload tells apart ([`crate::Tally::kind`]);
     /// 0 = no per-kind statistics.
     pub kinds: usize,
+    /// Users open their connections at most this many per second (user i
+    /// starts connecting i / rate seconds after the first); `None` = all
+    /// at once. Spares a server (or a connection pooler, or a firewall)
+    /// that drops bursts of thousands of connects.
+    pub connect_rate: Option<f64>,
 }
 
 impl Default for EngineConfig {
@@ -56,6 +61,7 @@ impl Default for EngineConfig {
             forced_shutdown: Some(Duration::from_secs(1)),
             stop_grace: Duration::from_millis(300),
             kinds: 0,
+            connect_rate: None,
         }
     }
 }

@@ -202,6 +202,10 @@ pub fn run_observed<F: UserFactory>(
     let interrupters: Arc<Mutex<Vec<(usize, Interrupter)>>> = Arc::default();
     let launch = Launch {
         shared: shared.clone(),
+        connect_pace: cfg
+            .connect_rate
+            .filter(|r| *r > 0.0 && r.is_finite())
+            .map(|r| (Instant::now(), r)),
         created: created.clone(),
         go: go.clone(),
         setup_errors: setup_errors.clone(),
@@ -465,6 +469,8 @@ fn add_into_phase(into: &mut PhaseResult, part: PhaseResult) {
 
 struct Launch {
     shared: Arc<Shared>,
+    /// When user i may start connecting: `start + i / rate`.
+    connect_pace: Option<(Instant, f64)>,
     created: Arc<Barrier>,
     go: Arc<Barrier>,
     setup_errors: Arc<Mutex<Vec<String>>>,
@@ -473,6 +479,18 @@ struct Launch {
 }
 
 impl Launch {
+    /// How long user `id` waits before it connects (see
+    /// `EngineConfig::connect_rate`).
+    fn connect_delay(&self, id: usize) -> Duration {
+        match self.connect_pace {
+            Some((start, rate)) => {
+                let at = start + Duration::from_secs_f64(id as f64 / rate);
+                at.saturating_duration_since(Instant::now())
+            }
+            None => Duration::ZERO,
+        }
+    }
+
     fn register<U: User>(&self, id: usize, created: Result<U, String>) -> Option<U> {
         match created {
             Ok(u) => {
@@ -511,6 +529,7 @@ fn launch_threads<F: UserFactory>(
                 // connect and query futures are sized for its largest
                 // variant, tens of KB that would otherwise stay touched on
                 // each of a thousand thread stacks.
+                std::thread::sleep(l.connect_delay(id));
                 let user = match &rt {
                     Ok(rt) => l.register(id, rt.block_on(Box::pin(factory.create(id)))),
                     Err(e) => {
@@ -554,7 +573,11 @@ fn launch_shared<F: UserFactory>(
                 let mut set = tokio::task::JoinSet::new();
                 for id in 0..n {
                     let f = factory.clone();
-                    set.spawn(async move { (id, f.create(id).await) });
+                    let delay = launch.connect_delay(id);
+                    set.spawn(async move {
+                        tokio::time::sleep(delay).await;
+                        (id, f.create(id).await)
+                    });
                 }
                 let mut users: Vec<Option<F::User>> = (0..n).map(|_| None).collect();
                 while let Some(joined) = set.join_next().await {
