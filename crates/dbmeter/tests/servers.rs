@@ -3,7 +3,7 @@
 //! the middle of a run; bad targets.
 
 mod common;
-use common::servers::{ask, ask_n, start};
+use common::servers::{ask, ask_n, start, start_with};
 use common::*;
 use dbmeter_server::{Flavor, Server};
 use std::time::Duration;
@@ -585,4 +585,68 @@ fn mariadb_load_methods() {
         "{}",
         r.stderr
     );
+}
+
+/// The soft limit on open files of this process (inherited by dbmeter).
+fn open_files_limit() -> u64 {
+    std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|l| {
+            l.lines()
+                .find(|l| l.starts_with("Max open files"))
+                .and_then(|l| l.split_whitespace().nth(3)?.parse().ok())
+        })
+        .unwrap_or(1024)
+}
+
+/// A thousand users connect at once (the server's listen queue must not
+/// overflow: connects are bounded in flight) and all of them run.
+fn a_thousand_connections(flavor: Flavor) {
+    // Each connection is a socket in dbmeter and one in the server.
+    let users = (open_files_limit().saturating_sub(100)).min(1024);
+    if users < 500 {
+        eprintln!(
+            "skipped: open files limit {} is too low",
+            open_files_limit()
+        );
+        return;
+    }
+    // MariaDB's smallest listen queue: a burst of a thousand connects
+    // would overflow it.
+    let settings: &[(&str, &str)] = match flavor {
+        Flavor::MariaDb => &[("max_connections", "1100"), ("back_log", "50")],
+        Flavor::Postgres => &[("max_connections", "1100")],
+    };
+    let Some(server) = start_with(flavor, settings) else {
+        return;
+    };
+    let s = Scratch::new();
+    let d = db(&server);
+    s.ok(&["prepare", "oltp_point_select", &d, "--table-size=1000"]);
+    let threads = format!("--threads={users}");
+    let r = s.ok(&[
+        "run",
+        "oltp_point_select",
+        &d,
+        "--table-size=1000",
+        &threads,
+        "--time=1",
+        "--format=json",
+    ]);
+    let j = r.json();
+    assert_eq!(j["threads"], users, "{}", r.stderr);
+    assert_eq!(j["end"]["reason"], "time_limit", "{}", r.stderr);
+    // Every user ran: threads fairness lists each one's events.
+    let events = j["totals"]["events"].as_u64().unwrap_or(0);
+    assert!(events >= users, "{events} events for {users} users");
+}
+
+#[test]
+fn a_thousand_connections_on_mariadb() {
+    a_thousand_connections(Flavor::MariaDb);
+}
+
+#[test]
+fn a_thousand_connections_on_postgres() {
+    a_thousand_connections(Flavor::Postgres);
 }

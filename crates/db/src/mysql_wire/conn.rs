@@ -187,7 +187,25 @@ impl WireConn {
             }
         };
         let mut io = Packets::new(stream);
-        let (greeting, caps) = handshake::connect(&mut io, p)?;
+        let (greeting, caps) = handshake::connect(&mut io, p).map_err(|e| match e {
+            // The read timeout set above ran out (EAGAIN on Linux).
+            Error::Io(io)
+                if matches!(
+                    io.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                Error::Io(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "the server accepted the connection but did not complete the handshake within {} s \
+                         (its listen queue may have overflowed: raise back_log, or open fewer connections at once with --connect-rate)",
+                        p.connect_timeout.as_secs()
+                    ),
+                ))
+            }
+            e => e,
+        })?;
         clear_timeout(&io.stream)?;
         // MariaDB announces itself as 5.5.5-VERSION to old clients.
         let version = greeting
