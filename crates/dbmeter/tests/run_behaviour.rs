@@ -260,7 +260,8 @@ fn ctrl_c_stops_quickly_and_keeps_the_report() {
         Duration::from_millis(1500),
     );
     assert_eq!(code, 130, "{out}\n{err}");
-    assert!(took < Duration::from_secs(1), "took {took:?}");
+    // The stop grace is 0.3 s; the rest is slack for a loaded CI machine.
+    assert!(took < Duration::from_secs(2), "took {took:?}");
     assert!(out.contains("SQL statistics:"), "{out}");
     assert!(err.contains("interrupted"), "{err}");
     let j: serde_json::Value =
@@ -293,7 +294,8 @@ fn ctrl_c_interrupts_a_long_statement() {
         Duration::from_millis(1500),
     );
     assert_eq!(code, 130, "{out}\n{err}");
-    assert!(took < Duration::from_secs(1), "took {took:?}");
+    // The stop grace is 0.3 s; the rest is slack for a loaded CI machine.
+    assert!(took < Duration::from_secs(2), "took {took:?}");
     assert!(out.contains("cancelled events:"), "{out}");
 }
 
