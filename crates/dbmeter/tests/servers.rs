@@ -168,7 +168,7 @@ fn all_workloads(flavor: Flavor) {
     ]);
     assert!(r.stdout.contains("[ 1s ] thds: 16"), "{}", r.stdout);
     assert!(r.stat("transactions:") > 0);
-    // The same users as async tasks on a pool of two threads.
+    // --worker-threads is accepted (and ignored: the drivers block).
     let r = s.ok(&[
         "run",
         "oltp_point_select",

@@ -203,6 +203,7 @@ impl PgWire {
         rows: Rows<'_>,
         copy: Option<CopySource<'_>>,
     ) -> Result<Outcome, Error> {
+        no_nul(sql)?;
         m::query(&mut self.io.out, sql);
         self.send()?;
         let r = self.simple_results(rows, copy);
@@ -319,6 +320,7 @@ impl PgWire {
     /// Prepares `sql` (with `$n` placeholders) as a named statement and
     /// learns its parameter and column types.
     pub(crate) fn prepare(&mut self, sql: &str) -> Result<Statement, Error> {
+        no_nul(sql)?;
         self.prepared += 1;
         let name = format!("s{}", self.prepared);
         m::parse(&mut self.io.out, &name, sql);
@@ -396,7 +398,12 @@ impl PgWire {
                 params.len()
             )));
         }
-        self.bind(st, params)?;
+        let start = self.io.out.len();
+        if let Err(e) = self.bind(st, params) {
+            // Nothing of the refused statement is sent.
+            self.io.out.truncate(start);
+            return Err(e);
+        }
         m::execute(&mut self.io.out);
         m::sync(&mut self.io.out);
         self.send()?;
@@ -518,6 +525,7 @@ impl PgWire {
         sql: &str,
         args: &[Arg<'_>],
     ) -> Result<(Vec<Vec<Cell>>, u64), Error> {
+        no_nul(sql)?;
         let out = &mut self.io.out;
         m::parse(out, "", sql);
         let at = m::begin(out, b'B');
@@ -606,6 +614,16 @@ impl Drop for PgWire {
             let _ = self.io.send();
         }
     }
+}
+
+/// SQL text is sent NUL-terminated: a NUL inside would cut it short.
+fn no_nul(sql: &str) -> Result<(), Error> {
+    if sql.as_bytes().contains(&0) {
+        return Err(Error::Usage(
+            "SQL text cannot contain a NUL character".into(),
+        ));
+    }
+    Ok(())
 }
 
 fn out_of_range(i: usize, v: i64, ty: &str) -> Error {
