@@ -101,6 +101,17 @@ impl Stream {
         }
     }
 
+    /// Makes reads and writes return at once (WouldBlock) instead of
+    /// waiting, or wait again.
+    pub(crate) fn set_nonblocking(&self, yes: bool) -> io::Result<()> {
+        match self {
+            Stream::Tcp(t) => t.set_nonblocking(yes),
+            Stream::Unix(u) => u.set_nonblocking(yes),
+            Stream::Tls(t) => t.sock.set_nonblocking(yes),
+            Stream::Closed => Ok(()),
+        }
+    }
+
     /// Shuts the socket down both ways (wakes a blocked reader too).
     pub(crate) fn shutdown(&self) {
         match self {

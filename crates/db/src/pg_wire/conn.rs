@@ -607,9 +607,11 @@ impl PgWire {
 }
 
 impl Drop for PgWire {
-    /// Says goodbye (the server then logs no "unexpected EOF").
+    /// Says goodbye (the server then logs no "unexpected EOF"), without
+    /// waiting for a server that does not read.
     fn drop(&mut self) {
-        if !self.broken {
+        if !self.broken && self.io.stream.set_nonblocking(true).is_ok() {
+            self.io.out.clear();
             m::terminate(&mut self.io.out);
             let _ = self.io.send();
         }

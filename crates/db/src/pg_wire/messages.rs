@@ -138,12 +138,7 @@ impl Messages {
         if self.buffered() > 0 {
             return true;
         }
-        let set = |nb: bool, s: &Stream| match s {
-            Stream::Tcp(t) => t.set_nonblocking(nb).is_ok(),
-            Stream::Unix(u) => u.set_nonblocking(nb).is_ok(),
-            _ => false,
-        };
-        if !set(true, &self.stream) {
+        if self.stream.is_tls() || self.stream.set_nonblocking(true).is_err() {
             return false;
         }
         if self.rbuf.len() == self.rend {
@@ -152,7 +147,7 @@ impl Messages {
         if let Ok(n) = self.stream.read(&mut self.rbuf[self.rend..]) {
             self.rend += n;
         }
-        set(false, &self.stream);
+        let _ = self.stream.set_nonblocking(false);
         self.buffered() > 0
     }
 
