@@ -143,7 +143,7 @@ pub const GENERAL: &[OptSpec] = &[
         "worker-threads",
         OptKind::Size,
         "0",
-        "0 = one OS thread per user; N = all users as async tasks on N threads (servers only; for thousands of connections)",
+        "ignored: every driver blocks, so each user has its own OS thread",
     ),
     opt(
         "percentile",

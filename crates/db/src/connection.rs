@@ -134,9 +134,13 @@ impl Connection {
                 opts.query_timeout,
                 shown,
             )?)),
-            Target::Postgres(t) => Ok(Connection::Postgres(
-                PgConn::connect(t, nth, opts.ps_mode, opts.query_timeout, shown).await?,
-            )),
+            Target::Postgres(t) => Ok(Connection::Postgres(PgConn::connect(
+                t,
+                nth,
+                opts.ps_mode,
+                opts.query_timeout,
+                shown,
+            )?)),
         }
     }
 
@@ -172,7 +176,7 @@ impl Connection {
         match self {
             Connection::Sqlite(c) => c.run(id, params),
             Connection::Mysql(c) => c.run(id, params),
-            Connection::Postgres(c) => c.run(id, params).await,
+            Connection::Postgres(c) => c.run(id, params),
         }
     }
 
@@ -189,7 +193,7 @@ impl Connection {
         match self {
             Connection::Sqlite(c) => c.fetch(id, params, out),
             Connection::Mysql(c) => c.fetch(id, params, out),
-            Connection::Postgres(c) => c.fetch(id, params, out).await,
+            Connection::Postgres(c) => c.fetch(id, params, out),
         }
     }
 
@@ -198,7 +202,7 @@ impl Connection {
         match self {
             Connection::Sqlite(c) => c.execute(sql),
             Connection::Mysql(c) => c.execute(sql),
-            Connection::Postgres(c) => c.execute(sql).await,
+            Connection::Postgres(c) => c.execute(sql),
         }
     }
 
@@ -207,7 +211,7 @@ impl Connection {
         match self {
             Connection::Sqlite(c) => c.query_i64(sql),
             Connection::Mysql(c) => c.query_i64(sql),
-            Connection::Postgres(c) => c.query_i64(sql).await,
+            Connection::Postgres(c) => c.query_i64(sql),
         }
     }
 
@@ -216,7 +220,7 @@ impl Connection {
         match self {
             Connection::Sqlite(c) => c.tables(),
             Connection::Mysql(c) => c.tables(),
-            Connection::Postgres(c) => c.tables().await,
+            Connection::Postgres(c) => c.tables(),
         }
     }
 
@@ -232,7 +236,7 @@ impl Connection {
         match self {
             Connection::Sqlite(c) => c.bulk_insert(table, columns, next_row),
             Connection::Mysql(c) => c.bulk_insert(table, columns, next_row),
-            Connection::Postgres(c) => c.copy_in(table, columns, next_row).await,
+            Connection::Postgres(c) => c.copy_in(table, columns, next_row),
         }
     }
 
@@ -250,7 +254,7 @@ impl Connection {
         match self {
             Connection::Sqlite(c) => c.reopen(),
             Connection::Mysql(c) => c.reopen(),
-            Connection::Postgres(c) => c.reopen().await,
+            Connection::Postgres(c) => c.reopen(),
         }
     }
 

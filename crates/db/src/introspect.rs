@@ -129,24 +129,11 @@ impl Connection {
                 })
             }
             Connection::Postgres(c) => {
-                use tokio_postgres::SimpleQueryMessage;
-                let msgs = c
-                    .client
-                    .simple_query(sql)
-                    .await
-                    .map_err(crate::postgres::map_err)?;
-                let mut out = Rows::default();
-                for m in &msgs {
-                    if let SimpleQueryMessage::Row(r) = m {
-                        if out.columns.is_empty() {
-                            out.columns =
-                                r.columns().iter().map(|c| c.name().to_string()).collect();
-                        }
-                        out.rows
-                            .push((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect());
-                    }
-                }
-                Ok(out)
+                let r = c.query_rows(sql)?;
+                Ok(Rows {
+                    columns: r.columns,
+                    rows: r.rows,
+                })
             }
             Connection::Sqlite(c) => {
                 let map = crate::sqlite::map_err;

@@ -11,15 +11,17 @@ mod error;
 mod introspect;
 mod mysql;
 mod mysql_wire;
+mod pg_wire;
 mod postgres;
 mod sqlite;
 mod target;
 mod tls;
+mod wire_stream;
 
 pub use connection::{ConnectOptions, Connection, Outcome, Param, PsMode, StmtId, Value};
 pub use error::{DbError, ErrorKind, IgnoreList};
 pub use introspect::{PidHint, Rows, TableStats, is_local};
-pub use postgres::client as postgres_client;
+pub use postgres::{PgArg, PgCell, PgClient};
 pub use sqlite::SqliteOptions;
 pub use target::{Dialect, ServerTarget, Target, mask_password};
 pub use tls::{TlsMode, TlsSettings};

@@ -158,9 +158,13 @@ impl Target {
     }
 
     /// True when the driver blocks the calling thread (one OS thread per
-    /// user): SQLite and MariaDB/MySQL; PostgreSQL's driver is async.
+    /// user): all of them (SQLite, and dbmeter's own MariaDB/MySQL and
+    /// PostgreSQL clients).
     pub fn is_blocking(&self) -> bool {
-        matches!(self, Target::Sqlite { .. } | Target::Mysql(_))
+        matches!(
+            self,
+            Target::Sqlite { .. } | Target::Mysql(_) | Target::Postgres(_)
+        )
     }
 
     /// True when the user gave no target and dbmeter chose its default.

@@ -168,7 +168,7 @@ fn all_workloads(flavor: Flavor) {
     ]);
     assert!(r.stdout.contains("[ 1s ] thds: 16"), "{}", r.stdout);
     assert!(r.stat("transactions:") > 0);
-    // The same users as async tasks on a pool of two threads.
+    // --worker-threads is accepted (and ignored: the drivers block).
     let r = s.ok(&[
         "run",
         "oltp_point_select",
@@ -242,7 +242,15 @@ fn all_workloads_on_postgres() {
 /// duplicate keys from concurrent delete/insert) restart events and are
 /// counted by code; the run completes.
 fn conflicts_are_retried(flavor: Flavor, codes: &[&str]) {
-    let Some(server) = start(flavor) else { return };
+    // PostgreSQL looks for deadlocks after deadlock_timeout (1 s by
+    // default): a 3 s run could then finish only a handful of events.
+    let settings: &[(&str, &str)] = match flavor {
+        Flavor::Postgres => &[("deadlock_timeout", "100ms")],
+        Flavor::MariaDb => &[],
+    };
+    let Some(server) = common::servers::start_with(flavor, settings) else {
+        return;
+    };
     let s = Scratch::new();
     let d = db(&server);
     s.ok(&["prepare", "oltp_write_only", &d, "--table-size=5"]);

@@ -420,3 +420,80 @@ fn query_timeout_mariadb() {
 fn query_timeout_postgres() {
     query_timeout(Some(Flavor::Postgres));
 }
+
+/// Every password method of dbmeter's PostgreSQL client without TLS
+/// (cleartext, md5, scram-sha-256; trust over TCP and over the Unix
+/// socket, given as its directory or as the socket file).
+#[test]
+fn postgres_password_methods_without_tls() {
+    let s = Scratch::new();
+    let hba = s.path("pg_hba.conf");
+    std::fs::write(
+        &hba,
+        "local all all trust\n\
+         host all md5user 127.0.0.1/32 md5\n\
+         host all scramuser 127.0.0.1/32 scram-sha-256\n\
+         host all clearuser 127.0.0.1/32 password\n\
+         host all all 127.0.0.1/32 trust\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hba, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let Some(server) = start_with(Flavor::Postgres, &[("hba_file", hba.to_str().unwrap())]) else {
+        return;
+    };
+    ask(
+        &server,
+        "SET password_encryption = 'md5'; CREATE USER md5user SUPERUSER PASSWORD 'm5pass'; \
+         SET password_encryption = 'scram-sha-256'; CREATE USER scramuser SUPERUSER PASSWORD 'sc pass'; \
+         CREATE USER clearuser SUPERUSER PASSWORD 'clpass'",
+    );
+    s.ok(&[
+        "prepare",
+        "oltp_point_select",
+        &url(&server, "postgres", "", ""),
+        "--tables=1",
+        "--table-size=100",
+    ]);
+    for (user, password) in [
+        ("md5user", "m5pass"),
+        ("scramuser", "sc%20pass"),
+        ("clearuser", "clpass"),
+    ] {
+        assert_ok(
+            &point_selects(&s, &url(&server, user, password, ""), &[]),
+            user,
+        );
+        // TLS is not offered: prefer falls back to plain text, require fails.
+        let r = point_selects(&s, &url(&server, user, password, "?sslmode=require"), &[]);
+        assert_fails(
+            &r,
+            &format!("{user} sslmode=require"),
+            "does not support tls",
+        );
+        let r = point_selects(&s, &url(&server, user, "wrong", ""), &[]);
+        assert_fails(
+            &r,
+            &format!("{user} wrong password"),
+            "authentication failed",
+        );
+        let r = point_selects(&s, &url(&server, user, "", ""), &[]);
+        assert_fails(&r, &format!("{user} no password"), "password");
+    }
+    let socket = server.socket();
+    let port = server.port();
+    for db in [
+        format!(
+            "--db=postgres://postgres@localhost:{port}/test?host={}",
+            socket.parent().unwrap().display()
+        ),
+        format!(
+            "--db=postgres://postgres@localhost:{port}/test?socket={}",
+            socket.display()
+        ),
+    ] {
+        assert_ok(&point_selects(&s, &db, &[]), &db);
+    }
+}

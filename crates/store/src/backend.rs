@@ -2,10 +2,9 @@
 //! statements written once with `?` placeholders, typed parameters, rows of
 //! plain values.
 //!
-//! SQLite runs in-process (rusqlite). PostgreSQL goes through tokio-postgres
-//! (the driver the benchmarks use, with their TLS and socket handling) on a
-//! current-thread tokio runtime owned by the store, so that the store's API
-//! stays blocking: callers must not call it from inside an async runtime.
+//! SQLite runs in-process (rusqlite). PostgreSQL goes through dbmeter's own
+//! blocking client ([`dbmeter_db::PgClient`], with the benchmarks' TLS,
+//! socket and password handling).
 
 use crate::StoreError;
 use std::path::{Path, PathBuf};
@@ -79,12 +78,7 @@ pub(crate) enum Kind {
 
 pub(crate) enum Backend {
     Sqlite(rusqlite::Connection),
-    Postgres {
-        // The client first: it is dropped before the runtime its
-        // connection task runs on.
-        client: tokio_postgres::Client,
-        rt: tokio::runtime::Runtime,
-    },
+    Postgres(dbmeter_db::PgClient),
 }
 
 /// What a store spec names.
@@ -139,26 +133,8 @@ fn cannot_open(shown: &str, why: impl std::fmt::Display) -> StoreError {
     StoreError::new(format!("cannot open the results store '{shown}': {why}"))
 }
 
-/// The first line of an error and its causes, without repeats.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut msg = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let next = c.to_string();
-        if !msg.contains(&next) {
-            msg.push_str(": ");
-            msg.push_str(&next);
-        }
-        cause = c.source();
-    }
-    msg
-}
-
-fn pg_error(e: tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => chain(&e),
-    }
+fn pg_error(e: dbmeter_db::DbError) -> String {
+    format!("{} ({})", e.message, e.code)
 }
 
 impl Backend {
@@ -172,17 +148,11 @@ impl Backend {
                     Ok(_) => return Err(cannot_open(&shown, "not a PostgreSQL URL")),
                     Err(e) => return Err(cannot_open(&shown, e.message)),
                 };
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| cannot_open(&shown, format!("cannot start a runtime: {e}")))?;
-                let client = rt
-                    .block_on(dbmeter_db::postgres_client(&target, &shown))
-                    .map_err(|e| {
-                        // The driver's message already names the URL.
-                        StoreError::new(format!("cannot open the results store: {}", e.message))
-                    })?;
-                Ok(Backend::Postgres { client, rt })
+                let client = dbmeter_db::PgClient::connect(&target, &shown).map_err(|e| {
+                    // The driver's message already names the URL.
+                    StoreError::new(format!("cannot open the results store: {}", e.message))
+                })?;
+                Ok(Backend::Postgres(client))
             }
         }
     }
@@ -191,14 +161,14 @@ impl Backend {
     pub fn is_closed(&self) -> bool {
         match self {
             Backend::Sqlite(_) => false,
-            Backend::Postgres { client, .. } => client.is_closed(),
+            Backend::Postgres(client) => client.is_closed(),
         }
     }
 
     pub fn kind(&self) -> Kind {
         match self {
             Backend::Sqlite(_) => Kind::Sqlite,
-            Backend::Postgres { .. } => Kind::Postgres,
+            Backend::Postgres(_) => Kind::Postgres,
         }
     }
 
@@ -206,9 +176,7 @@ impl Backend {
     pub fn batch(&mut self, sql: &str) -> Result<(), String> {
         match self {
             Backend::Sqlite(c) => c.execute_batch(sql).map_err(|e| e.to_string()),
-            Backend::Postgres { client, rt } => {
-                rt.block_on(client.batch_execute(sql)).map_err(pg_error)
-            }
+            Backend::Postgres(client) => client.batch(sql).map_err(pg_error),
         }
     }
 
@@ -222,13 +190,11 @@ impl Backend {
                     .map_err(|e| e.to_string())?;
                 Ok(n as u64)
             }
-            Backend::Postgres { client, rt } => {
-                let sql = numbered(sql);
-                let boxed = pg_params(params);
-                let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
-                    boxed.iter().map(|b| b.as_ref()).collect();
-                rt.block_on(client.execute(sql.as_str(), &refs))
-                    .map_err(pg_error)
+            Backend::Postgres(client) => {
+                let (_, n) = client
+                    .query(&numbered(sql), &pg_args(params))
+                    .map_err(pg_error)?;
+                Ok(n)
             }
         }
     }
@@ -259,15 +225,11 @@ impl Backend {
                 }
                 Ok(out)
             }
-            Backend::Postgres { client, rt } => {
-                let sql = numbered(sql);
-                let boxed = pg_params(params);
-                let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
-                    boxed.iter().map(|b| b.as_ref()).collect();
-                let rows = rt
-                    .block_on(client.query(sql.as_str(), &refs))
+            Backend::Postgres(client) => {
+                let (rows, _) = client
+                    .query(&numbered(sql), &pg_args(params))
                     .map_err(pg_error)?;
-                rows.iter().map(pg_row).collect()
+                Ok(rows.into_iter().map(pg_row).collect())
             }
         }
     }
@@ -327,84 +289,33 @@ fn sqlite_value(p: &Param) -> rusqlite::types::Value {
     }
 }
 
-/// A parameter that adapts to the type PostgreSQL infers for its
-/// placeholder (e.g. INTEGER columns of `store_migrations` are int4).
-#[derive(Debug)]
-struct PgParam(Param);
-
-impl tokio_postgres::types::ToSql for PgParam {
-    fn to_sql(
-        &self,
-        ty: &tokio_postgres::types::Type,
-        out: &mut bytes::BytesMut,
-    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        use tokio_postgres::types::{IsNull, Type};
-        match &self.0 {
-            Param::Int(Some(i)) if *ty == Type::INT4 => i32::try_from(*i)?.to_sql(ty, out),
-            Param::Int(Some(i)) if *ty == Type::INT2 => i16::try_from(*i)?.to_sql(ty, out),
-            Param::Int(Some(i)) if *ty == Type::FLOAT8 => (*i as f64).to_sql(ty, out),
-            Param::Int(Some(i)) if *ty == Type::TEXT => i.to_string().to_sql(ty, out),
-            Param::Int(Some(i)) => i.to_sql(ty, out),
-            Param::Real(Some(f)) if *ty == Type::FLOAT4 => (*f as f32).to_sql(ty, out),
-            Param::Real(Some(f)) => f.to_sql(ty, out),
-            Param::Text(Some(s)) => s.to_sql(ty, out),
-            Param::Blob(Some(b)) => b.to_sql(ty, out),
-            _ => Ok(IsNull::Yes),
-        }
-    }
-
-    fn accepts(_: &tokio_postgres::types::Type) -> bool {
-        true
-    }
-
-    tokio_postgres::types::to_sql_checked!();
-}
-
-fn pg_params(params: &[Param]) -> Vec<Box<dyn tokio_postgres::types::ToSql + Sync>> {
+/// Parameters go as text (bytes as bytea) for the server to convert to
+/// the type it infers for each placeholder.
+fn pg_args(params: &[Param]) -> Vec<dbmeter_db::PgArg<'_>> {
+    use dbmeter_db::PgArg;
     params
         .iter()
-        .map(|p| -> Box<dyn tokio_postgres::types::ToSql + Sync> { Box::new(PgParam(p.clone())) })
+        .map(|p| match p {
+            Param::Int(Some(i)) => PgArg::Int(*i),
+            Param::Real(Some(f)) => PgArg::Real(*f),
+            Param::Text(Some(s)) => PgArg::Text(s),
+            Param::Blob(Some(b)) => PgArg::Bytes(b),
+            _ => PgArg::Null,
+        })
         .collect()
 }
 
-fn pg_row(r: &tokio_postgres::Row) -> Result<Row, String> {
-    use tokio_postgres::types::Type;
-    let mut row = Vec::with_capacity(r.len());
-    for (i, col) in r.columns().iter().enumerate() {
-        let ty = col.type_();
-        let e = |e: tokio_postgres::Error| format!("column {}: {}", col.name(), chain(&e));
-        let cell = if *ty == Type::INT8 {
-            r.try_get::<_, Option<i64>>(i).map_err(e)?.map(Cell::Int)
-        } else if *ty == Type::INT4 {
-            r.try_get::<_, Option<i32>>(i)
-                .map_err(e)?
-                .map(|v| Cell::Int(v.into()))
-        } else if *ty == Type::INT2 {
-            r.try_get::<_, Option<i16>>(i)
-                .map_err(e)?
-                .map(|v| Cell::Int(v.into()))
-        } else if *ty == Type::FLOAT8 {
-            r.try_get::<_, Option<f64>>(i).map_err(e)?.map(Cell::Real)
-        } else if *ty == Type::FLOAT4 {
-            r.try_get::<_, Option<f32>>(i)
-                .map_err(e)?
-                .map(|v| Cell::Real(v.into()))
-        } else if *ty == Type::BYTEA {
-            r.try_get::<_, Option<Vec<u8>>>(i)
-                .map_err(e)?
-                .map(Cell::Blob)
-        } else if *ty == Type::BOOL {
-            r.try_get::<_, Option<bool>>(i)
-                .map_err(e)?
-                .map(|v| Cell::Int(v.into()))
-        } else {
-            r.try_get::<_, Option<String>>(i)
-                .map_err(e)?
-                .map(Cell::Text)
-        };
-        row.push(cell.unwrap_or(Cell::Null));
-    }
-    Ok(row)
+fn pg_row(r: Vec<dbmeter_db::PgCell>) -> Row {
+    use dbmeter_db::PgCell;
+    r.into_iter()
+        .map(|c| match c {
+            PgCell::Null => Cell::Null,
+            PgCell::Int(i) => Cell::Int(i),
+            PgCell::Real(f) => Cell::Real(f),
+            PgCell::Text(s) => Cell::Text(s),
+            PgCell::Bytes(b) => Cell::Blob(b),
+        })
+        .collect()
 }
 
 /// `?` placeholders to PostgreSQL's `$1, $2, ...`. The store's own SQL has

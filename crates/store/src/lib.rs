@@ -10,8 +10,7 @@
 //! - The schema and its migrations are in `schema.rs`; the columns read out
 //!   of run documents in `document.rs`; the two databases in `backend.rs`.
 //!
-//! The API is blocking. With PostgreSQL the store runs its own small tokio
-//! runtime, so do not call it from inside an async runtime.
+//! The API is blocking (PostgreSQL through dbmeter's own blocking client).
 
 mod backend;
 pub mod compare;

@@ -7,13 +7,9 @@ use super::handshake::{
     self, CLIENT_DEPRECATE_EOF, MARIADB_CLIENT_CACHE_METADATA, MARIADB_CLIENT_STMT_BULK_OPERATIONS,
 };
 use super::packet::{Cursor, MAX_PAYLOAD, Packets, put_lenenc_bytes};
-use super::stream::Stream;
 use super::values::{ColumnType, binary_row, column_type, text_row};
-use super::{Addr, Error, Params, parse_err};
+use super::{Error, Params, parse_err};
 use crate::connection::{Outcome, Param, Value};
-use std::io;
-use std::net::{TcpStream, ToSocketAddrs};
-use std::os::unix::net::UnixStream;
 
 const COM_QUIT: u8 = 0x01;
 const COM_QUERY: u8 = 0x03;
@@ -149,54 +145,21 @@ enum Rows<'a> {
 /// buffer, returns false when there is nothing more.
 pub(crate) type Infile<'a> = &'a mut dyn FnMut(&mut Vec<u8>) -> bool;
 
-fn connect_tcp(host: &str, port: u16, p: &Params) -> io::Result<TcpStream> {
-    let mut last = None;
-    for addr in (host, port).to_socket_addrs()? {
-        match TcpStream::connect_timeout(&addr, p.connect_timeout) {
-            Ok(s) => {
-                s.set_nodelay(true)?;
-                s.set_read_timeout(Some(p.connect_timeout))?;
-                return Ok(s);
-            }
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| {
-        io::Error::new(io::ErrorKind::NotFound, format!("{host}: no address found"))
-    }))
-}
-
-fn clear_timeout(s: &Stream) -> io::Result<()> {
-    match s {
-        Stream::Tcp(t) => t.set_read_timeout(None),
-        Stream::Unix(u) => u.set_read_timeout(None),
-        Stream::Tls(t) => clear_timeout(&t.sock),
-        Stream::Closed => Ok(()),
-    }
-}
-
 impl WireConn {
     /// Connects and authenticates.
     pub(crate) fn connect(p: &Params) -> Result<WireConn, Error> {
-        let stream = match &p.addr {
-            Addr::Tcp { host, port } => Stream::Tcp(connect_tcp(host, *port, p)?),
-            Addr::Unix(path) => {
-                let s = UnixStream::connect(path)?;
-                s.set_read_timeout(Some(p.connect_timeout))?;
-                Stream::Unix(s)
-            }
-        };
+        let stream = crate::wire_stream::connect(&p.addr, p.connect_timeout)?;
         let mut io = Packets::new(stream);
         let (greeting, caps) = handshake::connect(&mut io, p).map_err(|e| match e {
-            // The read timeout set above ran out (EAGAIN on Linux).
-            Error::Io(io)
+            // The read timeout set by connect ran out (EAGAIN on Linux).
+            Error::Io(err)
                 if matches!(
-                    io.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    err.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                 ) =>
             {
-                Error::Io(io::Error::new(
-                    io::ErrorKind::TimedOut,
+                Error::Io(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
                     format!(
                         "the server accepted the connection but did not complete the handshake within {} s \
                          (its listen queue may have overflowed: raise back_log, or open fewer connections at once with --connect-rate)",
@@ -206,7 +169,7 @@ impl WireConn {
             }
             e => e,
         })?;
-        clear_timeout(&io.stream)?;
+        io.stream.clear_timeout()?;
         // MariaDB announces itself as 5.5.5-VERSION to old clients.
         let version = greeting
             .version

@@ -3,9 +3,8 @@
 //! switch requests, caching_sha2_password's extra rounds).
 
 use super::packet::{Cursor, Packets, put_lenenc_bytes};
-use super::stream::Stream;
 use super::{Error, Params, auth, parse_err};
-use rustls::{ClientConnection, StreamOwned};
+use crate::wire_stream::Stream;
 
 // Capability flags (the low 32 bits are MySQL's; MariaDB's extensions sit
 // in the high 32 bits when the server does not set CLIENT_MYSQL).
@@ -158,17 +157,8 @@ pub(crate) fn connect(io: &mut Packets, params: &Params) -> Result<(Greeting, u6
             caps |= CLIENT_SSL;
             fixed(io.packet(), caps);
             io.send()?;
-            let conn = ClientConnection::new(tls.config.clone(), tls.server_name.clone())
-                .map_err(|e| Error::Tls(e.to_string()))?;
             let sock = std::mem::replace(&mut io.stream, Stream::Closed);
-            let mut s = StreamOwned::new(conn, sock);
-            // Finish the TLS handshake now, so that its errors say so.
-            while s.conn.is_handshaking() {
-                s.conn
-                    .complete_io(&mut s.sock)
-                    .map_err(|e| Error::Tls(e.to_string()))?;
-            }
-            io.stream = Stream::Tls(Box::new(s));
+            io.stream = crate::wire_stream::start_tls(sock, tls).map_err(Error::Tls)?;
         } else if tls.required {
             return Err(Error::NoServerTls);
         }

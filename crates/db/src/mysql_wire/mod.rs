@@ -8,7 +8,8 @@
 //!
 //! - [`packet`]: framing, sequence ids, 16 MiB split packets,
 //!   length-encoded integers and strings.
-//! - [`stream`]: TCP, Unix socket, or TLS (rustls) under the packets.
+//! - [`crate::wire_stream`]: TCP, Unix socket, or TLS (rustls) under the
+//!   packets (shared with the PostgreSQL client).
 //! - [`handshake`]: greeting, capabilities, TLS upgrade, authentication.
 //! - [`auth`]: the password proofs of each authentication plugin.
 //! - [`conn`]: commands: text queries, prepared statements (binary
@@ -18,16 +19,12 @@ mod auth;
 mod conn;
 mod handshake;
 mod packet;
-mod stream;
 mod values;
 
 pub(crate) use conn::{BulkRows, Prepared, TextResult, WireConn};
 
-use rustls::ClientConfig;
-use rustls::pki_types::ServerName;
+pub(crate) use crate::wire_stream::{Addr, TlsParams};
 use std::fmt;
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Where and how to connect.
@@ -41,20 +38,6 @@ pub(crate) struct Params {
     pub tls: Option<TlsParams>,
     /// Bounds the TCP connect and each read of the connection phase.
     pub connect_timeout: Duration,
-}
-
-#[derive(Clone, Debug)]
-pub(crate) enum Addr {
-    Tcp { host: String, port: u16 },
-    Unix(PathBuf),
-}
-
-#[derive(Clone)]
-pub(crate) struct TlsParams {
-    pub config: Arc<ClientConfig>,
-    pub server_name: ServerName<'static>,
-    /// Fail when the server does not offer TLS (otherwise: plain text).
-    pub required: bool,
 }
 
 /// Why a command failed.

@@ -7,7 +7,7 @@
 //! brings a whole response) and writes each request with one `write`.
 
 use super::Error;
-use super::stream::Stream;
+use crate::wire_stream::Stream;
 use std::io::{Read, Write};
 
 /// The largest payload of one packet; a packet this long is continued by the next.

@@ -1,0 +1,158 @@
+//! The byte stream under dbmeter's own database clients (MariaDB/MySQL
+//! in [`crate::mysql_wire`], PostgreSQL in [`crate::pg_wire`]): TCP (with
+//! TCP_NODELAY), a Unix socket, or TLS over TCP (rustls); and what both
+//! clients do to open one: connect with a timeout, upgrade to TLS.
+
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where a server listens.
+#[derive(Clone, Debug)]
+pub(crate) enum Addr {
+    Tcp { host: String, port: u16 },
+    Unix(PathBuf),
+}
+
+/// How to speak TLS to a server.
+#[derive(Clone)]
+pub(crate) struct TlsParams {
+    pub config: Arc<ClientConfig>,
+    pub server_name: ServerName<'static>,
+    /// Fail when the server does not offer TLS (otherwise: plain text).
+    pub required: bool,
+}
+
+/// Connects to `addr`; reads time out after `timeout` until
+/// [`Stream::clear_timeout`] (the connection phase is bounded, queries not).
+pub(crate) fn connect(addr: &Addr, timeout: Duration) -> io::Result<Stream> {
+    match addr {
+        Addr::Tcp { host, port } => {
+            let mut last = None;
+            for a in (host.as_str(), *port).to_socket_addrs()? {
+                match TcpStream::connect_timeout(&a, timeout) {
+                    Ok(s) => {
+                        s.set_nodelay(true)?;
+                        s.set_read_timeout(Some(timeout))?;
+                        return Ok(Stream::Tcp(s));
+                    }
+                    Err(e) => last = Some(e),
+                }
+            }
+            Err(last.unwrap_or_else(|| {
+                io::Error::new(io::ErrorKind::NotFound, format!("{host}: no address found"))
+            }))
+        }
+        Addr::Unix(path) => {
+            let s = UnixStream::connect(path)
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+            s.set_read_timeout(Some(timeout))?;
+            Ok(Stream::Unix(s))
+        }
+    }
+}
+
+/// Runs a TLS handshake over `sock` to completion (so that its errors
+/// say they are TLS's); returns the encrypted stream or the handshake's
+/// error message.
+pub(crate) fn start_tls(sock: Stream, tls: &TlsParams) -> Result<Stream, String> {
+    let conn = ClientConnection::new(tls.config.clone(), tls.server_name.clone())
+        .map_err(|e| e.to_string())?;
+    let mut s = StreamOwned::new(conn, sock);
+    while s.conn.is_handshaking() {
+        s.conn.complete_io(&mut s.sock).map_err(|e| e.to_string())?;
+    }
+    Ok(Stream::Tls(Box::new(s)))
+}
+
+pub(crate) enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+    Tls(Box<StreamOwned<ClientConnection, Stream>>),
+    /// Between taking the socket out for TLS and putting the TLS stream in.
+    Closed,
+}
+
+fn closed() -> io::Error {
+    io::Error::new(io::ErrorKind::NotConnected, "the connection is closed")
+}
+
+impl Stream {
+    pub(crate) fn is_tls(&self) -> bool {
+        matches!(self, Stream::Tls(_))
+    }
+
+    pub(crate) fn is_unix(&self) -> bool {
+        matches!(self, Stream::Unix(_))
+    }
+
+    /// Lets reads wait for as long as it takes.
+    pub(crate) fn clear_timeout(&self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(t) => t.set_read_timeout(None),
+            Stream::Unix(u) => u.set_read_timeout(None),
+            Stream::Tls(t) => t.sock.clear_timeout(),
+            Stream::Closed => Ok(()),
+        }
+    }
+
+    /// Makes reads and writes return at once (WouldBlock) instead of
+    /// waiting, or wait again.
+    pub(crate) fn set_nonblocking(&self, yes: bool) -> io::Result<()> {
+        match self {
+            Stream::Tcp(t) => t.set_nonblocking(yes),
+            Stream::Unix(u) => u.set_nonblocking(yes),
+            Stream::Tls(t) => t.sock.set_nonblocking(yes),
+            Stream::Closed => Ok(()),
+        }
+    }
+
+    /// Shuts the socket down both ways (wakes a blocked reader too).
+    pub(crate) fn shutdown(&self) {
+        match self {
+            Stream::Tcp(s) => {
+                let _ = s.shutdown(Shutdown::Both);
+            }
+            Stream::Unix(s) => {
+                let _ = s.shutdown(Shutdown::Both);
+            }
+            Stream::Tls(t) => t.sock.shutdown(),
+            Stream::Closed => {}
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+            Stream::Tls(t) => t.read(buf),
+            Stream::Closed => Err(closed()),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+            Stream::Tls(t) => t.write(buf),
+            Stream::Closed => Err(closed()),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(_) | Stream::Unix(_) => Ok(()),
+            Stream::Tls(t) => t.flush(),
+            Stream::Closed => Err(closed()),
+        }
+    }
+}
