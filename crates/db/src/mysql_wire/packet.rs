@@ -59,6 +59,12 @@ impl Packets {
 
     #[cold]
     fn fill_more(&mut self, need: usize) -> Result<(), Error> {
+        if self.rpos == self.rend {
+            // All read: the next answer starts at the front, where the
+            // whole buffer is free to take it in one `read`.
+            self.rpos = 0;
+            self.rend = 0;
+        }
         if self.rbuf.len() - self.rpos < need {
             self.rbuf.copy_within(self.rpos..self.rend, 0);
             self.rend -= self.rpos;
