@@ -156,3 +156,78 @@ impl Write for Stream {
         }
     }
 }
+
+/// The read buffer both clients read their server's answers through: one
+/// `read` usually brings a whole answer. Bytes `pos..end` of `buf` are
+/// received and not consumed yet.
+pub(crate) struct ReadBuf {
+    pub buf: Vec<u8>,
+    pub pos: usize,
+    pub end: usize,
+}
+
+impl ReadBuf {
+    /// The buffer's size: a few results of short rows fit in it.
+    const SIZE: usize = 16 * 1024;
+    /// A buffer grown past this (for a large answer) is shrunk back once
+    /// it is all read.
+    const KEEP: usize = 1024 * 1024;
+
+    pub(crate) fn new() -> ReadBuf {
+        ReadBuf {
+            buf: vec![0; Self::SIZE],
+            pos: 0,
+            end: 0,
+        }
+    }
+
+    /// Bytes received and not consumed yet.
+    pub(crate) fn buffered(&self) -> usize {
+        self.end - self.pos
+    }
+
+    /// Makes sure `need` bytes are buffered, reading from `stream`.
+    #[inline]
+    pub(crate) fn fill(&mut self, stream: &mut Stream, need: usize) -> io::Result<()> {
+        if self.end - self.pos >= need {
+            return Ok(());
+        }
+        self.fill_more(stream, need)
+    }
+
+    #[cold]
+    fn fill_more(&mut self, stream: &mut Stream, need: usize) -> io::Result<()> {
+        if self.pos == self.end {
+            // All read: the next answer starts at the front, where the
+            // whole buffer is free to take it in one `read`.
+            self.pos = 0;
+            self.end = 0;
+        }
+        if self.buf.len() - self.pos < need {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+            if self.buf.len() < need {
+                self.buf.resize(need.next_power_of_two(), 0);
+            }
+        }
+        while self.end - self.pos < need {
+            let n = stream.read(&mut self.buf[self.end..])?;
+            if n == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection",
+                ));
+            }
+            self.end += n;
+        }
+        Ok(())
+    }
+
+    /// After an answer: a buffer grown large is given back once empty.
+    pub(crate) fn shrink_when_idle(&mut self) {
+        if self.buf.len() > Self::KEEP && self.pos == self.end {
+            *self = ReadBuf::new();
+        }
+    }
+}

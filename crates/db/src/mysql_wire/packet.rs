@@ -7,22 +7,19 @@
 //! brings a whole response) and writes each request with one `write`.
 
 use super::Error;
-use crate::wire_stream::Stream;
-use std::io::{Read, Write};
+use crate::wire_stream::{ReadBuf, Stream};
+use std::io::Write;
 
 /// The largest payload of one packet; a packet this long is continued by the next.
 pub(crate) const MAX_PAYLOAD: usize = 0xFF_FFFF;
 
-/// The read buffer's size: a few results of short rows fit in it.
-const READ_BUF: usize = 16 * 1024;
-/// After a command, a read buffer grown past this is shrunk back.
+/// After a command, a write buffer or an assembled payload grown past this
+/// is shrunk back.
 const KEEP_BUF: usize = 1024 * 1024;
 
 pub(crate) struct Packets {
     pub(crate) stream: Stream,
-    rbuf: Vec<u8>,
-    rpos: usize,
-    rend: usize,
+    rb: ReadBuf,
     /// A payload assembled from several packets.
     large: Vec<u8>,
     wbuf: Vec<u8>,
@@ -34,9 +31,7 @@ impl Packets {
     pub(crate) fn new(stream: Stream) -> Self {
         Packets {
             stream,
-            rbuf: vec![0; READ_BUF],
-            rpos: 0,
-            rend: 0,
+            rb: ReadBuf::new(),
             large: Vec::new(),
             wbuf: Vec::with_capacity(256),
             seq: 0,
@@ -45,45 +40,13 @@ impl Packets {
 
     /// Bytes received and not read yet.
     pub(crate) fn buffered(&self) -> usize {
-        self.rend - self.rpos
+        self.rb.buffered()
     }
 
     /// Makes sure `need` bytes are buffered, reading from the stream.
     #[inline]
     fn fill(&mut self, need: usize) -> Result<(), Error> {
-        if self.rend - self.rpos >= need {
-            return Ok(());
-        }
-        self.fill_more(need)
-    }
-
-    #[cold]
-    fn fill_more(&mut self, need: usize) -> Result<(), Error> {
-        if self.rpos == self.rend {
-            // All read: the next answer starts at the front, where the
-            // whole buffer is free to take it in one `read`.
-            self.rpos = 0;
-            self.rend = 0;
-        }
-        if self.rbuf.len() - self.rpos < need {
-            self.rbuf.copy_within(self.rpos..self.rend, 0);
-            self.rend -= self.rpos;
-            self.rpos = 0;
-            if self.rbuf.len() < need {
-                self.rbuf.resize(need.next_power_of_two(), 0);
-            }
-        }
-        while self.rend - self.rpos < need {
-            let n = self.stream.read(&mut self.rbuf[self.rend..])?;
-            if n == 0 {
-                return Err(Error::Io(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                )));
-            }
-            self.rend += n;
-        }
-        Ok(())
+        Ok(self.rb.fill(&mut self.stream, need)?)
     }
 
     /// Sets the sequence id the next packet must have.
@@ -95,7 +58,7 @@ impl Packets {
     #[inline]
     fn header(&mut self) -> Result<usize, Error> {
         self.fill(4)?;
-        let h = &self.rbuf[self.rpos..self.rpos + 4];
+        let h = &self.rb.buf[self.rb.pos..self.rb.pos + 4];
         let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
         let seq = h[3];
         if seq != self.seq {
@@ -105,7 +68,7 @@ impl Packets {
             )));
         }
         self.seq = seq.wrapping_add(1);
-        self.rpos += 4;
+        self.rb.pos += 4;
         Ok(len)
     }
 
@@ -113,19 +76,19 @@ impl Packets {
     pub(crate) fn read(&mut self) -> Result<&[u8], Error> {
         let len = self.header()?;
         self.fill(len)?;
-        let start = self.rpos;
-        self.rpos += len;
+        let start = self.rb.pos;
+        self.rb.pos += len;
         if len < MAX_PAYLOAD {
-            return Ok(&self.rbuf[start..start + len]);
+            return Ok(&self.rb.buf[start..start + len]);
         }
         let mut large = std::mem::take(&mut self.large);
         large.clear();
-        large.extend_from_slice(&self.rbuf[start..start + len]);
+        large.extend_from_slice(&self.rb.buf[start..start + len]);
         loop {
             let len = self.header()?;
             self.fill(len)?;
-            large.extend_from_slice(&self.rbuf[self.rpos..self.rpos + len]);
-            self.rpos += len;
+            large.extend_from_slice(&self.rb.buf[self.rb.pos..self.rb.pos + len]);
+            self.rb.pos += len;
             if len < MAX_PAYLOAD {
                 break;
             }
@@ -141,12 +104,12 @@ impl Packets {
     pub(crate) fn skip_rows(&mut self) -> Result<u64, Error> {
         let mut n = 0u64;
         loop {
-            let avail = self.rend - self.rpos;
+            let avail = self.rb.end - self.rb.pos;
             if avail < 4 {
                 self.fill(4)?;
                 continue;
             }
-            let h = &self.rbuf[self.rpos..self.rpos + 4];
+            let h = &self.rb.buf[self.rb.pos..self.rb.pos + 4];
             let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
             if len == 0 || len >= MAX_PAYLOAD {
                 // A row split over several packets: joined the slow way.
@@ -164,11 +127,11 @@ impl Packets {
                     h[3], self.seq
                 )));
             }
-            if matches!(self.rbuf[self.rpos + 4], 0xFE | 0xFF) {
+            if matches!(self.rb.buf[self.rb.pos + 4], 0xFE | 0xFF) {
                 return Ok(n);
             }
             self.seq = self.seq.wrapping_add(1);
-            self.rpos += 4 + len;
+            self.rb.pos += 4 + len;
             n += 1;
         }
     }
@@ -178,12 +141,8 @@ impl Packets {
     /// write the payload into.
     pub(crate) fn command(&mut self) -> &mut Vec<u8> {
         self.seq = 0;
-        if self.rpos == self.rend {
-            self.rpos = 0;
-            self.rend = 0;
-            if self.rbuf.len() > KEEP_BUF {
-                self.rbuf = vec![0; READ_BUF];
-            }
+        if self.rb.buffered() == 0 {
+            self.rb.shrink_when_idle();
             if self.large.capacity() > KEEP_BUF {
                 self.large = Vec::new();
             }

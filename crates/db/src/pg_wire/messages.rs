@@ -9,13 +9,9 @@
 //! buffer with one `write`.
 
 use super::{Error, ServerError};
-use crate::wire_stream::Stream;
+use crate::wire_stream::{ReadBuf, Stream};
 use std::io::{Read, Write};
 
-/// The read buffer's size: a few results of short rows fit in it.
-const READ_BUF: usize = 16 * 1024;
-/// After a command, a read buffer grown past this is shrunk back.
-const KEEP_BUF: usize = 1024 * 1024;
 /// A write buffer grown past this is shrunk back after it is sent.
 const KEEP_WBUF: usize = 1024 * 1024;
 
@@ -51,9 +47,7 @@ pub(crate) const ROW_DESCRIPTION: u8 = b'T';
 
 pub(crate) struct Messages {
     pub(crate) stream: Stream,
-    rbuf: Vec<u8>,
-    rpos: usize,
-    rend: usize,
+    rb: ReadBuf,
     /// What the next [`Messages::send`] writes.
     pub(crate) out: Vec<u8>,
 }
@@ -62,61 +56,27 @@ impl Messages {
     pub(crate) fn new(stream: Stream) -> Self {
         Messages {
             stream,
-            rbuf: vec![0; READ_BUF],
-            rpos: 0,
-            rend: 0,
+            rb: ReadBuf::new(),
             out: Vec::with_capacity(256),
         }
     }
 
     /// Bytes received and not read yet.
     pub(crate) fn buffered(&self) -> usize {
-        self.rend - self.rpos
+        self.rb.buffered()
     }
 
     /// Makes sure `need` bytes are buffered, reading from the stream.
     #[inline]
     fn fill(&mut self, need: usize) -> Result<(), Error> {
-        if self.rend - self.rpos >= need {
-            return Ok(());
-        }
-        self.fill_more(need)
-    }
-
-    #[cold]
-    fn fill_more(&mut self, need: usize) -> Result<(), Error> {
-        if self.rpos == self.rend {
-            // All read: the next answer starts at the front, where the
-            // whole buffer is free to take it in one `read`.
-            self.rpos = 0;
-            self.rend = 0;
-        }
-        if self.rbuf.len() - self.rpos < need {
-            self.rbuf.copy_within(self.rpos..self.rend, 0);
-            self.rend -= self.rpos;
-            self.rpos = 0;
-            if self.rbuf.len() < need {
-                self.rbuf.resize(need.next_power_of_two(), 0);
-            }
-        }
-        while self.rend - self.rpos < need {
-            let n = self.stream.read(&mut self.rbuf[self.rend..])?;
-            if n == 0 {
-                return Err(Error::Io(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                )));
-            }
-            self.rend += n;
-        }
-        Ok(())
+        Ok(self.rb.fill(&mut self.stream, need)?)
     }
 
     /// Reads the next message: its type and body.
     #[inline]
     pub(crate) fn read(&mut self) -> Result<(u8, &[u8]), Error> {
         self.fill(5)?;
-        let h = &self.rbuf[self.rpos..self.rpos + 5];
+        let h = &self.rb.buf[self.rb.pos..self.rb.pos + 5];
         let tag = h[0];
         let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize;
         if len < 4 {
@@ -127,9 +87,9 @@ impl Messages {
         }
         let body = len - 4;
         self.fill(5 + body)?;
-        let start = self.rpos + 5;
-        self.rpos = start + body;
-        Ok((tag, &self.rbuf[start..start + body]))
+        let start = self.rb.pos + 5;
+        self.rb.pos = start + body;
+        Ok((tag, &self.rb.buf[start..start + body]))
     }
 
     /// True when the server has sent something, read without waiting
@@ -141,11 +101,11 @@ impl Messages {
         if self.stream.is_tls() || self.stream.set_nonblocking(true).is_err() {
             return false;
         }
-        if self.rbuf.len() == self.rend {
-            self.rbuf.resize(self.rbuf.len() * 2, 0);
+        if self.rb.buf.len() == self.rb.end {
+            self.rb.buf.resize(self.rb.buf.len() * 2, 0);
         }
-        if let Ok(n) = self.stream.read(&mut self.rbuf[self.rend..]) {
-            self.rend += n;
+        if let Ok(n) = self.stream.read(&mut self.rb.buf[self.rb.end..]) {
+            self.rb.end += n;
         }
         let _ = self.stream.set_nonblocking(false);
         self.buffered() > 0
@@ -153,11 +113,7 @@ impl Messages {
 
     /// Gives back memory taken by a large result, once it is all read.
     pub(crate) fn shrink(&mut self) {
-        if self.rbuf.len() > KEEP_BUF && self.rpos == self.rend {
-            self.rbuf = vec![0; READ_BUF];
-            self.rpos = 0;
-            self.rend = 0;
-        }
+        self.rb.shrink_when_idle();
     }
 
     /// Writes the output buffer (one `write` as a rule) and empties it.
