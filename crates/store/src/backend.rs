@@ -235,6 +235,28 @@ impl Backend {
     }
 }
 
+/// Runs `f` again while SQLite answers "busy" without waiting, for at most
+/// the busy timeout. Switching a new file to WAL takes an exclusive lock
+/// and, as the first reads after it may run WAL recovery, SQLite reports
+/// those conflicts at once instead of calling the busy handler: two
+/// processes creating one store at the same moment meet them.
+fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let began = std::time::Instant::now();
+    loop {
+        match f() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && began.elapsed() < SQLITE_BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            r => return r,
+        }
+    }
+}
+
 fn open_sqlite(path: &Path, shown: &str) -> Result<Backend, StoreError> {
     if path.is_dir() {
         return Err(cannot_open(shown, "it is a directory"));
@@ -249,15 +271,16 @@ fn open_sqlite(path: &Path, shown: &str) -> Result<Backend, StoreError> {
     // A new store is an empty file. Refuse to touch some other SQLite
     // database (a benchmark's data given by mistake, say); the first read
     // also finds files that are not databases.
-    let names: Vec<String> = conn
-        .prepare(
+    let names: Vec<String> = retry_busy(|| {
+        conn.prepare(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
         )
         .and_then(|mut st| {
             st.query_map([], |r| r.get::<_, String>(0))?
                 .collect::<Result<Vec<_>, _>>()
         })
-        .map_err(|e| cannot_open(shown, e))?;
+    })
+    .map_err(|e| cannot_open(shown, e))?;
     if !names.is_empty() && !names.iter().any(|n| n == "store_migrations") {
         return Err(StoreError::new(format!(
             "'{shown}' is an SQLite database but not a dbmeter results store (it holds tables {}{}); give another file",
@@ -270,10 +293,9 @@ fn open_sqlite(path: &Path, shown: &str) -> Result<Backend, StoreError> {
     // Reading the mode also finds files that are not databases.
     // (On a file system without shared memory SQLite keeps its rollback
     // journal, which works too.)
-    let _mode: String = conn
-        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+    let _mode: String = retry_busy(|| conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)))
         .map_err(|e| cannot_open(shown, e))?;
-    conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")
+    retry_busy(|| conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;"))
         .map_err(|e| cannot_open(shown, e))?;
     Ok(Backend::Sqlite(conn))
 }
