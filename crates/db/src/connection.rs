@@ -328,3 +328,31 @@ mod tests {
         );
     }
 }
+
+/// A result with every value as text (NULL as None), as the own MySQL and
+/// PostgreSQL clients return a query sent as text.
+#[derive(Debug, Default)]
+pub(crate) struct TextResult {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Option<String>>>,
+}
+
+impl TextResult {
+    /// The first value as an integer (the integer part of a decimal);
+    /// None for no rows, NULL or text that is not a number.
+    pub(crate) fn first_i64(self) -> Option<i64> {
+        self.rows
+            .into_iter()
+            .next()
+            .and_then(|row| row.into_iter().next().flatten())
+            .and_then(|s| s.split('.').next().and_then(|x| x.parse().ok()))
+    }
+
+    /// The first column's non-NULL values.
+    pub(crate) fn first_column(self) -> Vec<String> {
+        self.rows
+            .into_iter()
+            .filter_map(|row| row.into_iter().next().flatten())
+            .collect()
+    }
+}

@@ -2,8 +2,10 @@
 //! ([`crate::mysql_wire`]): server-side prepared statements by default,
 //! one connection per OS thread.
 
-use crate::connection::{Outcome, Param, PsMode, Statements, StmtId, Value, inline_params};
-use crate::mysql_wire::{self, Addr, BulkRows, Params, Prepared, TextResult, TlsParams, WireConn};
+use crate::connection::{
+    Outcome, Param, PsMode, Statements, StmtId, TextResult, Value, inline_params,
+};
+use crate::mysql_wire::{self, Addr, BulkRows, Params, Prepared, TlsParams, WireConn};
 use crate::target::ServerTarget;
 use crate::tls::{TlsMode, TlsSettings};
 use crate::{DbError, ErrorKind};
@@ -278,22 +280,14 @@ impl MysqlConn {
     }
 
     pub(crate) fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
-        let r = self.query_rows(sql)?;
-        Ok(r.rows
-            .into_iter()
-            .next()
-            .and_then(|row| row.into_iter().next().flatten())
-            .and_then(|s| s.split('.').next().and_then(|x| x.parse().ok())))
+        Ok(self.query_rows(sql)?.first_i64())
     }
 
     pub(crate) fn tables(&mut self) -> Result<Vec<String>, DbError> {
         let r = self.query_rows(
             "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY 1",
         )?;
-        Ok(r.rows
-            .into_iter()
-            .filter_map(|row| row.into_iter().next().flatten())
-            .collect())
+        Ok(r.first_column())
     }
 
     pub(crate) fn version(&self) -> String {

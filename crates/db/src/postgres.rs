@@ -4,9 +4,10 @@
 //! connection per OS thread.
 
 use crate::connection::{
-    Outcome, Param, PsMode, Statements, StmtId, Value, inline_params, replace_placeholders,
+    Outcome, Param, PsMode, Statements, StmtId, TextResult, Value, inline_params,
+    replace_placeholders,
 };
-use crate::pg_wire::{self, Addr, Params, PgWire, Statement, TextResult, TlsParams};
+use crate::pg_wire::{self, Addr, Params, PgWire, Statement, TlsParams};
 use crate::target::ServerTarget;
 use crate::tls::{TlsMode, TlsSettings};
 use crate::{DbError, ErrorKind};
@@ -249,22 +250,14 @@ impl PgConn {
     }
 
     pub(crate) fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
-        let r = self.query_rows(sql)?;
-        Ok(r.rows
-            .into_iter()
-            .next()
-            .and_then(|row| row.into_iter().next().flatten())
-            .and_then(|s| s.split('.').next().and_then(|x| x.parse().ok())))
+        Ok(self.query_rows(sql)?.first_i64())
     }
 
     pub(crate) fn tables(&mut self) -> Result<Vec<String>, DbError> {
         let r = self.query_rows(
             "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1",
         )?;
-        Ok(r.rows
-            .into_iter()
-            .filter_map(|row| row.into_iter().next().flatten())
-            .collect())
+        Ok(r.first_column())
     }
 
     pub(crate) fn version(&self) -> String {

@@ -9,6 +9,7 @@ use super::handshake::{
 use super::packet::{Cursor, MAX_PAYLOAD, Packets, put_lenenc_bytes};
 use super::values::{ColumnType, binary_row, column_type, text_row};
 use super::{Error, Params, parse_err};
+use crate::connection::TextResult;
 use crate::connection::{Outcome, Param, Value};
 
 const COM_QUIT: u8 = 0x01;
@@ -123,13 +124,6 @@ fn bulk_type(v: &Value) -> u8 {
         Value::Text(s) if s.is_ascii() => TYPE_BLOB,
         Value::Text(_) => TYPE_STRING,
     }
-}
-
-/// A result with every value as text (NULL as None).
-#[derive(Debug, Default)]
-pub(crate) struct TextResult {
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<Option<String>>>,
 }
 
 /// What to do with the rows of a result set.

@@ -21,7 +21,7 @@ mod handshake;
 mod packet;
 mod values;
 
-pub(crate) use conn::{BulkRows, Prepared, TextResult, WireConn};
+pub(crate) use conn::{BulkRows, Prepared, WireConn};
 
 pub(crate) use crate::wire_stream::{Addr, TlsParams};
 use std::fmt;

@@ -12,6 +12,7 @@ use super::messages::{self as m, Column, Messages};
 use super::startup::{self, Session};
 use super::values::{self, INT2, INT4, INT8};
 use super::{Error, Params, ServerError};
+use crate::connection::TextResult;
 use crate::connection::{Outcome, Param, Value};
 use std::io::Write as _;
 
@@ -34,13 +35,6 @@ pub(crate) struct Statement {
     columns: Vec<u32>,
     /// The statement returns rows (a RowDescription, not NoData).
     returns_rows: bool,
-}
-
-/// A result with every value as text (NULL as None).
-#[derive(Debug, Default)]
-pub(crate) struct TextResult {
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<Option<String>>>,
 }
 
 /// A parameter of a statement run with [`PgWire::query_args`], sent in

@@ -26,7 +26,7 @@ mod values;
 
 pub(crate) use crate::wire_stream::{Addr, TlsParams};
 pub use conn::{Arg, Cell};
-pub(crate) use conn::{PgWire, Statement, TextResult};
+pub(crate) use conn::{PgWire, Statement};
 pub(crate) use startup::cancel;
 
 use std::fmt;
