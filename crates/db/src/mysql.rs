@@ -5,11 +5,10 @@
 use crate::connection::{
     Outcome, Param, PsMode, Statements, StmtId, TextResult, Value, inline_params,
 };
-use crate::mysql_wire::{self, Addr, BulkRows, Params, Prepared, TlsParams, WireConn};
+use crate::mysql_wire::{self, Addr, BulkRows, Params, Prepared, WireConn};
 use crate::target::ServerTarget;
 use crate::tls::{TlsMode, TlsSettings};
 use crate::{DbError, ErrorKind};
-use rustls::pki_types::ServerName;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -112,27 +111,7 @@ fn wire_params(t: &ServerTarget, nth: usize, tls: &TlsSettings) -> Result<Params
             port: t.port(nth),
         },
     };
-    // A Unix socket is local: never encrypted.
-    let tls = if tls.mode == TlsMode::Disable || t.socket.is_some() {
-        None
-    } else {
-        let host = t.host(nth).trim_matches(|c| c == '[' || c == ']');
-        let server_name = match ServerName::try_from(host.to_string()) {
-            Ok(n) => n,
-            Err(_) if tls.mode != TlsMode::VerifyFull => ServerName::try_from("localhost")
-                .map_err(|e| DbError::usage(format!("TLS: {e}")))?,
-            Err(e) => {
-                return Err(DbError::usage(format!(
-                    "TLS: {host} cannot be checked against the server's certificate: {e}"
-                )));
-            }
-        };
-        Some(TlsParams {
-            config: tls.mysql_config()?,
-            server_name,
-            required: tls.mode != TlsMode::Prefer,
-        })
-    };
+    let tls = tls.wire_params(t, nth, TlsSettings::mysql_config)?;
     Ok(Params {
         addr,
         user: t.user.clone(),

@@ -7,11 +7,10 @@ use crate::connection::{
     Outcome, Param, PsMode, Statements, StmtId, TextResult, Value, inline_params,
     replace_placeholders,
 };
-use crate::pg_wire::{self, Addr, Params, PgWire, Statement, TlsParams};
+use crate::pg_wire::{self, Addr, Params, PgWire, Statement};
 use crate::target::ServerTarget;
 use crate::tls::{TlsMode, TlsSettings};
 use crate::{DbError, ErrorKind};
-use rustls::pki_types::ServerName;
 use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -100,27 +99,7 @@ fn wire_params(
             port,
         },
     };
-    // A Unix socket is local: never encrypted.
-    let tls_params = if tls.mode == TlsMode::Disable || t.socket.is_some() {
-        None
-    } else {
-        let host = t.host(nth).trim_matches(|c| c == '[' || c == ']');
-        let server_name = match ServerName::try_from(host.to_string()) {
-            Ok(n) => n,
-            Err(_) if tls.mode != TlsMode::VerifyFull => ServerName::try_from("localhost")
-                .map_err(|e| DbError::usage(format!("TLS: {e}")))?,
-            Err(e) => {
-                return Err(DbError::usage(format!(
-                    "TLS: {host} cannot be checked against the server's certificate: {e}"
-                )));
-            }
-        };
-        Some(TlsParams {
-            config: tls.client_config()?,
-            server_name,
-            required: tls.mode != TlsMode::Prefer,
-        })
-    };
+    let tls_params = tls.wire_params(t, nth, TlsSettings::client_config)?;
     Ok((
         Params {
             addr,

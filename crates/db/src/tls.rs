@@ -15,6 +15,7 @@
 
 use crate::DbError;
 use crate::target::ServerTarget;
+use crate::wire_stream::TlsParams;
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
@@ -133,6 +134,37 @@ impl TlsSettings {
     /// PostgreSQL's, without libpq's ~/.postgresql/root.crt.
     pub(crate) fn mysql_config(&self) -> Result<Arc<ClientConfig>, DbError> {
         self.shared_config(false)
+    }
+
+    /// What connection `nth` to `t` needs to speak TLS, for the own
+    /// clients: None when the mode is disable or the target is a Unix
+    /// socket (local: never encrypted). `config` is
+    /// [`TlsSettings::client_config`] or [`TlsSettings::mysql_config`].
+    pub(crate) fn wire_params(
+        &self,
+        t: &ServerTarget,
+        nth: usize,
+        config: fn(&TlsSettings) -> Result<Arc<ClientConfig>, DbError>,
+    ) -> Result<Option<TlsParams>, DbError> {
+        if self.mode == TlsMode::Disable || t.socket.is_some() {
+            return Ok(None);
+        }
+        let host = t.host(nth).trim_matches(|c| c == '[' || c == ']');
+        let server_name = match ServerName::try_from(host.to_string()) {
+            Ok(n) => n,
+            Err(_) if self.mode != TlsMode::VerifyFull => ServerName::try_from("localhost")
+                .map_err(|e| DbError::usage(format!("TLS: {e}")))?,
+            Err(e) => {
+                return Err(DbError::usage(format!(
+                    "TLS: {host} cannot be checked against the server's certificate: {e}"
+                )));
+            }
+        };
+        Ok(Some(TlsParams {
+            config: config(self)?,
+            server_name,
+            required: self.mode != TlsMode::Prefer,
+        }))
     }
 
     /// The configuration for these settings, built once per process and
