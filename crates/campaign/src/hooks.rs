@@ -93,17 +93,10 @@ fn run_sql(url: &str, sql: &str) -> Result<String, String> {
         return Err("no target to run SQL against".into());
     }
     let target = dbmeter_db::Target::parse(url).map_err(|e| e.message)?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start a runtime: {e}"))?;
-    rt.block_on(async {
-        let mut conn =
-            dbmeter_db::Connection::connect(&dbmeter_db::ConnectOptions::new(target)).await?;
-        conn.query_rows(sql).await
-    })
-    .map(|r| rows_text(&r))
-    .map_err(|e| format!("error {}: {}", e.code, e.message))
+    dbmeter_db::Connection::connect(&dbmeter_db::ConnectOptions::new(target))
+        .and_then(|mut conn| conn.query_rows(sql))
+        .map(|r| rows_text(&r))
+        .map_err(|e| format!("error {}: {}", e.code, e.message))
 }
 
 /// A result set as text: the column names, then one line per row, values

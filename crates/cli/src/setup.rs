@@ -4,7 +4,7 @@ use crate::CliError;
 use dbmeter_db::{
     ConnectOptions, IgnoreList, PsMode, ServerTarget, SqliteOptions, Target, TlsMode, TlsSettings,
 };
-use dbmeter_engine::{EngineConfig, Exec};
+use dbmeter_engine::EngineConfig;
 use dbmeter_workloads::options::{OptValues, parse_float_list};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -175,7 +175,7 @@ pub fn threads(o: &OptValues) -> Result<usize, CliError> {
 
 pub fn engine_config(
     o: &OptValues,
-    target: Option<&Target>,
+    _target: Option<&Target>,
     seed: u64,
 ) -> Result<EngineConfig, CliError> {
     let secs = |name: &str| -> Result<Option<Duration>, CliError> {
@@ -211,7 +211,6 @@ pub fn engine_config(
             }
         },
     };
-    let blocking = target.is_some_and(|t| t.is_blocking());
     Ok(EngineConfig {
         threads: threads(o)?,
         time: secs("time")?,
@@ -221,15 +220,6 @@ pub fn engine_config(
         interval: secs("report-interval")?.unwrap_or(Duration::from_secs(1)),
         percentiles: percentiles(o)?,
         seed,
-        // One OS thread per user unless asked for a pool of async workers
-        // (measured on 2 cores against MariaDB: 16 users, point selects,
-        // 87k vs 70k queries in 5 s); blocking drivers always get threads.
-        exec: match o.u64("worker-threads") {
-            n if n > 0 && !blocking => Exec::Shared {
-                workers: n as usize,
-            },
-            _ => Exec::ThreadPerUser,
-        },
         forced_shutdown,
         stop_grace: Duration::from_millis(300),
         kinds: 0,

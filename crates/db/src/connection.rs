@@ -112,13 +112,13 @@ pub enum Connection {
 }
 
 impl Connection {
-    pub async fn connect(opts: &ConnectOptions) -> Result<Connection, DbError> {
-        Self::connect_nth(opts, 0).await
+    pub fn connect(opts: &ConnectOptions) -> Result<Connection, DbError> {
+        Self::connect_nth(opts, 0)
     }
 
     /// Opens connection number `nth` of a run: with several hosts or ports,
     /// connections are spread over them round robin.
-    pub async fn connect_nth(opts: &ConnectOptions, nth: usize) -> Result<Connection, DbError> {
+    pub fn connect_nth(opts: &ConnectOptions, nth: usize) -> Result<Connection, DbError> {
         let shown = opts.target.to_string();
         match &opts.target {
             Target::Sqlite { path, .. } => Ok(Connection::Sqlite(SqliteConn::open(
@@ -172,7 +172,7 @@ impl Connection {
     }
 
     /// Runs a registered statement, fetching every row it returns.
-    pub async fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
+    pub fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         match self {
             Connection::Sqlite(c) => c.run(id, params),
             Connection::Mysql(c) => c.run(id, params),
@@ -184,7 +184,7 @@ impl Connection {
     /// returns to `out`, row after row (NULL as None; integers as
     /// [`Value::Int`], everything else, decimals included, as its text).
     /// Returns the number of rows.
-    pub async fn fetch(
+    pub fn fetch(
         &mut self,
         id: StmtId,
         params: &[Param<'_>],
@@ -198,7 +198,7 @@ impl Connection {
     }
 
     /// Runs one SQL statement given as text (DDL, BEGIN, ...).
-    pub async fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
+    pub fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
         match self {
             Connection::Sqlite(c) => c.execute(sql),
             Connection::Mysql(c) => c.execute(sql),
@@ -207,7 +207,7 @@ impl Connection {
     }
 
     /// Runs a query returning one integer (or NULL).
-    pub async fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
+    pub fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
         match self {
             Connection::Sqlite(c) => c.query_i64(sql),
             Connection::Mysql(c) => c.query_i64(sql),
@@ -216,7 +216,7 @@ impl Connection {
     }
 
     /// Names of the tables in the current database.
-    pub async fn tables(&mut self) -> Result<Vec<String>, DbError> {
+    pub fn tables(&mut self) -> Result<Vec<String>, DbError> {
         match self {
             Connection::Sqlite(c) => c.tables(),
             Connection::Mysql(c) => c.tables(),
@@ -227,7 +227,7 @@ impl Connection {
     /// Loads rows into `table` as fast as the driver can. `next_row`
     /// fills the row buffer and returns false when there are no more rows.
     /// Returns the number of rows loaded.
-    pub async fn bulk_insert(
+    pub fn bulk_insert(
         &mut self,
         table: &str,
         columns: &[&str],
@@ -241,7 +241,7 @@ impl Connection {
     }
 
     /// How [`Connection::bulk_insert`] loads rows on this target.
-    pub async fn bulk_method(&mut self) -> Result<&'static str, DbError> {
+    pub fn bulk_method(&mut self) -> Result<&'static str, DbError> {
         Ok(match self {
             Connection::Sqlite(_) => "prepared INSERTs in one transaction",
             Connection::Mysql(c) => c.bulk_method()?,
@@ -250,7 +250,7 @@ impl Connection {
     }
 
     /// Re-opens the connection.
-    pub async fn reconnect(&mut self) -> Result<(), DbError> {
+    pub fn reconnect(&mut self) -> Result<(), DbError> {
         match self {
             Connection::Sqlite(c) => c.reopen(),
             Connection::Mysql(c) => c.reopen(),

@@ -119,7 +119,7 @@ pub fn is_local(t: &Target) -> bool {
 
 impl Connection {
     /// Runs `sql` and returns every row, values as text.
-    pub async fn query_rows(&mut self, sql: &str) -> Result<Rows, DbError> {
+    pub fn query_rows(&mut self, sql: &str) -> Result<Rows, DbError> {
         match self {
             Connection::Mysql(c) => {
                 let r = c.query_rows(sql)?;
@@ -156,13 +156,12 @@ impl Connection {
 
     /// Every server variable, by name (PostgreSQL: the setting and its
     /// unit, e.g. `16384 8kB`). Values are not masked here.
-    pub async fn server_variables(&mut self) -> Result<BTreeMap<String, String>, DbError> {
+    pub fn server_variables(&mut self) -> Result<BTreeMap<String, String>, DbError> {
         match self {
-            Connection::Mysql(_) => Ok(self.query_rows("SHOW GLOBAL VARIABLES").await?.pairs()),
+            Connection::Mysql(_) => Ok(self.query_rows("SHOW GLOBAL VARIABLES")?.pairs()),
             Connection::Postgres(_) => {
-                let r = self
-                    .query_rows("SELECT name, setting, coalesce(unit, '') FROM pg_settings")
-                    .await?;
+                let r =
+                    self.query_rows("SELECT name, setting, coalesce(unit, '') FROM pg_settings")?;
                 Ok(r.rows
                     .iter()
                     .filter_map(|row| {
@@ -183,7 +182,7 @@ impl Connection {
             Connection::Sqlite(_) => {
                 let mut m = BTreeMap::new();
                 for p in SQLITE_PRAGMAS {
-                    if let Ok(r) = self.query_rows(&format!("PRAGMA {p}")).await
+                    if let Ok(r) = self.query_rows(&format!("PRAGMA {p}"))
                         && let Some(v) = r.first_value()
                     {
                         m.insert((*p).to_string(), v);
@@ -199,13 +198,14 @@ impl Connection {
     /// pg_stat_bgwriter as `bgwriter.*`, and where the server has them
     /// pg_stat_checkpointer (17+) as `checkpointer.*` and pg_stat_wal
     /// (14+) as `wal.*`. SQLite has none.
-    pub async fn server_counters(&mut self) -> Result<BTreeMap<String, String>, DbError> {
+    pub fn server_counters(&mut self) -> Result<BTreeMap<String, String>, DbError> {
         match self {
-            Connection::Mysql(_) => Ok(self.query_rows("SHOW GLOBAL STATUS").await?.pairs()),
+            Connection::Mysql(_) => Ok(self.query_rows("SHOW GLOBAL STATUS")?.pairs()),
             Connection::Postgres(_) => {
                 let mut m = self
-                    .query_rows("SELECT * FROM pg_stat_database WHERE datname = current_database()")
-                    .await?
+                    .query_rows(
+                        "SELECT * FROM pg_stat_database WHERE datname = current_database()",
+                    )?
                     .first_row("database.");
                 for (view, prefix) in [
                     ("pg_stat_bgwriter", "bgwriter."),
@@ -215,14 +215,12 @@ impl Connection {
                     let exists = self
                         .query_rows(&format!(
                             "SELECT to_regclass('pg_catalog.{view}') IS NOT NULL"
-                        ))
-                        .await?
+                        ))?
                         .first_value()
                         .is_some_and(|v| v == "t");
                     if exists {
                         m.extend(
-                            self.query_rows(&format!("SELECT * FROM {view}"))
-                                .await?
+                            self.query_rows(&format!("SELECT * FROM {view}"))?
                                 .first_row(prefix),
                         );
                     }
@@ -236,14 +234,13 @@ impl Connection {
     /// Other client sessions on this database (PostgreSQL; 0 elsewhere).
     /// PostgreSQL publishes a session's statistics when it ends, so the
     /// counters after a run are read once the run's sessions are gone.
-    pub async fn other_sessions(&mut self) -> Result<u64, DbError> {
+    pub fn other_sessions(&mut self) -> Result<u64, DbError> {
         match self {
             Connection::Postgres(_) => Ok(num(&self
                 .query_rows(
                     "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
                      AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
-                )
-                .await?
+                )?
                 .first_value())
             .unwrap_or(0)),
             _ => Ok(0),
@@ -255,7 +252,7 @@ impl Connection {
     /// `sessions_before` other sessions are left on this database, and
     /// before version 15 (statistics sent to a collector process) another
     /// 600 ms. Nothing to wait for elsewhere.
-    pub async fn settle_statistics(
+    pub fn settle_statistics(
         &mut self,
         sessions_before: u64,
         max: std::time::Duration,
@@ -264,43 +261,37 @@ impl Connection {
             return Ok(());
         }
         let until = std::time::Instant::now() + max;
-        while std::time::Instant::now() < until && self.other_sessions().await? > sessions_before {
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        while std::time::Instant::now() < until && self.other_sessions()? > sessions_before {
+            std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        let version = num(&self
-            .query_rows("SHOW server_version_num")
-            .await?
-            .first_value());
+        let version = num(&self.query_rows("SHOW server_version_num")?.first_value());
         if version.is_some_and(|v| v < 150000) {
-            tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+            std::thread::sleep(std::time::Duration::from_millis(600));
         }
         Ok(())
     }
 
     /// The data directory (SQLite: the database file); None when the
     /// server does not tell this user.
-    pub async fn datadir(&mut self) -> Result<Option<String>, DbError> {
+    pub fn datadir(&mut self) -> Result<Option<String>, DbError> {
         match self {
-            Connection::Mysql(_) => Ok(self.query_rows("SELECT @@datadir").await?.first_value()),
+            Connection::Mysql(_) => Ok(self.query_rows("SELECT @@datadir")?.first_value()),
             Connection::Postgres(_) => Ok(self
-                .query_rows("SELECT setting FROM pg_settings WHERE name = 'data_directory'")
-                .await?
+                .query_rows("SELECT setting FROM pg_settings WHERE name = 'data_directory'")?
                 .first_value()),
             Connection::Sqlite(c) => Ok(Some(c.path.to_string_lossy().into_owned())),
         }
     }
 
     /// How to find the server's process.
-    pub async fn pid_hint(&mut self) -> Result<PidHint, DbError> {
+    pub fn pid_hint(&mut self) -> Result<PidHint, DbError> {
         match self {
             Connection::Mysql(_) => Ok(self
-                .query_rows("SELECT @@pid_file")
-                .await?
+                .query_rows("SELECT @@pid_file")?
                 .first_value()
                 .map_or(PidHint::None, PidHint::File)),
             Connection::Postgres(_) => Ok(num(&self
-                .query_rows("SELECT pg_backend_pid()")
-                .await?
+                .query_rows("SELECT pg_backend_pid()")?
                 .first_value())
             .map_or(PidHint::None, |p| PidHint::ChildOf(p as u32))),
             Connection::Sqlite(_) => Ok(PidHint::None),
@@ -308,16 +299,14 @@ impl Connection {
     }
 
     /// Sizes of the tables in the current database (schema).
-    pub async fn table_stats(&mut self) -> Result<Vec<TableStats>, DbError> {
+    pub fn table_stats(&mut self) -> Result<Vec<TableStats>, DbError> {
         match self {
             Connection::Mysql(_) => {
-                let r = self
-                    .query_rows(
-                        "SELECT table_name, table_rows, data_length, index_length \
+                let r = self.query_rows(
+                    "SELECT table_name, table_rows, data_length, index_length \
                          FROM information_schema.TABLES WHERE table_schema = DATABASE() \
                          AND table_type = 'BASE TABLE' ORDER BY table_name",
-                    )
-                    .await?;
+                )?;
                 Ok(r.rows
                     .iter()
                     .map(|row| {
@@ -334,15 +323,13 @@ impl Connection {
                     .collect())
             }
             Connection::Postgres(_) => {
-                let r = self
-                    .query_rows(
-                        "SELECT c.relname, c.reltuples::bigint, pg_table_size(c.oid), \
+                let r = self.query_rows(
+                    "SELECT c.relname, c.reltuples::bigint, pg_table_size(c.oid), \
                          pg_indexes_size(c.oid), pg_total_relation_size(c.oid) \
                          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
                          WHERE c.relkind IN ('r', 'p') AND n.nspname = current_schema() \
                          ORDER BY c.relname",
-                    )
-                    .await?;
+                )?;
                 Ok(r.rows
                     .iter()
                     .map(|row| {
@@ -359,16 +346,14 @@ impl Connection {
                     .collect())
             }
             Connection::Sqlite(_) => {
-                let tables = self.tables().await?;
+                let tables = self.tables()?;
                 // dbstat (when compiled in) gives bytes per table and index.
                 let per_object = self
                     .query_rows("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name")
-                    .await
                     .ok()
                     .map(|r| r.pairs());
                 let indexes = self
-                    .query_rows("SELECT tbl_name, name FROM sqlite_schema WHERE type = 'index'")
-                    .await?;
+                    .query_rows("SELECT tbl_name, name FROM sqlite_schema WHERE type = 'index'")?;
                 let mut out = Vec::new();
                 for t in tables {
                     let mut s = TableStats {
@@ -397,11 +382,11 @@ impl Connection {
     }
 
     /// SQLite only: the database's size (page_count * page_size).
-    pub async fn database_bytes(&mut self) -> Result<Option<u64>, DbError> {
+    pub fn database_bytes(&mut self) -> Result<Option<u64>, DbError> {
         match self {
             Connection::Sqlite(_) => {
-                let pages = self.query_i64("PRAGMA page_count").await?;
-                let size = self.query_i64("PRAGMA page_size").await?;
+                let pages = self.query_i64("PRAGMA page_count")?;
+                let size = self.query_i64("PRAGMA page_size")?;
                 Ok(pages.zip(size).map(|(a, b)| (a.max(0) * b.max(0)) as u64))
             }
             _ => Ok(None),
@@ -420,44 +405,37 @@ mod tests {
         let _ = std::fs::create_dir_all(&dir);
         let file = dir.join("t.sqlite");
         let _ = std::fs::remove_file(&file);
-        let rt = tokio::runtime::Builder::new_current_thread().build();
-        let Ok(rt) = rt else { return };
         let target = Target::Sqlite {
             path: file.clone(),
             implicit: false,
         };
         assert!(is_local(&target));
-        rt.block_on(async {
-            let mut c = Connection::connect(&ConnectOptions::new(target)).await?;
-            c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, n REAL)")
-                .await?;
-            c.execute("CREATE INDEX t_v ON t (v)").await?;
-            c.execute("INSERT INTO t VALUES (1, 'a', 1.5), (2, NULL, 2)")
-                .await?;
-            let r = c.query_rows("SELECT id, v, n FROM t ORDER BY id").await?;
+        (|| {
+            let mut c = Connection::connect(&ConnectOptions::new(target))?;
+            c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, n REAL)")?;
+            c.execute("CREATE INDEX t_v ON t (v)")?;
+            c.execute("INSERT INTO t VALUES (1, 'a', 1.5), (2, NULL, 2)")?;
+            let r = c.query_rows("SELECT id, v, n FROM t ORDER BY id")?;
             assert_eq!(r.columns, ["id", "v", "n"]);
             assert_eq!(
                 r.rows[0],
                 [Some("1".into()), Some("a".into()), Some("1.5".into())]
             );
             assert_eq!(r.rows[1][1], None);
-            let v = c.server_variables().await?;
+            let v = c.server_variables()?;
             assert_eq!(v.get("journal_mode").map(String::as_str), Some("wal"));
-            assert!(c.server_counters().await?.is_empty());
-            let t = c.table_stats().await?;
+            assert!(c.server_counters()?.is_empty());
+            let t = c.table_stats()?;
             assert_eq!(t.len(), 1);
             assert_eq!(t[0].name, "t");
-            let total = c.database_bytes().await?.unwrap_or(0);
+            let total = c.database_bytes()?.unwrap_or(0);
             assert!(total > 0);
             if let Some(b) = t[0].total_bytes {
                 assert!(b > 0 && b <= total, "{t:?} {total}");
             }
-            assert_eq!(
-                c.datadir().await?,
-                Some(file.to_string_lossy().into_owned())
-            );
+            assert_eq!(c.datadir()?, Some(file.to_string_lossy().into_owned()));
             Ok::<_, DbError>(())
-        })
+        })()
         .unwrap_or_else(|e| panic!("{e}"));
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -2,16 +2,6 @@
 
 use std::time::Duration;
 
-/// How virtual users are scheduled onto OS threads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Exec {
-    /// One OS thread per user: for drivers that block (embedded SQLite).
-    ThreadPerUser,
-    /// All users as tasks on a pool of `workers` threads: for async drivers,
-    /// so thousands of connections share a few threads.
-    Shared { workers: usize },
-}
-
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
     /// Number of virtual users.
@@ -30,7 +20,6 @@ pub struct EngineConfig {
     pub percentiles: Vec<f64>,
     /// Seed of the arrival schedule.
     pub seed: u64,
-    pub exec: Exec,
     /// How long to wait for events still running at the end of `time`
     /// before interrupting them; `None` = wait for them.
     pub forced_shutdown: Option<Duration>,
@@ -57,7 +46,6 @@ impl Default for EngineConfig {
             interval: Duration::from_secs(1),
             percentiles: vec![50.0, 95.0, 99.0, 99.9],
             seed: 1,
-            exec: Exec::ThreadPerUser,
             forced_shutdown: Some(Duration::from_secs(1)),
             stop_grace: Duration::from_millis(300),
             kinds: 0,

@@ -13,10 +13,10 @@ mod result;
 mod run;
 mod user;
 
-pub use config::{EngineConfig, Exec};
+pub use config::EngineConfig;
 pub use result::{
     EndReason, IntervalSample, KindCounts, KindResult, PhaseResult, RateResult, RunResult,
     UserTotals,
 };
 pub use run::{EngineError, StopHandle, run, run_observed};
-pub use user::{EventError, Interrupter, Tally, User, UserFactory};
+pub use user::{EventError, Flow, Interrupter, Tally, User, UserFactory};

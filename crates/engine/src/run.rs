@@ -3,12 +3,12 @@
 use crate::arrivals::{DueCounter, Schedule};
 use crate::clock::Ticks;
 use crate::collector::{Slot, SlotStats, add_into, add_user_totals};
-use crate::config::{EngineConfig, Exec};
+use crate::config::EngineConfig;
 use crate::result::{
     EndReason, IntervalSample, KindCounts, PhaseResult, RateResult, RunResult, UserTotals,
     add_kinds,
 };
-use crate::user::{EventError, Interrupter, Tally, User, UserFactory};
+use crate::user::{EventError, Flow, Interrupter, Tally, User, UserFactory};
 use dbmeter_stats::LatencySummary;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -93,7 +93,6 @@ struct Shared {
     taken: AtomicU64,
     /// The collector's count of due arrivals (with a rate).
     due: Option<Mutex<DueCounter>>,
-    precise_sleep: bool,
     in_event: AtomicUsize,
     live: AtomicUsize,
     fatal: Mutex<Option<String>>,
@@ -153,9 +152,9 @@ impl Drop for ExitGuard {
 /// end of every full interval, and returns everything measured. A stop
 /// request, a fatal error or a limit ends the run; the result is returned
 /// in every case once the users are running.
-pub fn run<F: UserFactory>(
+pub fn run(
     cfg: &EngineConfig,
-    factory: Arc<F>,
+    factory: Arc<dyn UserFactory>,
     stop: &StopHandle,
     on_interval: &mut dyn FnMut(&IntervalSample),
 ) -> Result<RunResult, EngineError> {
@@ -166,9 +165,9 @@ pub fn run<F: UserFactory>(
 /// measurement begins: at the end of the warm-up, or as the users start
 /// without one. Workloads that read counters from the database take their
 /// first reading there.
-pub fn run_observed<F: UserFactory>(
+pub fn run_observed(
     cfg: &EngineConfig,
-    factory: Arc<F>,
+    factory: Arc<dyn UserFactory>,
     stop: &StopHandle,
     on_interval: &mut dyn FnMut(&IntervalSample),
     on_measure_start: &mut dyn FnMut(),
@@ -191,7 +190,6 @@ pub fn run_observed<F: UserFactory>(
         due: cfg
             .rate
             .map(|r| Mutex::new(DueCounter::new(r, cfg.seed ^ 0x5eed_a441))),
-        precise_sleep: cfg.exec == Exec::ThreadPerUser,
         in_event: AtomicUsize::new(0),
         live: AtomicUsize::new(n),
         fatal: Mutex::new(None),
@@ -201,17 +199,14 @@ pub fn run_observed<F: UserFactory>(
         kinds: cfg.kinds,
     });
     let (done_tx, done_rx) = mpsc::channel();
-    let parties = match cfg.exec {
-        Exec::ThreadPerUser => n + 1,
-        Exec::Shared { .. } => 2,
-    };
+    let parties = n + 1;
     let created = Arc::new(Barrier::new(parties));
     let go = Arc::new(Barrier::new(parties));
     let setup_errors: Arc<Mutex<Vec<String>>> = Arc::default();
     let interrupters: Arc<Mutex<Vec<(usize, Interrupter)>>> = Arc::default();
     let launch = Launch {
         shared: shared.clone(),
-        connecting: Arc::new(tokio::sync::Semaphore::new(CONNECTS_IN_FLIGHT)),
+        connecting: Turns::new(CONNECTS_IN_FLIGHT),
         connect_pace: cfg
             .connect_rate
             .filter(|r| *r > 0.0 && r.is_finite())
@@ -222,10 +217,7 @@ pub fn run_observed<F: UserFactory>(
         interrupters: interrupters.clone(),
         done: done_tx,
     };
-    let handles = match cfg.exec {
-        Exec::ThreadPerUser => launch_threads(n, factory, launch)?,
-        Exec::Shared { workers } => vec![launch_shared(n, workers.max(1), factory, launch)?],
-    };
+    let handles = launch_threads(n, factory, launch)?;
 
     created.wait();
     {
@@ -483,7 +475,7 @@ struct Launch {
     connect_pace: Option<(Instant, f64)>,
     /// Bounds the connections being opened at once (see
     /// `CONNECTS_IN_FLIGHT`).
-    connecting: Arc<tokio::sync::Semaphore>,
+    connecting: Turns,
     created: Arc<Barrier>,
     go: Arc<Barrier>,
     setup_errors: Arc<Mutex<Vec<String>>>,
@@ -504,7 +496,7 @@ impl Launch {
         }
     }
 
-    fn register<U: User>(&self, id: usize, created: Result<U, String>) -> Option<U> {
+    fn register(&self, id: usize, created: Result<Box<dyn User>, String>) -> Option<Box<dyn User>> {
         match created {
             Ok(u) => {
                 if let Some(i) = u.interrupter() {
@@ -521,9 +513,9 @@ impl Launch {
     }
 }
 
-fn launch_threads<F: UserFactory>(
+fn launch_threads(
     n: usize,
-    factory: Arc<F>,
+    factory: Arc<dyn UserFactory>,
     launch: Launch,
 ) -> Result<Vec<JoinHandle<()>>, EngineError> {
     let launch = Arc::new(launch);
@@ -534,36 +526,20 @@ fn launch_threads<F: UserFactory>(
         let h = std::thread::Builder::new()
             .name(format!("dbmeter-user-{id}"))
             .spawn(move || {
-                // Timers and I/O: a user on its own thread may still use an async driver.
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build();
-                // The futures live on the heap (Box::pin): a driver's
-                // connect and query futures are sized for its largest
-                // variant, tens of KB that would otherwise stay touched on
-                // each of a thousand thread stacks.
                 std::thread::sleep(l.connect_delay(id));
-                let user = match &rt {
-                    Ok(rt) => {
-                        let created = rt.block_on(Box::pin(async {
-                            let _turn = l.connecting.acquire().await;
-                            factory.create(id).await
-                        }));
-                        l.register(id, created)
-                    }
-                    Err(e) => {
-                        l.register::<F::User>(id, Err(format!("cannot start a runtime: {e}")))
-                    }
+                let created = {
+                    let _turn = l.connecting.take();
+                    factory.create(id)
                 };
+                let user = l.register(id, created);
                 l.created.wait();
                 l.go.wait();
-                if let (Ok(rt), Some(user), false) = (rt, user, l.shared.setup_failed.load(Relaxed))
-                {
+                if let (Some(user), false) = (user, l.shared.setup_failed.load(Relaxed)) {
                     let guard = ExitGuard {
                         shared: l.shared.clone(),
                         done: l.done.clone(),
                     };
-                    rt.block_on(Box::pin(user_loop(user, id, &l.shared)));
+                    user_loop(user, id, &l.shared);
                     drop(guard);
                 }
             })
@@ -573,62 +549,35 @@ fn launch_threads<F: UserFactory>(
     Ok(handles)
 }
 
-fn launch_shared<F: UserFactory>(
-    n: usize,
-    workers: usize,
-    factory: Arc<F>,
-    launch: Launch,
-) -> Result<JoinHandle<()>, EngineError> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .enable_all()
-        .thread_name("dbmeter-worker")
-        .build()
-        .map_err(|e| EngineError::Runtime(e.to_string()))?;
-    std::thread::Builder::new()
-        .name("dbmeter-users".into())
-        .spawn(move || {
-            rt.block_on(async move {
-                let mut set = tokio::task::JoinSet::new();
-                for id in 0..n {
-                    let f = factory.clone();
-                    let delay = launch.connect_delay(id);
-                    let connecting = launch.connecting.clone();
-                    set.spawn(async move {
-                        tokio::time::sleep(delay).await;
-                        let _turn = connecting.acquire().await;
-                        (id, f.create(id).await)
-                    });
-                }
-                let mut users: Vec<Option<F::User>> = (0..n).map(|_| None).collect();
-                while let Some(joined) = set.join_next().await {
-                    match joined {
-                        Ok((id, created)) => users[id] = launch.register(id, created),
-                        Err(e) => launch.setup_errors.lock().push(e.to_string()),
-                    }
-                }
-                launch.created.wait();
-                launch.go.wait();
-                if launch.shared.setup_failed.load(Relaxed) {
-                    return;
-                }
-                let mut tasks = tokio::task::JoinSet::new();
-                for (id, user) in users.into_iter().enumerate() {
-                    let Some(user) = user else { continue };
-                    let guard = ExitGuard {
-                        shared: launch.shared.clone(),
-                        done: launch.done.clone(),
-                    };
-                    let shared = launch.shared.clone();
-                    tasks.spawn(async move {
-                        user_loop(user, id, &shared).await;
-                        drop(guard);
-                    });
-                }
-                while tasks.join_next().await.is_some() {}
-            });
-        })
-        .map_err(|e| EngineError::Runtime(e.to_string()))
+/// A counting semaphore: at most N holders of a turn at once.
+#[derive(Clone)]
+struct Turns(Arc<(Mutex<usize>, parking_lot::Condvar)>);
+
+struct Turn(Arc<(Mutex<usize>, parking_lot::Condvar)>);
+
+impl Turns {
+    fn new(n: usize) -> Self {
+        Turns(Arc::new((Mutex::new(n), parking_lot::Condvar::new())))
+    }
+
+    /// Waits for a free turn; the turn is given back when dropped.
+    fn take(&self) -> Turn {
+        let (free, cv) = &*self.0;
+        let mut f = free.lock();
+        while *f == 0 {
+            cv.wait(&mut f);
+        }
+        *f -= 1;
+        Turn(self.0.clone())
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let (free, cv) = &*self.0;
+        *free.lock() += 1;
+        cv.notify_one();
+    }
 }
 
 fn join_all(handles: Vec<JoinHandle<()>>) {
@@ -638,7 +587,7 @@ fn join_all(handles: Vec<JoinHandle<()>>) {
 }
 
 /// Sleeps until `at`, waking early when the run stops. Returns false when it stopped.
-async fn sleep_until(at: u64, shared: &Shared) -> bool {
+fn sleep_until(at: u64, shared: &Shared) -> bool {
     loop {
         if shared.stop.load(Relaxed) {
             return false;
@@ -648,24 +597,18 @@ async fn sleep_until(at: u64, shared: &Shared) -> bool {
             return true;
         }
         let d = shared.ticks.between(now, at).min(Duration::from_millis(50));
-        if shared.precise_sleep {
-            // This thread belongs to this user alone: a plain sleep is more
-            // precise than the async timer's millisecond wheel.
-            std::thread::sleep(d);
-        } else {
-            tokio::time::sleep(d).await;
-        }
+        std::thread::sleep(d);
     }
 }
 
 /// Reconnects with backoff. Gives up (Err) when the run stops, when its
 /// time is up, or after RECONNECT_GIVE_UP of failures.
-async fn reconnect<U: User>(user: &mut U, shared: &Shared) -> Result<(), String> {
+fn reconnect(user: &mut dyn User, shared: &Shared) -> Result<(), String> {
     let deadline = shared.timing.get().and_then(|t| t.deadline);
     let began = Instant::now();
     let mut backoff = Duration::from_millis(10);
     loop {
-        match user.reconnect().await {
+        match user.reconnect() {
             Ok(()) => return Ok(()),
             Err(e) => {
                 if began.elapsed() >= RECONNECT_GIVE_UP {
@@ -680,10 +623,10 @@ async fn reconnect<U: User>(user: &mut U, shared: &Shared) -> Result<(), String>
         if let Some(d) = deadline
             && wake >= d
         {
-            sleep_until(d, shared).await;
+            sleep_until(d, shared);
             return Err("the time limit passed while reconnecting".into());
         }
-        if !sleep_until(wake, shared).await {
+        if !sleep_until(wake, shared) {
             return Err("stopped while reconnecting".into());
         }
         backoff = (backoff * 2).min(Duration::from_secs(1));
@@ -719,7 +662,7 @@ enum Outcome {
     Fatal,
 }
 
-async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
+fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
     let Some(timing) = shared.timing.get() else {
         return;
     };
@@ -729,6 +672,8 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
     let mut errors: Vec<String> = Vec::new();
     // Events this user may still start under --events (reserved in chunks).
     let mut budget = 0u64;
+    // The user said its work is done.
+    let mut last_event = false;
     loop {
         if shared.stop.load(Relaxed) {
             break;
@@ -740,10 +685,10 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
                 && at >= d
             {
                 // The wait outlasts the run: the user is done.
-                sleep_until(d, shared).await;
+                sleep_until(d, shared);
                 break;
             }
-            if !sleep_until(at, shared).await {
+            if !sleep_until(at, shared) {
                 break;
             }
             prev_end = ticks.now();
@@ -758,10 +703,10 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
                 {
                     // No arrival for this user before the end: it stays
                     // until the end, as the run lasts --time.
-                    sleep_until(d, shared).await;
+                    sleep_until(d, shared);
                     break;
                 }
-                if !sleep_until(at, shared).await {
+                if !sleep_until(at, shared) {
                     break;
                 }
                 Some(at)
@@ -790,8 +735,12 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
         }
         let mut tally = Tally::default();
         let outcome = loop {
-            match user.event(&mut tally).await {
-                Ok(()) => break Outcome::Done,
+            match user.event(&mut tally) {
+                Ok(Flow::Continue) => break Outcome::Done,
+                Ok(Flow::UserDone) => {
+                    last_event = true;
+                    break Outcome::Done;
+                }
                 Err(EventError::Ignorable { code }) => {
                     // Counted now, in the interval where it happened.
                     let mut s = slot.stats.lock();
@@ -810,7 +759,7 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
                 }
                 Err(EventError::ConnectionLost { code, .. }) => {
                     errors.push(code);
-                    match reconnect(&mut user, shared).await {
+                    match reconnect(user.as_mut(), shared) {
                         Ok(()) => slot.stats.lock().counters.reconnects += 1,
                         Err(_)
                             if shared.stop.load(Relaxed)
@@ -868,14 +817,15 @@ async fn user_loop<U: User>(mut user: U, id: usize, shared: &Shared) {
             }
         }
         prev_end = end;
-        if !matches!(outcome, Outcome::Done | Outcome::TimedOut)
+        if last_event
+            || !matches!(outcome, Outcome::Done | Outcome::TimedOut)
             || timing.deadline.is_some_and(|d| end >= d)
         {
             break;
         }
     }
     let mut tally = Tally::default();
-    let finished = user.finish(&mut tally).await;
+    let finished = user.finish(&mut tally);
     let mut s = slot.stats.lock();
     s.counters.reads += tally.reads;
     s.counters.writes += tally.writes;

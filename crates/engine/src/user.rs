@@ -1,6 +1,6 @@
-//! What a workload implements: a virtual user that runs one event at a time.
+//! What a benchmark implements: a virtual user that runs one event at a
+//! time, on an OS thread of its own, with blocking calls.
 
-use std::future::Future;
 use std::sync::Arc;
 
 /// Queries an event performed, by class. The workload adds to it; the
@@ -17,6 +17,17 @@ pub struct Tally {
     /// The event ended in a rollback that the workload intends (e.g. a
     /// TPC-C New-Order with an unused item): it still counts as an event.
     pub rolled_back: bool,
+}
+
+/// What a completed event means for its user.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// The user goes on with its next event.
+    Continue,
+    /// The user's work is finite and this was its last event (a TPC-H
+    /// stream's last query, a replayed session's last statement): the user
+    /// stops, and the run ends when every user has stopped.
+    UserDone,
 }
 
 /// Why an event did not complete.
@@ -45,19 +56,19 @@ pub enum EventError {
 pub type Interrupter = Arc<dyn Fn() + Send + Sync>;
 
 /// One virtual user (one connection).
-pub trait User: Send + 'static {
+pub trait User: Send {
     /// Runs one event, counting its queries into `tally`.
-    fn event(&mut self, tally: &mut Tally) -> impl Future<Output = Result<(), EventError>> + Send;
+    fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError>;
 
     /// Re-establishes a lost connection.
-    fn reconnect(&mut self) -> impl Future<Output = Result<(), String>> + Send {
-        async { Err("this workload cannot reconnect".to_string()) }
+    fn reconnect(&mut self) -> Result<(), String> {
+        Err("this workload cannot reconnect".to_string())
     }
 
     /// Called once after the user's last event (e.g. to flush buffered rows).
-    fn finish(&mut self, tally: &mut Tally) -> impl Future<Output = Result<(), EventError>> + Send {
+    fn finish(&mut self, tally: &mut Tally) -> Result<(), EventError> {
         let _ = tally;
-        async { Ok(()) }
+        Ok(())
     }
 
     /// How long to wait before the next event (e.g. keying and think
@@ -73,8 +84,8 @@ pub trait User: Send + 'static {
     }
 }
 
-/// Creates the virtual users (opens their connections) before the clock starts.
-pub trait UserFactory: Send + Sync + 'static {
-    type User: User;
-    fn create(&self, user_id: usize) -> impl Future<Output = Result<Self::User, String>> + Send;
+/// Creates the virtual users (opens their connections) before the clock
+/// starts; called on each user's own thread.
+pub trait UserFactory: Send + Sync {
+    fn create(&self, user_id: usize) -> Result<Box<dyn User>, String>;
 }

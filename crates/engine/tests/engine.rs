@@ -16,7 +16,7 @@ struct Sleeper {
 }
 
 impl User for Sleeper {
-    async fn event(&mut self, tally: &mut Tally) -> Result<(), EventError> {
+    fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
         self.n += 1;
         self.counter.fetch_add(1, Ordering::Relaxed);
         if !self.sleep.is_zero() {
@@ -38,7 +38,7 @@ impl User for Sleeper {
                 code: "BUSY".into(),
             });
         }
-        Ok(())
+        Ok(Flow::Continue)
     }
 }
 
@@ -50,18 +50,17 @@ struct Factory {
 }
 
 impl UserFactory for Factory {
-    type User = Sleeper;
-    async fn create(&self, user_id: usize) -> Result<Sleeper, String> {
+    fn create(&self, user_id: usize) -> Result<Box<dyn User>, String> {
         if self.fail_at == Some(u64::MAX) && user_id == 1 {
             return Err("cannot connect".into());
         }
-        Ok(Sleeper {
+        Ok(Box::new(Sleeper {
             sleep: self.sleep,
             fail_at: self.fail_at,
             ignorable_every: self.ignorable_every,
             n: 0,
             counter: self.counter.clone(),
-        })
+        }))
     }
 }
 
@@ -84,10 +83,9 @@ fn cfg() -> EngineConfig {
 
 #[test]
 fn event_limit_is_exact_and_counts_queries() {
-    for exec in [Exec::ThreadPerUser, Exec::Shared { workers: 2 }] {
+    {
         let c = EngineConfig {
             events: Some(1000),
-            exec,
             ..cfg()
         };
         let r = run(&c, factory(0), &StopHandle::new(), &mut |_| {}).unwrap();

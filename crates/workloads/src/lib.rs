@@ -12,6 +12,7 @@
 pub mod noop;
 pub mod oltp;
 pub mod options;
+pub mod parallel;
 pub mod random;
 pub mod registry;
 pub mod tpcc;

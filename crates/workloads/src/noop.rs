@@ -1,23 +1,22 @@
 //! A workload whose event does nothing, to measure the engine's own cost
 //! per event (what `bench/engine.sh` compares with sysbench's empty event).
 
-use dbmeter_engine::{EventError, Tally, User, UserFactory};
+use dbmeter_engine::{EventError, Flow, Tally, User, UserFactory};
 
 pub struct NoopUser;
 
 impl User for NoopUser {
     #[inline]
-    async fn event(&mut self, tally: &mut Tally) -> Result<(), EventError> {
+    fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
         std::hint::black_box(tally);
-        Ok(())
+        Ok(Flow::Continue)
     }
 }
 
 pub struct NoopFactory;
 
 impl UserFactory for NoopFactory {
-    type User = NoopUser;
-    async fn create(&self, _user_id: usize) -> Result<NoopUser, String> {
-        Ok(NoopUser)
+    fn create(&self, _user_id: usize) -> Result<Box<dyn User>, String> {
+        Ok(Box::new(NoopUser))
     }
 }

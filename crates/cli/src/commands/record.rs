@@ -64,14 +64,14 @@ pub(crate) struct ServerFacts {
     pub warnings: Vec<Warning>,
 }
 
-async fn read_facts(connect: &ConnectOptions) -> Result<ServerFacts, DbError> {
-    let mut c = Connection::connect(connect).await?;
+fn read_facts(connect: &ConnectOptions) -> Result<ServerFacts, DbError> {
+    let mut c = Connection::connect(connect)?;
     let mut warnings = Vec::new();
     let mut record = ServerRecord {
         version: c.server_version(),
         ..ServerRecord::default()
     };
-    match c.server_variables().await {
+    match c.server_variables() {
         Ok(v) => {
             record.variables = v
                 .into_iter()
@@ -83,15 +83,15 @@ async fn read_facts(connect: &ConnectOptions) -> Result<ServerFacts, DbError> {
         }
         Err(e) => warnings.push(collection("the server's variables", e)),
     }
-    match c.datadir().await {
+    match c.datadir() {
         Ok(d) => record.datadir = d,
         Err(e) => warnings.push(collection("the server's data directory", e)),
     }
-    match c.pid_hint().await {
+    match c.pid_hint() {
         Ok(h) => record.pid = server_pid(&connect.target, &h),
         Err(e) => warnings.push(collection("the server's process", e)),
     }
-    match c.table_stats().await {
+    match c.table_stats() {
         Ok(t) => {
             record.tables = t
                 .into_iter()
@@ -106,19 +106,19 @@ async fn read_facts(connect: &ConnectOptions) -> Result<ServerFacts, DbError> {
         }
         Err(e) => warnings.push(collection("the table sizes", e)),
     }
-    if let Ok(Some(b)) = c.database_bytes().await {
+    if let Ok(Some(b)) = c.database_bytes() {
         record
             .variables
             .insert("database_bytes".into(), b.to_string());
     }
-    let counters = match c.server_counters().await {
+    let counters = match c.server_counters() {
         Ok(m) => m,
         Err(e) => {
             warnings.push(collection("the server's counters", e));
             BTreeMap::new()
         }
     };
-    let sessions = c.other_sessions().await.unwrap_or(0);
+    let sessions = c.other_sessions().unwrap_or(0);
     Ok(ServerFacts {
         record,
         counters,
@@ -281,12 +281,11 @@ impl Recorder {
 
 /// The counters once the server has published the run's statistics
 /// (PostgreSQL: when its sessions end), waiting at most 3 s for that.
-async fn counters_after(
+fn counters_after(
     connect: &ConnectOptions,
     sessions_before: u64,
 ) -> Result<BTreeMap<String, String>, DbError> {
-    let mut c = Connection::connect(connect).await?;
-    c.settle_statistics(sessions_before, Duration::from_secs(3))
-        .await?;
-    c.server_counters().await
+    let mut c = Connection::connect(connect)?;
+    c.settle_statistics(sessions_before, Duration::from_secs(3))?;
+    c.server_counters()
 }

@@ -92,11 +92,11 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
                 return Err(CliError::Failed("this workload needs a database".into()));
             };
             super::data::require_database_file(ctx)?;
-            let (readiness, version) = block_on(async {
-                let mut conn = Connection::connect(&connect).await?;
-                let r = oltp::check_ready(&mut conn, &cfg).await?;
+            let (readiness, version) = block_on((|| {
+                let mut conn = Connection::connect(&connect)?;
+                let r = oltp::check_ready(&mut conn, &cfg)?;
                 Ok::<_, dbmeter_db::DbError>((r, conn.server_version()))
-            })??;
+            })())??;
             let mut readiness = readiness;
             if !readiness.missing.is_empty() {
                 if !connect.target.is_implicit() {
@@ -134,10 +134,10 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
                 if console.to_stdout {
                     print_load("Loaded", &r);
                 }
-                readiness = block_on(async {
-                    let mut conn = Connection::connect(&connect).await?;
-                    oltp::check_ready(&mut conn, &cfg).await
-                })??;
+                readiness = block_on((|| {
+                    let mut conn = Connection::connect(&connect)?;
+                    oltp::check_ready(&mut conn, &cfg)
+                })())??;
             }
             if let Some(rows) = readiness.first_table_rows
                 && rows as u64 != cfg.table_size
@@ -302,7 +302,7 @@ pub(crate) fn header(console: &Console, ctx: &Ctx, engine: &EngineConfig, versio
     console.line("Threads started!\n");
 }
 
-pub(crate) fn drive<F: UserFactory>(
+pub(crate) fn drive<F: UserFactory + 'static>(
     engine: &EngineConfig,
     factory: Arc<F>,
     stop: &StopHandle,

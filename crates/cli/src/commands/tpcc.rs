@@ -77,24 +77,22 @@ pub fn cleanup(ctx: &Ctx) -> Result<i32, CliError> {
 /// The warehouses a run or check covers: `--warehouses` when given
 /// (they must all be loaded), otherwise every loaded one. Fails with the
 /// prepare hint when the tables or the warehouses are missing.
-pub(crate) async fn loaded_warehouses(
+pub(crate) fn loaded_warehouses(
     conn: &mut Connection,
     cfg: &TpccConfig,
     hint: &str,
 ) -> Result<u64, CliError> {
-    let have = schema::existing_tables(conn).await?;
+    let have = schema::existing_tables(conn)?;
     if let Some(missing) = schema::TABLES.iter().find(|t| !have.contains(t)) {
         return Err(CliError::Failed(format!(
             "table {missing} does not exist; {hint}"
         )));
     }
     let count = conn
-        .query_i64("SELECT COUNT(*) FROM warehouse")
-        .await?
+        .query_i64("SELECT COUNT(*) FROM warehouse")?
         .unwrap_or(0) as u64;
     let max = conn
-        .query_i64("SELECT MAX(w_id) FROM warehouse")
-        .await?
+        .query_i64("SELECT MAX(w_id) FROM warehouse")?
         .unwrap_or(0) as u64;
     if count == 0 {
         return Err(CliError::Failed(format!("no warehouse is loaded; {hint}")));
@@ -122,17 +120,17 @@ pub fn check(ctx: &Ctx) -> Result<i32, CliError> {
     require_database_file(ctx)?;
     let (cfg, opts) = settings(ctx)?;
     let hint = prepare_hint(ctx);
-    let report = block_on(async {
-        let mut conn = Connection::connect(&opts).await?;
-        let w = loaded_warehouses(&mut conn, &cfg, &hint).await?;
+    let report = block_on((|| {
+        let mut conn = Connection::connect(&opts)?;
+        let w = loaded_warehouses(&mut conn, &cfg, &hint)?;
         let (start, end) =
             if ctx.values.given("warehouse-start") || ctx.values.given("warehouse-end") {
                 (cfg.start, cfg.end)
             } else {
                 (1, w)
             };
-        Ok::<_, CliError>(tpcc_check::check(&mut conn, start, end).await?)
-    })??;
+        Ok::<_, CliError>(tpcc_check::check(&mut conn, start, end)?)
+    })())??;
     for l in &report.lines {
         println!(
             "{} {}: {}",
@@ -186,18 +184,18 @@ pub(crate) fn run_setup(
         ));
     }
     let hint = prepare_hint(ctx);
-    let (warehouses, version) = block_on(async {
-        let mut conn = Connection::connect(&connect).await?;
-        let w = loaded_warehouses(&mut conn, &cfg, &hint).await?;
+    let (warehouses, version) = block_on((|| {
+        let mut conn = Connection::connect(&connect)?;
+        let w = loaded_warehouses(&mut conn, &cfg, &hint)?;
         if cfg.procedures {
-            procedures::install(&mut conn).await.map_err(|e| {
+            procedures::install(&mut conn).map_err(|e| {
                 CliError::Failed(format!(
                     "--stored-procedures: cannot create the procedures: {e}"
                 ))
             })?;
         }
         Ok::<_, CliError>((w, conn.server_version()))
-    })??;
+    })())??;
     engine.kinds = TxKind::ALL.len();
     let factory = TpccFactory {
         cfg: Arc::new(TpccConfig { warehouses, ..cfg }),
@@ -231,12 +229,8 @@ pub(crate) fn drive(
     let cfg = (*setup.factory.cfg).clone();
     let dialect = setup.connect.target.dialect();
     let recorder = Recorder::start(o, ctx.target.as_ref(), engine);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::Failed(format!("cannot start the async runtime: {e}")))?;
-    let mut conn = rt.block_on(Connection::connect(&setup.connect))?;
-    let sessions_before = rt.block_on(conn.other_sessions()).unwrap_or(0);
+    let mut conn = Connection::connect(&setup.connect)?;
+    let sessions_before = conn.other_sessions().unwrap_or(0);
     let print = o.f64("report-interval") > 0.0;
     let pct = text::line_percentile(&engine.percentiles);
     let mut on_interval = |s: &IntervalSample| {
@@ -246,7 +240,7 @@ pub(crate) fn drive(
     };
     let mut before = None;
     let result = {
-        let mut on_start = || match rt.block_on(metrics::snapshot(&mut conn, warehouses)) {
+        let mut on_start = || match metrics::snapshot(&mut conn, warehouses) {
             Ok(s) => before = Some(s),
             Err(e) => eprintln!(
                 "WARNING: could not read the counters at the start of the measurement: {e}"
@@ -262,12 +256,8 @@ pub(crate) fn drive(
         .map_err(|e| CliError::Failed(e.to_string()))?
     };
     // PostgreSQL publishes a session's statistics when it ends.
-    let after = rt.block_on(async {
-        let _ = conn
-            .settle_statistics(sessions_before, Duration::from_secs(3))
-            .await;
-        metrics::snapshot(&mut conn, warehouses).await
-    });
+    let _ = conn.settle_statistics(sessions_before, Duration::from_secs(3));
+    let after = metrics::snapshot(&mut conn, warehouses);
     let after = match after {
         Ok(s) => Some(s),
         Err(e) => {

@@ -43,7 +43,7 @@ const PROGRESS_STEP: u64 = 4096;
 /// server (one at a time on SQLite, which has a single writer). With
 /// `only_missing`, tables that already exist are left alone; otherwise an
 /// existing table is an error.
-pub async fn prepare(
+pub fn prepare(
     opts: &ConnectOptions,
     cfg: &OltpConfig,
     seed: u64,
@@ -53,8 +53,8 @@ pub async fn prepare(
     progress: &LoadProgress,
 ) -> Result<LoadReport, DbError> {
     let began = Instant::now();
-    let mut conn = Connection::connect(opts).await?;
-    let existing = conn.tables().await?;
+    let mut conn = Connection::connect(opts)?;
+    let existing = conn.tables()?;
     let mut todo = Vec::new();
     for (i, table) in table_names(cfg).into_iter().enumerate() {
         if existing.iter().any(|e| e.eq_ignore_ascii_case(&table)) {
@@ -72,7 +72,7 @@ pub async fn prepare(
         todo.push((i, table));
     }
     if cfg.kind != OltpKind::BulkInsert && !todo.is_empty() {
-        say(format!("Loading rows with {}", conn.bulk_method().await?));
+        say(format!("Loading rows with {}", conn.bulk_method()?));
         progress
             .total
             .fetch_add(todo.len() as u64 * cfg.table_size, Ordering::Relaxed);
@@ -85,48 +85,17 @@ pub async fn prepare(
     for (n, t) in todo.into_iter().enumerate() {
         lanes[n % workers].push(t);
     }
-    let blocking = opts.target.is_blocking();
-    let mut first = Some(conn);
-    let results: Vec<Result<LoadReport, DbError>> = if workers > 1 {
-        // One OS thread per lane: a blocking driver holds its thread while
-        // it works, and an async one would generate every lane's rows on
-        // one thread. An async connection stays with the runtime that
-        // drives it: the lanes open their own.
-        std::thread::scope(|s| {
-            let handles: Vec<_> = lanes
-                .into_iter()
-                .map(|lane| {
-                    let conn = if blocking { first.take() } else { None };
-                    s.spawn(move || {
-                        let rt = tokio::runtime::Builder::new_current_thread()
-                            .enable_all()
-                            .build()
-                            .map_err(|e| {
-                                DbError::other("thread", format!("cannot start a loader: {e}"))
-                            })?;
-                        rt.block_on(load_lane(opts, cfg, seed, conn, lane, say, progress))
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(DbError::other("thread", "a loader thread panicked"))
-                    })
-                })
-                .collect()
-        })
-    } else {
-        let jobs = lanes.into_iter().map(|lane| {
-            let conn = first.take();
-            load_lane(opts, cfg, seed, conn, lane, say, progress)
-        });
-        futures_util::future::join_all(jobs).await
-    };
+    let lanes: Vec<std::sync::Mutex<Vec<(usize, String)>>> =
+        lanes.into_iter().map(std::sync::Mutex::new).collect();
+    let results = crate::parallel::on_connections(opts, workers, Some(&mut conn), &|i, conn| {
+        let lane = lanes[i]
+            .lock()
+            .map(|mut l| std::mem::take(&mut *l))
+            .unwrap_or_default();
+        load_lane(conn, cfg, seed, lane, say, progress)
+    })?;
     let mut report = LoadReport::default();
     for r in results {
-        let r = r?;
         report.rows += r.rows;
         report.tables += r.tables;
     }
@@ -135,28 +104,23 @@ pub async fn prepare(
 }
 
 /// Loads the tables of one lane on one connection (`conn`, or a new one).
-async fn load_lane(
-    opts: &ConnectOptions,
+fn load_lane(
+    conn: &mut Connection,
     cfg: &OltpConfig,
     seed: u64,
-    conn: Option<Connection>,
     lane: Vec<(usize, String)>,
     say: Say<'_>,
     progress: &LoadProgress,
 ) -> Result<LoadReport, DbError> {
-    let mut conn = match conn {
-        Some(c) => c,
-        None => Connection::connect(opts).await?,
-    };
     let mut report = LoadReport::default();
     for (i, table) in lane {
-        report.rows += load_table(&mut conn, cfg, seed, i, &table, say, progress).await?;
+        report.rows += load_table(conn, cfg, seed, i, &table, say, progress)?;
         report.tables += 1;
     }
     Ok(report)
 }
 
-async fn load_table(
+fn load_table(
     conn: &mut Connection,
     cfg: &OltpConfig,
     seed: u64,
@@ -168,7 +132,6 @@ async fn load_table(
     let dialect = conn.dialect();
     say(format!("Creating table '{table}'..."));
     conn.execute(&create_table_sql(cfg, dialect, table))
-        .await
         .map_err(|e| e.context(format!("creating {table}")))?;
     if cfg.kind == OltpKind::BulkInsert {
         return Ok(0);
@@ -176,7 +139,7 @@ async fn load_table(
     if cfg.secondary
         && let Some(sql) = secondary_id_index_sql(dialect, table)
     {
-        conn.execute(&sql).await?;
+        conn.execute(&sql)?;
     }
     say(format!("Inserting {} rows into '{table}'", cfg.table_size));
     let mut rng = RandGen::new(derive_seed(seed, 1_000_000 + i as u64), cfg.rand.clone());
@@ -201,31 +164,30 @@ async fn load_table(
     };
     let rows = conn
         .bulk_insert(table, &["id", "k", "c", "pad"], &mut next)
-        .await
         .map_err(|e| e.context(format!("loading {table}")))?;
     progress
         .done
         .fetch_add(rows % PROGRESS_STEP, Ordering::Relaxed);
     if let Some(sql) = after_load_sql(cfg, dialect, table) {
-        conn.execute(&sql).await?;
+        conn.execute(&sql)?;
     }
     if cfg.create_secondary {
         say(format!("Creating a secondary index on '{table}'..."));
-        conn.execute(&k_index_sql(table)).await?;
+        conn.execute(&k_index_sql(table))?;
     }
     Ok(rows)
 }
 
 /// Reads every table through its primary key and its k index, so that a
 /// run starts with warm caches.
-pub async fn prewarm(
+pub fn prewarm(
     opts: &ConnectOptions,
     cfg: &OltpConfig,
     say: Say<'_>,
 ) -> Result<LoadReport, DbError> {
     let began = Instant::now();
-    let mut conn = Connection::connect(opts).await?;
-    let existing = conn.tables().await?;
+    let mut conn = Connection::connect(opts)?;
+    let existing = conn.tables()?;
     let mut report = LoadReport::default();
     let with_k = cfg.create_secondary && cfg.kind != OltpKind::BulkInsert;
     for table in table_names(cfg) {
@@ -239,7 +201,6 @@ pub async fn prewarm(
         {
             let v = conn
                 .query_i64(sql)
-                .await
                 .map_err(|e| e.context(format!("prewarming {table}")))?;
             if n == 0 {
                 report.rows += v.unwrap_or(0) as u64;
@@ -252,14 +213,13 @@ pub async fn prewarm(
 }
 
 /// Drops every sbtestN table of the target. Returns the dropped names.
-pub async fn cleanup(opts: &ConnectOptions, say: Say<'_>) -> Result<Vec<String>, DbError> {
-    let mut conn = Connection::connect(opts).await?;
+pub fn cleanup(opts: &ConnectOptions, say: Say<'_>) -> Result<Vec<String>, DbError> {
+    let mut conn = Connection::connect(opts)?;
     let mut dropped = Vec::new();
-    for table in conn.tables().await? {
+    for table in conn.tables()? {
         if is_sbtest(&table) {
             say(format!("Dropping table '{table}'..."));
-            conn.execute(&format!("DROP TABLE IF EXISTS {table}"))
-                .await?;
+            conn.execute(&format!("DROP TABLE IF EXISTS {table}"))?;
             dropped.push(table);
         }
     }

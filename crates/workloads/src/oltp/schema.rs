@@ -110,8 +110,8 @@ pub struct Readiness {
     pub first_table_rows: Option<i64>,
 }
 
-pub async fn check_ready(conn: &mut Connection, cfg: &OltpConfig) -> Result<Readiness, DbError> {
-    let existing = conn.tables().await?;
+pub fn check_ready(conn: &mut Connection, cfg: &OltpConfig) -> Result<Readiness, DbError> {
+    let existing = conn.tables()?;
     let mut r = Readiness {
         missing: Vec::new(),
         max_id: 0,
@@ -123,12 +123,11 @@ pub async fn check_ready(conn: &mut Connection, cfg: &OltpConfig) -> Result<Read
             continue;
         }
         let max = conn
-            .query_i64(&format!("SELECT MAX(id) FROM {t}"))
-            .await?
+            .query_i64(&format!("SELECT MAX(id) FROM {t}"))?
             .unwrap_or(0);
         r.max_id = r.max_id.max(max);
         if i == 0 {
-            r.first_table_rows = conn.query_i64(&format!("SELECT COUNT(*) FROM {t}")).await?;
+            r.first_table_rows = conn.query_i64(&format!("SELECT COUNT(*) FROM {t}"))?;
         }
     }
     Ok(r)

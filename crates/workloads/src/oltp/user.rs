@@ -5,7 +5,7 @@ use crate::random::{RandGen, derive_seed};
 use dbmeter_db::{
     ConnectOptions, Connection, DbError, ErrorKind, IgnoreList, Outcome, Param, StmtId,
 };
-use dbmeter_engine::{EventError, Interrupter, Tally, User, UserFactory};
+use dbmeter_engine::{EventError, Flow, Interrupter, Tally, User, UserFactory};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -90,12 +90,8 @@ fn register_tables(conn: &mut Connection, cfg: &OltpConfig) -> Vec<TableStmts> {
 }
 
 impl UserFactory for OltpFactory {
-    type User = OltpUser;
-
-    async fn create(&self, user_id: usize) -> Result<OltpUser, String> {
-        let mut conn = Connection::connect_nth(&self.connect, user_id)
-            .await
-            .map_err(|e| e.message)?;
+    fn create(&self, user_id: usize) -> Result<Box<dyn User>, String> {
+        let mut conn = Connection::connect_nth(&self.connect, user_id).map_err(|e| e.message)?;
         let cfg = self.cfg.clone();
         let tables = if cfg.kind == OltpKind::BulkInsert {
             Vec::new()
@@ -123,11 +119,10 @@ impl UserFactory for OltpFactory {
             // Append after the rows of earlier runs.
             let max = conn
                 .query_i64(&format!("SELECT MAX(id) FROM {}", bulk.table))
-                .await
                 .map_err(|e| e.message)?;
             bulk.next_id = max.unwrap_or(0) + 1;
         }
-        Ok(OltpUser {
+        Ok(Box::new(OltpUser {
             conn,
             rng: RandGen::new(derive_seed(self.seed, user_id as u64), cfg.rand.clone()),
             cfg,
@@ -143,7 +138,7 @@ impl UserFactory for OltpFactory {
             pad: String::with_capacity(60),
             params: Vec::new(),
             bulk,
-        })
+        }))
     }
 }
 
@@ -166,46 +161,45 @@ impl OltpUser {
         self.rng.default_dist(1, self.cfg.table_size as i64)
     }
 
-    async fn run(
+    fn run(
         &mut self,
         tally: &mut Tally,
         stmt: StmtId,
         params: &[Param<'_>],
     ) -> Result<(), DbError> {
-        let o = self.conn.run(stmt, params).await?;
+        let o = self.conn.run(stmt, params)?;
         count(tally, o);
         Ok(())
     }
 
-    async fn begin(&mut self, tally: &mut Tally) -> Result<(), DbError> {
+    fn begin(&mut self, tally: &mut Tally) -> Result<(), DbError> {
         if !self.cfg.skip_trx {
-            self.conn.run(self.begin, &[]).await?;
+            self.conn.run(self.begin, &[])?;
             self.in_tx = true;
             tally.others += 1;
         }
         Ok(())
     }
 
-    async fn commit(&mut self, tally: &mut Tally) -> Result<(), DbError> {
+    fn commit(&mut self, tally: &mut Tally) -> Result<(), DbError> {
         if !self.cfg.skip_trx {
-            self.conn.run(self.commit, &[]).await?;
+            self.conn.run(self.commit, &[])?;
             self.in_tx = false;
             tally.others += 1;
         }
         Ok(())
     }
 
-    async fn point_selects(&mut self, tally: &mut Tally, n: u64) -> Result<(), DbError> {
+    fn point_selects(&mut self, tally: &mut Tally, n: u64) -> Result<(), DbError> {
         let t = self.table();
         for _ in 0..n {
             let id = self.id();
-            self.run(tally, self.tables[t].point, &[Param::Int(id)])
-                .await?;
+            self.run(tally, self.tables[t].point, &[Param::Int(id)])?;
         }
         Ok(())
     }
 
-    async fn ranges(&mut self, tally: &mut Tally) -> Result<(), DbError> {
+    fn ranges(&mut self, tally: &mut Tally) -> Result<(), DbError> {
         type Pick = fn(&TableStmts) -> StmtId;
         let groups: [(u64, Pick); 4] = [
             (self.cfg.simple_ranges, |s| s.simple),
@@ -219,63 +213,58 @@ impl OltpUser {
             for _ in 0..n {
                 let a = self.id();
                 let b = a + self.cfg.range_size as i64 - 1;
-                self.run(tally, stmt, &[Param::Int(a), Param::Int(b)])
-                    .await?;
+                self.run(tally, stmt, &[Param::Int(a), Param::Int(b)])?;
             }
         }
         Ok(())
     }
 
-    async fn reads(&mut self, tally: &mut Tally) -> Result<(), DbError> {
-        self.point_selects(tally, self.cfg.point_selects).await?;
+    fn reads(&mut self, tally: &mut Tally) -> Result<(), DbError> {
+        self.point_selects(tally, self.cfg.point_selects)?;
         if self.cfg.range_selects {
-            self.ranges(tally).await?;
+            self.ranges(tally)?;
         }
         Ok(())
     }
 
-    async fn index_updates(&mut self, tally: &mut Tally, n: u64) -> Result<(), DbError> {
+    fn index_updates(&mut self, tally: &mut Tally, n: u64) -> Result<(), DbError> {
         let t = self.table();
         for _ in 0..n {
             let id = self.id();
-            self.run(tally, self.tables[t].index_update, &[Param::Int(id)])
-                .await?;
+            self.run(tally, self.tables[t].index_update, &[Param::Int(id)])?;
         }
         Ok(())
     }
 
-    async fn non_index_updates(&mut self, tally: &mut Tally, n: u64) -> Result<(), DbError> {
+    fn non_index_updates(&mut self, tally: &mut Tally, n: u64) -> Result<(), DbError> {
         let t = self.table();
         for _ in 0..n {
             let id = self.id();
             let mut c = std::mem::take(&mut self.c);
             self.rng.digit_groups(10, &mut c);
-            let r = self
-                .run(
-                    tally,
-                    self.tables[t].non_index_update,
-                    &[Param::Text(&c), Param::Int(id)],
-                )
-                .await;
+            let r = self.run(
+                tally,
+                self.tables[t].non_index_update,
+                &[Param::Text(&c), Param::Int(id)],
+            );
             self.c = c;
             r?;
         }
         Ok(())
     }
 
-    async fn delete_inserts(&mut self, tally: &mut Tally, n: u64) -> Result<(), DbError> {
+    fn delete_inserts(&mut self, tally: &mut Tally, n: u64) -> Result<(), DbError> {
         let t = self.table();
         for _ in 0..n {
             let id = self.id();
             let k = self.id();
-            self.run(tally, self.tables[t].delete, &[Param::Int(id)])
-                .await?;
-            self.insert_row(tally, t, Some(id), k).await?;
+            self.run(tally, self.tables[t].delete, &[Param::Int(id)])?;
+            self.insert_row(tally, t, Some(id), k)?;
         }
         Ok(())
     }
 
-    async fn insert_row(
+    fn insert_row(
         &mut self,
         tally: &mut Tally,
         t: usize,
@@ -293,11 +282,11 @@ impl OltpUser {
                     Param::Text(&c),
                     Param::Text(&pad),
                 ];
-                self.run(tally, self.tables[t].insert, &p).await
+                self.run(tally, self.tables[t].insert, &p)
             }
             None => {
                 let p = [Param::Int(k), Param::Text(&c), Param::Text(&pad)];
-                self.run(tally, self.tables[t].insert_auto, &p).await
+                self.run(tally, self.tables[t].insert_auto, &p)
             }
         };
         self.c = c;
@@ -305,39 +294,37 @@ impl OltpUser {
         r
     }
 
-    async fn writes(&mut self, tally: &mut Tally) -> Result<(), DbError> {
-        self.index_updates(tally, self.cfg.index_updates).await?;
-        self.non_index_updates(tally, self.cfg.non_index_updates)
-            .await?;
-        self.delete_inserts(tally, self.cfg.delete_inserts).await
+    fn writes(&mut self, tally: &mut Tally) -> Result<(), DbError> {
+        self.index_updates(tally, self.cfg.index_updates)?;
+        self.non_index_updates(tally, self.cfg.non_index_updates)?;
+        self.delete_inserts(tally, self.cfg.delete_inserts)
     }
 
-    async fn event_inner(&mut self, tally: &mut Tally) -> Result<(), DbError> {
+    fn event_inner(&mut self, tally: &mut Tally) -> Result<(), DbError> {
         match self.cfg.kind {
             OltpKind::ReadWrite => {
-                self.begin(tally).await?;
-                self.reads(tally).await?;
-                self.writes(tally).await?;
-                self.commit(tally).await
+                self.begin(tally)?;
+                self.reads(tally)?;
+                self.writes(tally)?;
+                self.commit(tally)
             }
             OltpKind::ReadOnly => {
-                self.begin(tally).await?;
-                self.reads(tally).await?;
-                self.commit(tally).await
+                self.begin(tally)?;
+                self.reads(tally)?;
+                self.commit(tally)
             }
             OltpKind::WriteOnly => {
-                self.begin(tally).await?;
-                self.writes(tally).await?;
-                self.commit(tally).await
+                self.begin(tally)?;
+                self.writes(tally)?;
+                self.commit(tally)
             }
-            OltpKind::PointSelect => self.point_selects(tally, 1).await,
-            OltpKind::UpdateIndex => self.index_updates(tally, 1).await,
-            OltpKind::UpdateNonIndex => self.non_index_updates(tally, 1).await,
+            OltpKind::PointSelect => self.point_selects(tally, 1),
+            OltpKind::UpdateIndex => self.index_updates(tally, 1),
+            OltpKind::UpdateNonIndex => self.non_index_updates(tally, 1),
             OltpKind::Delete => {
                 let t = self.table();
                 let id = self.id();
                 self.run(tally, self.tables[t].delete, &[Param::Int(id)])
-                    .await
             }
             OltpKind::Insert => {
                 let t = self.table();
@@ -347,7 +334,7 @@ impl OltpUser {
                     && !(self.cfg.secondary && self.conn.dialect() == dbmeter_db::Dialect::Sqlite);
                 let id =
                     (!db_makes_ids).then(|| self.next_insert_id.fetch_add(1, Ordering::Relaxed));
-                self.insert_row(tally, t, id, k).await
+                self.insert_row(tally, t, id, k)
             }
             OltpKind::RandomPoints => {
                 let stmt = self.random_points.unwrap_or(self.begin);
@@ -358,7 +345,7 @@ impl OltpUser {
                     ks.push(self.rng.default_dist(1, size));
                 }
                 let p: Vec<Param<'_>> = ks.iter().map(|&k| Param::Int(k)).collect();
-                let r = self.run(tally, stmt, &p).await;
+                let r = self.run(tally, stmt, &p);
                 drop(p);
                 self.params = ks;
                 r
@@ -375,7 +362,7 @@ impl OltpUser {
                     ks.push(a + delta);
                 }
                 let p: Vec<Param<'_>> = ks.iter().map(|&k| Param::Int(k)).collect();
-                let r = self.run(tally, stmt, &p).await;
+                let r = self.run(tally, stmt, &p);
                 drop(p);
                 self.params = ks;
                 r
@@ -396,19 +383,19 @@ impl OltpUser {
                 use std::fmt::Write as _;
                 let _ = write!(b.sql, "({id},{id})");
                 if b.sql.len() >= BULK_FLUSH_BYTES {
-                    self.flush_bulk(tally).await?;
+                    self.flush_bulk(tally)?;
                 }
                 Ok(())
             }
         }
     }
 
-    async fn flush_bulk(&mut self, tally: &mut Tally) -> Result<(), DbError> {
+    fn flush_bulk(&mut self, tally: &mut Tally) -> Result<(), DbError> {
         if self.bulk.sql.is_empty() {
             return Ok(());
         }
         let sql = std::mem::take(&mut self.bulk.sql);
-        let r = self.conn.execute(&sql).await;
+        let r = self.conn.execute(&sql);
         self.bulk.sql = sql;
         self.bulk.sql.clear();
         self.bulk.rows = 0;
@@ -418,11 +405,11 @@ impl OltpUser {
 
     /// Turns a database error into what the engine should do, rolling back
     /// an open transaction first so the event can be restarted.
-    async fn fail(&mut self, e: DbError) -> EventError {
+    fn fail(&mut self, e: DbError) -> EventError {
         if self.in_tx {
             self.in_tx = false;
             if e.kind != ErrorKind::ConnectionLost {
-                let _ = self.conn.execute("ROLLBACK").await;
+                let _ = self.conn.execute("ROLLBACK");
             }
         }
         match e.kind {
@@ -447,23 +434,23 @@ impl OltpUser {
 }
 
 impl User for OltpUser {
-    async fn event(&mut self, tally: &mut Tally) -> Result<(), EventError> {
-        match self.event_inner(tally).await {
-            Ok(()) => Ok(()),
-            Err(e) => Err(self.fail(e).await),
+    fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
+        match self.event_inner(tally) {
+            Ok(()) => Ok(Flow::Continue),
+            Err(e) => Err(self.fail(e)),
         }
     }
 
-    async fn reconnect(&mut self) -> Result<(), String> {
+    fn reconnect(&mut self) -> Result<(), String> {
         self.in_tx = false;
-        self.conn.reconnect().await.map_err(|e| e.message)
+        self.conn.reconnect().map_err(|e| e.message)
     }
 
-    async fn finish(&mut self, tally: &mut Tally) -> Result<(), EventError> {
+    fn finish(&mut self, tally: &mut Tally) -> Result<(), EventError> {
         if self.cfg.kind == OltpKind::BulkInsert
-            && let Err(e) = self.flush_bulk(tally).await
+            && let Err(e) = self.flush_bulk(tally)
         {
-            return Err(self.fail(e).await);
+            return Err(self.fail(e));
         }
         Ok(())
     }

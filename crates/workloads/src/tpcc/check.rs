@@ -46,11 +46,11 @@ fn num(v: &Option<String>) -> Option<f64> {
 }
 
 /// Rows of `sql` as (w, d) -> the other columns.
-async fn by_district(
+fn by_district(
     conn: &mut Connection,
     sql: &str,
 ) -> Result<BTreeMap<Key, Vec<Option<String>>>, DbError> {
-    let rows = conn.query_rows(sql).await?;
+    let rows = conn.query_rows(sql)?;
     Ok(rows
         .rows
         .into_iter()
@@ -72,7 +72,7 @@ fn first_failures(bad: &[String]) -> String {
 }
 
 /// Checks warehouses `start..=end`.
-pub async fn check(conn: &mut Connection, start: u64, end: u64) -> Result<CheckReport, DbError> {
+pub fn check(conn: &mut Connection, start: u64, end: u64) -> Result<CheckReport, DbError> {
     let mut report = CheckReport::default();
     let w_count = (end - start + 1) as i64;
     let range = |col: &str| format!("{col} BETWEEN {start} AND {end}");
@@ -94,8 +94,7 @@ pub async fn check(conn: &mut Connection, start: u64, end: u64) -> Result<CheckR
             .query_i64(&format!(
                 "SELECT COUNT(*) FROM {table} WHERE {}",
                 range(col)
-            ))
-            .await?
+            ))?
             .unwrap_or(0);
         let want = per_warehouse * w_count;
         if (exact && n != want) || (!exact && n < want) {
@@ -106,10 +105,7 @@ pub async fn check(conn: &mut Connection, start: u64, end: u64) -> Result<CheckR
         }
         counts.push(format!("{table} {n}"));
     }
-    let items = conn
-        .query_i64("SELECT COUNT(*) FROM item")
-        .await?
-        .unwrap_or(0);
+    let items = conn.query_i64("SELECT COUNT(*) FROM item")?.unwrap_or(0);
     if items != ITEMS {
         bad.push(format!("item has {items} rows, expected {ITEMS}"));
     }
@@ -125,18 +121,15 @@ pub async fn check(conn: &mut Connection, start: u64, end: u64) -> Result<CheckR
     });
 
     // 1. W_YTD = sum(D_YTD).
-    let w_ytd = conn
-        .query_rows(&format!(
-            "SELECT w_id, w_ytd FROM warehouse WHERE {}",
-            range("w_id")
-        ))
-        .await?;
+    let w_ytd = conn.query_rows(&format!(
+        "SELECT w_id, w_ytd FROM warehouse WHERE {}",
+        range("w_id")
+    ))?;
     let d_ytd: BTreeMap<i64, Option<f64>> = conn
         .query_rows(&format!(
             "SELECT d_w_id, SUM(d_ytd) FROM district WHERE {} GROUP BY d_w_id",
             range("d_w_id")
-        ))
-        .await?
+        ))?
         .rows
         .iter()
         .filter_map(|r| Some((int(r.first()?)?, num(r.get(1)?))))
@@ -173,32 +166,28 @@ pub async fn check(conn: &mut Connection, start: u64, end: u64) -> Result<CheckR
             "SELECT d_w_id, d_id, d_next_o_id FROM district WHERE {}",
             range("d_w_id")
         ),
-    )
-    .await?;
+    )?;
     let orders = by_district(
         conn,
         &format!(
             "SELECT o_w_id, o_d_id, MAX(o_id), SUM(o_ol_cnt) FROM orders WHERE {} GROUP BY o_w_id, o_d_id",
             range("o_w_id")
         ),
-    )
-    .await?;
+    )?;
     let new_orders = by_district(
         conn,
         &format!(
             "SELECT no_w_id, no_d_id, MAX(no_o_id), MIN(no_o_id), COUNT(*) FROM new_order WHERE {} GROUP BY no_w_id, no_d_id",
             range("no_w_id")
         ),
-    )
-    .await?;
+    )?;
     let lines = by_district(
         conn,
         &format!(
             "SELECT ol_w_id, ol_d_id, COUNT(*) FROM order_line WHERE {} GROUP BY ol_w_id, ol_d_id",
             range("ol_w_id")
         ),
-    )
-    .await?;
+    )?;
     let (mut bad2, mut bad3, mut bad4) = (Vec::new(), Vec::new(), Vec::new());
     for (&(w, d), v) in &next {
         let next_o = v.first().and_then(int).unwrap_or(0);

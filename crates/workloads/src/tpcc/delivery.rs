@@ -132,27 +132,22 @@ pub fn register(conn: &mut Connection) -> Stmts {
 /// Runs Delivery inside the caller's write transaction (which it may roll
 /// back and begin again with `tx`). Returns how many districts had no
 /// order to deliver.
-pub async fn run(
-    x: &mut Exec<'_>,
-    s: &Stmts,
-    tx: &TxStmts,
-    i: &Input,
-) -> Result<(Ended, u32), DbError> {
-    if let Some(skipped) = run_batched(x, s, i).await? {
+pub fn run(x: &mut Exec<'_>, s: &Stmts, tx: &TxStmts, i: &Input) -> Result<(Ended, u32), DbError> {
+    if let Some(skipped) = run_batched(x, s, i)? {
         return Ok((Ended::Committed, skipped));
     }
-    x.run(tx.rollback, &[]).await?;
+    x.run(tx.rollback, &[])?;
     if let Some(b) = tx.begin_write {
-        x.run(b, &[]).await?;
+        x.run(b, &[])?;
     }
-    run_by_district(x, s, i).await
+    run_by_district(x, s, i)
 }
 
 /// All districts at once; None when another terminal got in the way
 /// (nothing is changed then but the rows to roll back).
-async fn run_batched(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Option<u32>, DbError> {
+fn run_batched(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Option<u32>, DbError> {
     let w = i.w_id;
-    let rows = x.fetch(s.oldest_all, &[Param::Int(w)]).await?;
+    let rows = x.fetch(s.oldest_all, &[Param::Int(w)])?;
     let mut orders: Vec<(i64, i64)> = (0..rows)
         .map(|r| (int(x.at(r, 2, 0)), int(x.at(r, 2, 1))))
         .filter(|&(d, _)| (1..=10).contains(&d))
@@ -170,19 +165,19 @@ async fn run_batched(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Option<u3
     let mut p = Vec::with_capacity(2 * n + 2);
     p.push(Param::Int(w));
     p.extend_from_slice(&keys);
-    if x.run(s.remove_n[n - 1], &p).await? != n as u64 {
+    if x.run(s.remove_n[n - 1], &p)? != n as u64 {
         return Ok(None);
     }
-    let rows = x.fetch(s.customers_n[n - 1], &p).await?;
+    let rows = x.fetch(s.customers_n[n - 1], &p)?;
     let customers: Vec<(i64, i64)> = (0..rows)
         .map(|r| (int(x.at(r, 2, 0)), int(x.at(r, 2, 1))))
         .collect();
     let mut q = Vec::with_capacity(2 * n + 2);
     q.push(Param::Int(i.carrier_id));
     q.extend_from_slice(&p);
-    x.run(s.carrier_n[n - 1], &q).await?;
-    x.run(s.date_lines_n[n - 1], &p).await?;
-    let rows = x.fetch(s.amounts_n[n - 1], &p).await?;
+    x.run(s.carrier_n[n - 1], &q)?;
+    x.run(s.date_lines_n[n - 1], &p)?;
+    let rows = x.fetch(s.amounts_n[n - 1], &p)?;
     let mut amounts: Vec<(i64, String)> = (0..rows)
         .map(|r| {
             let mut a = String::with_capacity(12);
@@ -214,17 +209,17 @@ async fn run_batched(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Option<u3
         c.push(Param::Int(d));
         c.push(Param::Int(cid));
     }
-    x.run(s.credit_n[m - 1], &c).await?;
+    x.run(s.credit_n[m - 1], &c)?;
     Ok(Some(skipped))
 }
 
 /// District by district, each oldest order locked first.
-async fn run_by_district(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<(Ended, u32), DbError> {
+fn run_by_district(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<(Ended, u32), DbError> {
     let w = i.w_id;
     let mut skipped = 0;
     let mut amount = String::with_capacity(12);
     for d in 1..=10 {
-        let n = x.fetch(s.oldest, &[Param::Int(w), Param::Int(d)]).await?;
+        let n = x.fetch(s.oldest, &[Param::Int(w), Param::Int(d)])?;
         if n == 0 {
             skipped += 1;
             continue;
@@ -232,19 +227,18 @@ async fn run_by_district(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<(Ende
         let o_id = int(x.at(0, 1, 0));
         let key = [Param::Int(w), Param::Int(d), Param::Int(o_id)];
         // Another terminal delivered it first (PostgreSQL read committed).
-        if x.run(s.remove, &key).await? == 0 {
+        if x.run(s.remove, &key)? == 0 {
             skipped += 1;
             continue;
         }
-        x.fetch(s.customer, &key).await?;
+        x.fetch(s.customer, &key)?;
         let c_id = int(x.at(0, 1, 0));
         x.run(
             s.carrier,
             &[Param::Int(i.carrier_id), key[0], key[1], key[2]],
-        )
-        .await?;
-        x.run(s.date_lines, &key).await?;
-        x.fetch(s.amount, &key).await?;
+        )?;
+        x.run(s.date_lines, &key)?;
+        x.fetch(s.amount, &key)?;
         amount.clear();
         money(fixed(x.at(0, 1, 0), 100), &mut amount);
         x.run(
@@ -255,8 +249,7 @@ async fn run_by_district(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<(Ende
                 Param::Int(d),
                 Param::Int(c_id),
             ],
-        )
-        .await?;
+        )?;
     }
     Ok((Ended::Committed, skipped))
 }

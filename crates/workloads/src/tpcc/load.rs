@@ -118,7 +118,7 @@ fn rate_value(v: i64) -> Value {
 
 /// Loads `table` with one row per key: `fill` pushes the key's values in
 /// `columns` order. Returns the rows loaded.
-async fn load_table<K>(
+fn load_table<K>(
     conn: &mut Connection,
     table: &str,
     columns: &[&str],
@@ -134,7 +134,7 @@ async fn load_table<K>(
         }
         None => false,
     };
-    conn.bulk_insert(table, columns, &mut next).await
+    conn.bulk_insert(table, columns, &mut next)
 }
 
 /// Every (district, n) for n in 1..=per_district.
@@ -142,11 +142,7 @@ fn per_district(per_district: i64) -> impl Iterator<Item = (i64, i64)> + Send {
     (1..=DISTRICTS).flat_map(move |d| (1..=per_district).map(move |n| (d, n)))
 }
 
-async fn load_items(
-    conn: &mut Connection,
-    seed: u64,
-    progress: &LoadProgress,
-) -> Result<u64, DbError> {
+fn load_items(conn: &mut Connection, seed: u64, progress: &LoadProgress) -> Result<u64, DbError> {
     let mut r = TpccRand::new(derive_seed(seed, 0x17e5));
     let mut count = Counter {
         progress,
@@ -168,13 +164,12 @@ async fn load_items(
             row.push(Value::Text(d));
         },
     )
-    .await
     .map_err(|e| e.context("loading item"))
 }
 
 /// Loads every table's rows of warehouse `w`; the warehouse row comes
 /// last, so that a warehouse row means a complete warehouse.
-async fn load_warehouse(
+fn load_warehouse(
     conn: &mut Connection,
     w: i64,
     seed: u64,
@@ -230,7 +225,6 @@ async fn load_warehouse(
             row.push(Value::Text(d));
         },
     )
-    .await
     .map_err(ctx("stock"))?;
 
     rows += load_table(
@@ -261,7 +255,6 @@ async fn load_warehouse(
             row.push(Value::Int(ORDERS + 1));
         },
     )
-    .await
     .map_err(ctx("district"))?;
 
     rows += load_table(
@@ -322,7 +315,6 @@ async fn load_warehouse(
             row.push(a_str(&mut r, 300, 500));
         },
     )
-    .await
     .map_err(ctx("customer"))?;
 
     rows += load_table(
@@ -344,7 +336,6 @@ async fn load_warehouse(
             row.push(a_str(&mut r, 12, 24));
         },
     )
-    .await
     .map_err(ctx("history"))?;
 
     // orders: customers in a random permutation per district, 5..15 lines.
@@ -402,7 +393,6 @@ async fn load_warehouse(
                 }
             },
         )
-        .await
         .map_err(ctx("orders"))?;
     }
 
@@ -419,7 +409,6 @@ async fn load_warehouse(
             row.push(Value::Int(w));
         },
     )
-    .await
     .map_err(ctx("new_order"))?;
 
     for delivered in [true, false] {
@@ -465,7 +454,6 @@ async fn load_warehouse(
                 }
             },
         )
-        .await
         .map_err(ctx("order_line"))?;
     }
 
@@ -493,7 +481,6 @@ async fn load_warehouse(
             row.push(money_value(30_000_000));
         },
     )
-    .await
     .map_err(ctx("warehouse"))?;
     Ok(rows)
 }
@@ -501,7 +488,7 @@ async fn load_warehouse(
 /// Creates the tables (those missing, for a warehouse range), loads the
 /// range's warehouses (and the items, with warehouse 1) on `workers`
 /// connections, and builds the indexes once every warehouse is there.
-pub async fn prepare(
+pub fn prepare(
     opts: &ConnectOptions,
     cfg: &TpccConfig,
     seed: u64,
@@ -510,14 +497,14 @@ pub async fn prepare(
     progress: &LoadProgress,
 ) -> Result<LoadReport, DbError> {
     let began = Instant::now();
-    let mut conn = Connection::connect(opts).await?;
+    let mut conn = Connection::connect(opts)?;
     let dialect = conn.dialect();
     if cfg.partition && dialect == Dialect::Sqlite {
         return Err(DbError::usage(
             "--partition: SQLite has no partitioned tables; leave it off for SQLite".into(),
         ));
     }
-    let existing = existing_tables(&mut conn).await?;
+    let existing = existing_tables(&mut conn)?;
     if cfg.full_range() && !existing.is_empty() {
         return Err(DbError::other(
             "exists",
@@ -534,7 +521,6 @@ pub async fn prepare(
         say(format!("Creating table '{table}'..."));
         for sql in create_table_sql(cfg, dialect, table) {
             conn.execute(&sql)
-                .await
                 .map_err(|e| e.context(format!("creating {table}")))?;
         }
     }
@@ -543,8 +529,7 @@ pub async fn prepare(
             .query_i64(&format!(
                 "SELECT COUNT(*) FROM warehouse WHERE w_id BETWEEN {} AND {}",
                 cfg.start, cfg.end
-            ))
-            .await?
+            ))?
             .unwrap_or(0);
         if loaded > 0 {
             return Err(DbError::other(
@@ -565,7 +550,7 @@ pub async fn prepare(
         cfg.start,
         cfg.end,
         if with_items { " and the items" } else { "" },
-        conn.bulk_method().await?
+        conn.bulk_method()?
     ));
     progress.total.fetch_add(
         count * ROWS_PER_WAREHOUSE + if with_items { ITEMS as u64 } else { 0 },
@@ -578,49 +563,38 @@ pub async fn prepare(
     // Job 0 is the item table (with warehouse 1), then the warehouses.
     let next_job = AtomicU64::new(if with_items { 0 } else { 1 });
     let now = now_text();
-    let mut first = Some(conn);
-    let mut jobs = Vec::new();
-    for _ in 0..workers {
-        let conn = first.take();
-        let (next_job, now) = (&next_job, &now);
-        jobs.push(async move {
-            let mut conn = match conn {
-                Some(c) => c,
-                None => Connection::connect(opts).await?,
-            };
+    let mut report = LoadReport {
+        tables: TABLES.len() as u32,
+        ..Default::default()
+    };
+    let loaded_rows =
+        crate::parallel::on_connections(opts, workers, Some(&mut conn), &|_, conn| {
             let mut rows = 0u64;
             loop {
                 let job = next_job.fetch_add(1, Ordering::Relaxed);
                 if job == 0 {
                     say("Loading item...".into());
-                    rows += load_items(&mut conn, seed, progress).await?;
+                    rows += load_items(conn, seed, progress)?;
                     continue;
                 }
                 let w = cfg.start + job - 1;
                 if w > cfg.end {
                     break;
                 }
-                rows += load_warehouse(&mut conn, w as i64, seed, now, progress).await?;
+                rows += load_warehouse(conn, w as i64, seed, &now, progress)?;
                 say(format!("Loaded warehouse {w}"));
             }
-            Ok::<_, DbError>(rows)
-        });
-    }
-    let mut report = LoadReport {
-        tables: TABLES.len() as u32,
-        ..Default::default()
-    };
-    for r in futures_util::future::try_join_all(jobs).await? {
-        report.rows += r;
-    }
-    let mut conn = Connection::connect(opts).await?;
+            Ok(rows)
+        })?;
+    report.rows += loaded_rows.iter().sum::<u64>();
+    drop(conn);
+    let mut conn = Connection::connect(opts)?;
     let loaded = conn
-        .query_i64("SELECT COUNT(*) FROM warehouse")
-        .await?
+        .query_i64("SELECT COUNT(*) FROM warehouse")?
         .unwrap_or(0);
     if loaded as u64 >= cfg.warehouses {
         say("Creating indexes and updating table statistics...".into());
-        after_load(opts, cfg, dialect, workers, &mut conn).await?;
+        after_load(opts, cfg, dialect, workers, &mut conn)?;
     } else {
         say(format!(
             "{loaded} of {} warehouses are loaded: the secondary indexes are built by the prepare that loads the last ones",
@@ -629,7 +603,7 @@ pub async fn prepare(
     }
     if dialect != Dialect::Sqlite {
         say("Creating stored procedures...".into());
-        if let Err(e) = procedures::install(&mut conn).await {
+        if let Err(e) = procedures::install(&mut conn) {
             say(format!(
                 "note: the stored procedures were not created ({e}); `run tpcc --stored-procedures` tries again"
             ));
@@ -643,7 +617,7 @@ pub async fn prepare(
 /// at a time each): the primary keys deferred by
 /// [`deferred_keys`](super::schema::deferred_keys), the secondary indexes,
 /// then the tables' statistics.
-async fn after_load(
+fn after_load(
     opts: &ConnectOptions,
     cfg: &TpccConfig,
     dialect: Dialect,
@@ -682,57 +656,43 @@ async fn after_load(
         _ => workers.clamp(1, steps.len()),
     };
     let next = AtomicU64::new(0);
-    let steps = &steps;
-    let mut first = Some(conn);
-    let mut jobs = Vec::new();
-    for _ in 0..workers {
-        let conn = first.take();
-        let next = &next;
-        jobs.push(async move {
-            let mut own = None;
-            let conn = match conn {
-                Some(c) => c,
-                None => own.insert(Connection::connect(opts).await?),
-            };
-            loop {
-                let k = next.fetch_add(1, Ordering::Relaxed) as usize;
-                let Some(list) = steps.get(k) else { break };
-                for sql in list {
-                    match sql.strip_prefix("INDEX ") {
-                        Some(table) => {
-                            for index in INDEXES.iter().filter(|i| i.1 == table) {
-                                create_index(conn, *index).await?;
-                            }
+    crate::parallel::on_connections(opts, workers, Some(conn), &|_, conn| {
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed) as usize;
+            let Some(list) = steps.get(k) else { break };
+            for sql in list {
+                match sql.strip_prefix("INDEX ") {
+                    Some(table) => {
+                        for index in INDEXES.iter().filter(|i| i.1 == table) {
+                            create_index(conn, *index)?;
                         }
-                        None => {
-                            conn.execute(sql).await.map_err(|e| e.context(sql))?;
-                        }
+                    }
+                    None => {
+                        conn.execute(sql).map_err(|e| e.context(sql))?;
                     }
                 }
             }
-            Ok::<_, DbError>(())
-        });
-    }
-    futures_util::future::try_join_all(jobs).await?;
+        }
+        Ok(())
+    })?;
     Ok(())
 }
 
 /// Drops the nine tables and the stored procedures. Returns the dropped
 /// tables.
-pub async fn cleanup(opts: &ConnectOptions, say: Say<'_>) -> Result<Vec<String>, DbError> {
-    let mut conn = Connection::connect(opts).await?;
+pub fn cleanup(opts: &ConnectOptions, say: Say<'_>) -> Result<Vec<String>, DbError> {
+    let mut conn = Connection::connect(opts)?;
     let mut dropped = Vec::new();
-    let existing = existing_tables(&mut conn).await?;
+    let existing = existing_tables(&mut conn)?;
     for table in TABLES.iter().rev() {
         if existing.contains(table) {
             say(format!("Dropping table '{table}'..."));
-            conn.execute(&format!("DROP TABLE IF EXISTS {table}"))
-                .await?;
+            conn.execute(&format!("DROP TABLE IF EXISTS {table}"))?;
             dropped.push(table.to_string());
         }
     }
     if conn.dialect() != Dialect::Sqlite {
-        procedures::uninstall(&mut conn).await?;
+        procedures::uninstall(&mut conn)?;
     }
     Ok(dropped)
 }

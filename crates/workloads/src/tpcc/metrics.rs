@@ -16,20 +16,18 @@ pub struct Snapshot {
 }
 
 /// Reads the counters, over warehouses `1..=warehouses`.
-pub async fn snapshot(conn: &mut Connection, warehouses: u64) -> Result<Snapshot, DbError> {
+pub fn snapshot(conn: &mut Connection, warehouses: u64) -> Result<Snapshot, DbError> {
     let next_order_ids = conn
         .query_i64(&format!(
             "SELECT SUM(d_next_o_id) FROM district WHERE d_w_id BETWEEN 1 AND {warehouses}"
-        ))
-        .await?
+        ))?
         .unwrap_or(0);
     let server_transactions = match conn.dialect() {
         Dialect::Mysql => {
             let rows = conn
                 .query_rows(
                     "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback')",
-                )
-                .await?;
+                )?;
             Some(
                 rows.pairs()
                     .values()
@@ -40,8 +38,7 @@ pub async fn snapshot(conn: &mut Connection, warehouses: u64) -> Result<Snapshot
         Dialect::Postgres => conn
             .query_i64(
                 "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()",
-            )
-            .await?
+            )?
             .map(|v| v as u64),
         Dialect::Sqlite => None,
     };

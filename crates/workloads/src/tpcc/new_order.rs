@@ -195,7 +195,7 @@ struct Found {
 /// Runs New-Order inside the caller's transaction (begun for writing).
 /// Returns [`Ended::RolledBack`] when an item is unused: the caller rolls
 /// back.
-pub async fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbError> {
+pub fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbError> {
     let n = i.lines.len();
     let (w, d) = (i.w_id, i.d_id);
     let (o_id, discount, w_tax, d_tax) = match s.head {
@@ -206,8 +206,7 @@ pub async fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbErro
                 Param::Int(i64::from(i.all_local)),
             );
             let (w, d) = (Param::Int(w), Param::Int(d));
-            x.fetch(head, &[w, d, d, w, c, n, local, d, w, w, d, c])
-                .await?;
+            x.fetch(head, &[w, d, d, w, c, n, local, d, w, w, d, c])?;
             (
                 int(x.at(0, 6, 0)),
                 fixed(x.at(0, 6, 2), 10_000),
@@ -219,14 +218,13 @@ pub async fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbErro
             x.fetch(
                 s.customer,
                 &[Param::Int(w), Param::Int(d), Param::Int(i.c_id)],
-            )
-            .await?;
+            )?;
             let discount = fixed(x.at(0, 4, 0), 10_000);
             let w_tax = fixed(x.at(0, 4, 3), 10_000);
-            x.fetch(s.district, &[Param::Int(w), Param::Int(d)]).await?;
+            x.fetch(s.district, &[Param::Int(w), Param::Int(d)])?;
             let o_id = int(x.at(0, 2, 0));
             let d_tax = fixed(x.at(0, 2, 1), 10_000);
-            x.run(s.next_order, &[Param::Int(w), Param::Int(d)]).await?;
+            x.run(s.next_order, &[Param::Int(w), Param::Int(d)])?;
             x.run(
                 s.insert_order,
                 &[
@@ -237,20 +235,18 @@ pub async fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbErro
                     Param::Int(n as i64),
                     Param::Int(i64::from(i.all_local)),
                 ],
-            )
-            .await?;
+            )?;
             x.run(
                 s.insert_new_order,
                 &[Param::Int(o_id), Param::Int(d), Param::Int(w)],
-            )
-            .await?;
+            )?;
             (o_id, discount, w_tax, d_tax)
         }
     };
 
     // Items: one query for the order's lines.
     let mut params: Vec<Param<'_>> = i.lines.iter().map(|l| Param::Int(l.i_id)).collect();
-    let rows = x.fetch(s.items[n - 5], &params).await?;
+    let rows = x.fetch(s.items[n - 5], &params)?;
     let mut found: Vec<Found> = vec![Found::default(); n];
     let mut seen = vec![false; n];
     for r in 0..rows {
@@ -271,9 +267,7 @@ pub async fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbErro
     // Stock: one locking query when every line is local, else one per line.
     if i.all_local {
         params.insert(0, Param::Int(w));
-        let rows = x
-            .fetch(s.stock_local[d as usize - 1][n - 5], &params)
-            .await?;
+        let rows = x.fetch(s.stock_local[d as usize - 1][n - 5], &params)?;
         for r in 0..rows {
             let id = int(x.at(r, 4, 0));
             for (k, l) in i.lines.iter().enumerate() {
@@ -288,8 +282,7 @@ pub async fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbErro
             x.fetch(
                 s.stock_one[d as usize - 1],
                 &[Param::Int(l.supply_w_id), Param::Int(l.i_id)],
-            )
-            .await?;
+            )?;
             found[k].quantity = int(x.at(0, 4, 1));
             found[k].dist_info = text(x.at(0, 4, 3)).to_string();
         }
@@ -347,7 +340,7 @@ pub async fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbErro
         }
         p.push(Param::Int(w));
         p.extend(items.iter().map(|x| Param::Int(x.0)));
-        x.run(s.update_stock_local[items.len() - 1], &p).await?;
+        x.run(s.update_stock_local[items.len() - 1], &p)?;
     } else {
         for (k, l) in i.lines.iter().enumerate() {
             x.run(
@@ -359,8 +352,7 @@ pub async fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbErro
                     Param::Int(l.i_id),
                     Param::Int(l.supply_w_id),
                 ],
-            )
-            .await?;
+            )?;
         }
     }
     // The total the terminal would show (clause 2.4.3.3).
@@ -381,6 +373,6 @@ pub async fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbErro
             Param::Text(&found[k].dist_info),
         ]);
     }
-    x.run(s.insert_lines[n - 5], &params).await?;
+    x.run(s.insert_lines[n - 5], &params)?;
     Ok(Ended::Committed)
 }

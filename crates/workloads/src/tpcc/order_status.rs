@@ -49,26 +49,22 @@ pub fn register(conn: &mut Connection) -> Stmts {
 }
 
 /// Runs Order-Status inside the caller's read transaction.
-pub async fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbError> {
+pub fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbError> {
     let (w, d) = (i.w_id, i.d_id);
-    let Some(c_id) = customer_id(x, s.by_name, w, d, &i.customer).await? else {
+    let Some(c_id) = customer_id(x, s.by_name, w, d, &i.customer)? else {
         return Ok(Ended::Committed);
     };
     x.fetch(
         s.customer,
         &[Param::Int(w), Param::Int(d), Param::Int(c_id)],
-    )
-    .await?;
-    let n = x
-        .fetch(
-            s.last_order,
-            &[Param::Int(w), Param::Int(d), Param::Int(c_id)],
-        )
-        .await?;
+    )?;
+    let n = x.fetch(
+        s.last_order,
+        &[Param::Int(w), Param::Int(d), Param::Int(c_id)],
+    )?;
     if n > 0 {
         let o_id = int(x.at(0, 3, 0));
-        x.fetch(s.lines, &[Param::Int(w), Param::Int(d), Param::Int(o_id)])
-            .await?;
+        x.fetch(s.lines, &[Param::Int(w), Param::Int(d), Param::Int(o_id)])?;
     }
     Ok(Ended::Committed)
 }

@@ -135,7 +135,7 @@ pub fn register(conn: &mut Connection) -> Stmts {
 }
 
 /// Finds the customer id: by id as given, by name the middle one.
-pub async fn customer_id(
+pub fn customer_id(
     x: &mut Exec<'_>,
     by_name: StmtId,
     w: i64,
@@ -145,42 +145,40 @@ pub async fn customer_id(
     match c {
         Customer::ById(id) => Ok(Some(*id)),
         Customer::ByName(name) => {
-            let n = x
-                .fetch(by_name, &[Param::Int(w), Param::Int(d), Param::Text(name)])
-                .await?;
+            let n = x.fetch(by_name, &[Param::Int(w), Param::Int(d), Param::Text(name)])?;
             Ok((n > 0).then(|| int(x.at(middle(n), 1, 0))))
         }
     }
 }
 
 /// Runs Payment inside the caller's write transaction.
-pub async fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbError> {
+pub fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbError> {
     let mut amount = String::with_capacity(10);
     money(i.amount, &mut amount);
     let a = Param::Text(&amount);
     let (w, d) = (Param::Int(i.w_id), Param::Int(i.d_id));
     match s.pay_district {
         Some(both) => {
-            x.fetch(both, &[a, w, a, w, d]).await?;
+            x.fetch(both, &[a, w, a, w, d])?;
         }
         None => {
-            x.run(s.warehouse_ytd, &[a, w]).await?;
-            x.run(s.district_ytd, &[a, w, d]).await?;
-            x.fetch(s.addresses, &[w, d]).await?;
+            x.run(s.warehouse_ytd, &[a, w])?;
+            x.run(s.district_ytd, &[a, w, d])?;
+            x.fetch(s.addresses, &[w, d])?;
         }
     }
     let w_name = text(x.at(0, 12, 0)).to_string();
     let d_name = text(x.at(0, 12, 6)).to_string();
-    let Some(c_id) = customer_id(x, s.by_name, i.c_w_id, i.c_d_id, &i.customer).await? else {
+    let Some(c_id) = customer_id(x, s.by_name, i.c_w_id, i.c_d_id, &i.customer)? else {
         // No customer of that name: nothing to pay (cannot happen with the
         // specification's population, where every name exists per district).
         return Ok(Ended::Committed);
     };
     let key = [Param::Int(i.c_w_id), Param::Int(i.c_d_id), Param::Int(c_id)];
-    x.fetch(s.customer, &key).await?;
+    x.fetch(s.customer, &key)?;
     let bad_credit = text(x.at(0, 14, 10)).starts_with("BC");
     if bad_credit {
-        x.fetch(s.customer_data, &key).await?;
+        x.fetch(s.customer_data, &key)?;
         let mut data = format!(
             "{c_id} {} {} {} {} {amount} | {}",
             i.c_d_id,
@@ -199,10 +197,9 @@ pub async fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbErro
         x.run(
             s.pay_bad_credit,
             &[a, a, Param::Text(&data), key[0], key[1], key[2]],
-        )
-        .await?;
+        )?;
     } else {
-        x.run(s.pay, &[a, a, key[0], key[1], key[2]]).await?;
+        x.run(s.pay, &[a, a, key[0], key[1], key[2]])?;
     }
     let h_data = format!("{w_name}    {d_name}");
     x.run(
@@ -216,8 +213,7 @@ pub async fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbErro
             a,
             Param::Text(&h_data),
         ],
-    )
-    .await?;
+    )?;
     Ok(Ended::Committed)
 }
 

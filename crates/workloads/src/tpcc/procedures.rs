@@ -322,21 +322,18 @@ END $$ LANGUAGE plpgsql"#,
 ];
 
 /// Creates (or replaces) the procedures. SQLite has none.
-pub async fn install(conn: &mut Connection) -> Result<(), DbError> {
+pub fn install(conn: &mut Connection) -> Result<(), DbError> {
     match conn.dialect() {
         Dialect::Mysql => {
             for (name, sql) in NAMES.iter().zip(MYSQL) {
-                conn.execute(&format!("DROP PROCEDURE IF EXISTS {name}"))
-                    .await?;
+                conn.execute(&format!("DROP PROCEDURE IF EXISTS {name}"))?;
                 conn.execute(sql)
-                    .await
                     .map_err(|e| e.context(format!("creating procedure {name}")))?;
             }
         }
         Dialect::Postgres => {
             for (name, sql) in NAMES.iter().zip(POSTGRES) {
                 conn.execute(sql)
-                    .await
                     .map_err(|e| e.context(format!("creating function {name}")))?;
             }
         }
@@ -346,15 +343,14 @@ pub async fn install(conn: &mut Connection) -> Result<(), DbError> {
 }
 
 /// Drops the procedures, if there are any.
-pub async fn uninstall(conn: &mut Connection) -> Result<(), DbError> {
+pub fn uninstall(conn: &mut Connection) -> Result<(), DbError> {
     let kind = match conn.dialect() {
         Dialect::Mysql => "PROCEDURE",
         Dialect::Postgres => "FUNCTION",
         Dialect::Sqlite => return Ok(()),
     };
     for name in NAMES {
-        conn.execute(&format!("DROP {kind} IF EXISTS {name}"))
-            .await?;
+        conn.execute(&format!("DROP {kind} IF EXISTS {name}"))?;
     }
     Ok(())
 }
@@ -391,7 +387,7 @@ fn customer(c: &Customer) -> (i64, &str) {
 }
 
 /// Runs one transaction through its procedure (in its own transaction).
-pub async fn call(x: &mut Exec<'_>, calls: &Calls, input: &TxInput) -> Result<Ended, DbError> {
+pub fn call(x: &mut Exec<'_>, calls: &Calls, input: &TxInput) -> Result<Ended, DbError> {
     let id = calls.calls[input.kind() as usize];
     let r = match input {
         TxInput::NewOrder(i) => {
@@ -410,7 +406,6 @@ pub async fn call(x: &mut Exec<'_>, calls: &Calls, input: &TxInput) -> Result<En
                     Param::Text(&qty),
                 ],
             )
-            .await
         }
         TxInput::Payment(i) => {
             let (c_id, last) = customer(&i.customer);
@@ -428,7 +423,6 @@ pub async fn call(x: &mut Exec<'_>, calls: &Calls, input: &TxInput) -> Result<En
                     Param::Text(&amount),
                 ],
             )
-            .await
         }
         TxInput::OrderStatus(i) => {
             let (c_id, last) = customer(&i.customer);
@@ -441,23 +435,16 @@ pub async fn call(x: &mut Exec<'_>, calls: &Calls, input: &TxInput) -> Result<En
                     Param::Text(last),
                 ],
             )
-            .await
         }
-        TxInput::Delivery(i) => {
-            x.run(id, &[Param::Int(i.w_id), Param::Int(i.carrier_id)])
-                .await
-        }
-        TxInput::StockLevel(i) => {
-            x.run(
-                id,
-                &[
-                    Param::Int(i.w_id),
-                    Param::Int(i.d_id),
-                    Param::Int(i.threshold),
-                ],
-            )
-            .await
-        }
+        TxInput::Delivery(i) => x.run(id, &[Param::Int(i.w_id), Param::Int(i.carrier_id)]),
+        TxInput::StockLevel(i) => x.run(
+            id,
+            &[
+                Param::Int(i.w_id),
+                Param::Int(i.d_id),
+                Param::Int(i.threshold),
+            ],
+        ),
     };
     match r {
         Ok(_) => Ok(Ended::Committed),

@@ -170,16 +170,16 @@ pub const INDEXES: [(&str, &str, &str); 2] = [
 
 /// Creates the secondary indexes that do not exist yet. Returns how many
 /// it created.
-pub async fn create_indexes(conn: &mut Connection) -> Result<usize, DbError> {
+pub fn create_indexes(conn: &mut Connection) -> Result<usize, DbError> {
     let mut made = 0;
     for index in INDEXES {
-        made += create_index(conn, index).await?;
+        made += create_index(conn, index)?;
     }
     Ok(made)
 }
 
 /// Creates one secondary index unless it exists. Returns 1 when it did.
-pub async fn create_index(
+pub fn create_index(
     conn: &mut Connection,
     (name, table, cols): (&str, &str, &str),
 ) -> Result<usize, DbError> {
@@ -190,28 +190,22 @@ pub async fn create_index(
                 .query_i64(&format!(
                     "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() \
                      AND table_name = '{table}' AND index_name = '{name}'"
-                ))
-                .await?,
+                ))?,
             Dialect::Postgres => conn
                 .query_i64(&format!(
                     "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = '{name}'"
-                ))
-                .await?,
+                ))?,
             Dialect::Sqlite => conn
                 .query_i64(&format!(
                     "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'index' AND name = '{name}'"
-                ))
-                .await?,
+                ))?,
         }
         .unwrap_or(0)
             > 0;
         if exists {
             return Ok(0);
         }
-        match conn
-            .execute(&format!("CREATE INDEX {name} ON {table} ({cols})"))
-            .await
-        {
+        match conn.execute(&format!("CREATE INDEX {name} ON {table} ({cols})")) {
             Ok(_) => made += 1,
             // Another loader (of another warehouse range) made it meanwhile.
             Err(e) if e.code == "1061" || e.code == "42P07" => {}
@@ -222,8 +216,8 @@ pub async fn create_index(
 }
 
 /// Which of the nine tables exist.
-pub async fn existing_tables(conn: &mut Connection) -> Result<Vec<&'static str>, DbError> {
-    let have = conn.tables().await?;
+pub fn existing_tables(conn: &mut Connection) -> Result<Vec<&'static str>, DbError> {
+    let have = conn.tables()?;
     Ok(TABLES
         .iter()
         .copied()

@@ -88,16 +88,16 @@ pub struct Exec<'a> {
 
 impl Exec<'_> {
     /// Runs a query; its values land in `rows`. Returns the row count.
-    pub async fn fetch(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<usize, DbError> {
+    pub fn fetch(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<usize, DbError> {
         self.rows.clear();
-        let n = self.conn.fetch(id, params, self.rows).await?;
+        let n = self.conn.fetch(id, params, self.rows)?;
         self.tally.reads += 1;
         Ok(n as usize)
     }
 
     /// Runs a statement. Returns the rows it changed.
-    pub async fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<u64, DbError> {
-        match self.conn.run(id, params).await? {
+    pub fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<u64, DbError> {
+        match self.conn.run(id, params)? {
             Outcome::Affected(n) if n > 0 => {
                 self.tally.writes += 1;
                 Ok(n)

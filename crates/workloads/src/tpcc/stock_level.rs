@@ -40,10 +40,9 @@ pub fn register(conn: &mut Connection) -> Stmts {
 }
 
 /// Runs Stock-Level inside the caller's read transaction.
-pub async fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbError> {
+pub fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbError> {
     let (w, d) = (i.w_id, i.d_id);
-    x.fetch(s.next_order, &[Param::Int(w), Param::Int(d)])
-        .await?;
+    x.fetch(s.next_order, &[Param::Int(w), Param::Int(d)])?;
     let next = int(x.at(0, 1, 0));
     x.fetch(
         s.low_stock,
@@ -55,8 +54,7 @@ pub async fn run(x: &mut Exec<'_>, s: &Stmts, i: &Input) -> Result<Ended, DbErro
             Param::Int(w),
             Param::Int(i.threshold),
         ],
-    )
-    .await?;
+    )?;
     std::hint::black_box(int(x.at(0, 1, 0)));
     Ok(Ended::Committed)
 }

@@ -10,7 +10,7 @@ use super::{TpccConfig, TxKind, deck::Deck, delivery, new_order, order_status, p
 use super::{procedures, stock_level};
 use crate::random::derive_seed;
 use dbmeter_db::{ConnectOptions, Connection, DbError, ErrorKind, IgnoreList, Value};
-use dbmeter_engine::{EventError, Interrupter, Tally, User, UserFactory};
+use dbmeter_engine::{EventError, Flow, Interrupter, Tally, User, UserFactory};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -129,12 +129,8 @@ pub struct Terminal {
 }
 
 impl UserFactory for TpccFactory {
-    type User = Terminal;
-
-    async fn create(&self, user_id: usize) -> Result<Terminal, String> {
-        let mut conn = Connection::connect_nth(&self.connect, user_id)
-            .await
-            .map_err(|e| e.message)?;
+    fn create(&self, user_id: usize) -> Result<Box<dyn User>, String> {
+        let mut conn = Connection::connect_nth(&self.connect, user_id).map_err(|e| e.message)?;
         let mode = if self.cfg.procedures {
             Mode::Procedures {
                 calls: procedures::register(&mut conn),
@@ -153,10 +149,10 @@ impl UserFactory for TpccFactory {
         if !self.cfg.procedures
             && let Some(sql) = session_setup(conn.dialect())
         {
-            conn.execute(sql).await.map_err(|e| e.message)?;
+            conn.execute(sql).map_err(|e| e.message)?;
         }
         let (home, district) = home_of(user_id, self.warehouses);
-        Ok(Terminal {
+        Ok(Box::new(Terminal {
             conn,
             mode,
             inputs: Gen {
@@ -175,19 +171,19 @@ impl UserFactory for TpccFactory {
             last: None,
             in_tx: false,
             rows: Vec::with_capacity(64),
-        })
+        }))
     }
 }
 
 impl Terminal {
-    async fn execute(&mut self, input: &TxInput, tally: &mut Tally) -> Result<Ended, DbError> {
+    fn execute(&mut self, input: &TxInput, tally: &mut Tally) -> Result<Ended, DbError> {
         let mut x = Exec {
             conn: &mut self.conn,
             tally,
             rows: &mut self.rows,
         };
         match &self.mode {
-            Mode::Procedures { calls, .. } => procedures::call(&mut x, calls, input).await,
+            Mode::Procedures { calls, .. } => procedures::call(&mut x, calls, input),
             Mode::Client {
                 tx,
                 new_order,
@@ -202,21 +198,21 @@ impl Terminal {
                 } else {
                     tx.begin_write
                 } {
-                    x.run(b, &[]).await?;
+                    x.run(b, &[])?;
                 }
                 self.in_tx = true;
                 let ended = match input {
-                    TxInput::NewOrder(i) => new_order::run(&mut x, new_order, i).await?,
-                    TxInput::Payment(i) => payment::run(&mut x, payment, i).await?,
-                    TxInput::OrderStatus(i) => order_status::run(&mut x, order_status, i).await?,
-                    TxInput::Delivery(i) => delivery::run(&mut x, delivery, tx, i).await?.0,
-                    TxInput::StockLevel(i) => stock_level::run(&mut x, stock_level, i).await?,
+                    TxInput::NewOrder(i) => new_order::run(&mut x, new_order, i)?,
+                    TxInput::Payment(i) => payment::run(&mut x, payment, i)?,
+                    TxInput::OrderStatus(i) => order_status::run(&mut x, order_status, i)?,
+                    TxInput::Delivery(i) => delivery::run(&mut x, delivery, tx, i)?.0,
+                    TxInput::StockLevel(i) => stock_level::run(&mut x, stock_level, i)?,
                 };
                 let end = match ended {
                     Ended::Committed => tx.commit,
                     Ended::RolledBack => tx.rollback,
                 };
-                x.run(end, &[]).await?;
+                x.run(end, &[])?;
                 self.in_tx = false;
                 Ok(ended)
             }
@@ -224,7 +220,7 @@ impl Terminal {
     }
 
     /// Rolls back what an error left open and tells the engine what to do.
-    async fn fail(&mut self, e: DbError, input: TxInput) -> EventError {
+    fn fail(&mut self, e: DbError, input: TxInput) -> EventError {
         let rollback = match &self.mode {
             Mode::Client { tx, .. } => self.in_tx.then_some(tx.rollback),
             // A procedure rolls back itself, except where a lock wait
@@ -235,7 +231,7 @@ impl Terminal {
         if let Some(r) = rollback
             && !matches!(e.kind, ErrorKind::ConnectionLost)
         {
-            let _ = self.conn.run(r, &[]).await;
+            let _ = self.conn.run(r, &[]);
         }
         match e.kind {
             ErrorKind::Interrupted => EventError::Cancelled,
@@ -272,7 +268,7 @@ fn think(r: &mut TpccRand, mean: f64) -> f64 {
 }
 
 impl User for Terminal {
-    async fn event(&mut self, tally: &mut Tally) -> Result<(), EventError> {
+    fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
         let input = match self.pending.take() {
             Some(i) => i,
             None => {
@@ -285,13 +281,13 @@ impl User for Terminal {
         };
         let kind = input.kind();
         tally.kind = kind as usize;
-        match self.execute(&input, tally).await {
+        match self.execute(&input, tally) {
             Ok(ended) => {
                 tally.rolled_back = ended == Ended::RolledBack;
                 self.last = Some(kind);
-                Ok(())
+                Ok(Flow::Continue)
             }
-            Err(e) => Err(self.fail(e, input).await),
+            Err(e) => Err(self.fail(e, input)),
         }
     }
 
@@ -311,13 +307,13 @@ impl User for Terminal {
         Duration::from_secs_f64(s)
     }
 
-    async fn reconnect(&mut self) -> Result<(), String> {
+    fn reconnect(&mut self) -> Result<(), String> {
         self.in_tx = false;
-        self.conn.reconnect().await.map_err(|e| e.message)?;
+        self.conn.reconnect().map_err(|e| e.message)?;
         if matches!(self.mode, Mode::Client { .. })
             && let Some(sql) = session_setup(self.conn.dialect())
         {
-            self.conn.execute(sql).await.map_err(|e| e.message)?;
+            self.conn.execute(sql).map_err(|e| e.message)?;
         }
         Ok(())
     }
