@@ -70,7 +70,10 @@ pub fn run_hook(when: &str, command: &str, env: &HookEnv) -> HookResult {
         .arg(body)
         .env("DBMETER_CAMPAIGN", &env.campaign)
         .env("DBMETER_TARGET", &env.target)
-        .env("DBMETER_DB", &env.url)
+        // The target without its password: a secret never goes into a
+        // child's environment (a hook reads its credentials from its own
+        // files, ~/.my.cnf or ~/.pgpass).
+        .env("DBMETER_DB", dbmeter_db::mask_password(&env.url))
         .env("DBMETER_WORKLOAD", &env.workload)
         .env("DBMETER_CLIENTS", env.clients.to_string())
         .env("DBMETER_REPEAT", env.repeat.to_string())
@@ -113,4 +116,16 @@ fn rows_text(r: &dbmeter_db::Rows) -> String {
         out.push('\n');
     }
     out
+}
+
+impl From<&HookResult> for dbmeter_result::HookRecord {
+    fn from(h: &HookResult) -> Self {
+        dbmeter_result::HookRecord {
+            when: h.when.clone(),
+            command: h.command.clone(),
+            ok: h.ok,
+            exit_code: h.exit_code,
+            output: h.output.clone(),
+        }
+    }
 }

@@ -4,7 +4,8 @@
 //!
 //! - `spec.rs`: the file format and its checks (errors name the line).
 //! - `plan.rs`: the ordered cells and the time they will take.
-//! - `runner.rs`: servers, datasets, resets, runs, the store.
+//! - `runner.rs`: servers, datasets, resets, runs (through the run layer,
+//!   in this process), the store.
 //! - `hooks.rs`: shell and SQL commands around the campaign and each run.
 
 pub mod hooks;
@@ -12,5 +13,5 @@ pub mod plan;
 pub mod runner;
 pub mod spec;
 
-pub use runner::{RunOptions, Summary, describe, run, store_spec};
+pub use runner::{RunOptions, Summary, check, describe, run, store_spec, todo};
 pub use spec::Campaign;

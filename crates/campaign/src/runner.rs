@@ -1,34 +1,39 @@
 //! Runs a campaign: starts its managed servers, prepares each dataset once
-//! per target, runs every cell as a `dbmeter run` child process (so that a
-//! failing cell cannot take the campaign down), and stores each result the
-//! moment it lands.
+//! per target, runs every cell through the run layer (in this process: the
+//! target's URL and password never reach a command line or a child's
+//! environment), and stores each result the moment it lands.
 
 use crate::hooks::{HookEnv, HookResult, run_hook};
 use crate::plan::{Cell, cells, estimate, human};
 use crate::spec::{Campaign, Reset, Target, TargetKind, Workload};
+use dbmeter_benchmarks::options::{OptValues, canonical};
+use dbmeter_benchmarks::{Console, LoadProgress, registry};
+use dbmeter_engine::StopHandle;
+use dbmeter_result::{HookRecord, RunDocument};
+use dbmeter_run::options::specs_for;
+use dbmeter_run::{Observer, Request};
 use dbmeter_server::managed::{Home, StartRequest};
 use dbmeter_server::{Flavor, parse_cpu_list};
 use dbmeter_store::{RunMeta, Store};
-use dbmeter_workloads::options::canonical;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::Path;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How long a managed server may take to stop cleanly.
 const STOP_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub struct RunOptions {
-    /// The dbmeter binary that runs the cells.
-    pub exe: PathBuf,
     /// The results store (see [`store_spec`]).
     pub store: String,
-    /// Skip cells already in the store.
+    /// Skip the cells whose run is already stored as completed (an
+    /// interrupted or failed cell runs again).
     pub resume: bool,
-    /// Set on Ctrl-C: the running cell stops (it gets the signal too), its
-    /// partial result is stored, and no other cell starts.
-    pub stop: Arc<AtomicBool>,
+    /// Set on SIGINT or SIGTERM: the running cell stops within a second,
+    /// its partial result is stored as interrupted, and no other cell
+    /// starts.
+    pub stop: StopHandle,
+    /// Loaders of each `prepare` (connections loading at once).
+    pub prepare_threads: usize,
 }
 
 #[derive(Debug, Default, PartialEq)]
@@ -61,9 +66,64 @@ pub fn store_spec(c: &Campaign, given: Option<&str>, default: &str) -> String {
     default.to_string()
 }
 
-/// The plan, for `--dry-run`.
-pub fn describe(c: &Campaign, store: &str) -> String {
+/// Checks what can be checked before anything runs: every target's URL
+/// and server flavor (workload names and options were checked when the
+/// file was read). The error names the target.
+pub fn check(c: &Campaign) -> Result<(), String> {
+    for t in &c.targets {
+        match &t.kind {
+            TargetKind::External { url } => {
+                dbmeter_db::Target::parse(url)
+                    .map_err(|e| format!("target {}: {}", t.name, e.message))?;
+            }
+            TargetKind::Managed {
+                flavor,
+                server_cpus,
+                ..
+            } => {
+                Flavor::parse(flavor).ok_or_else(|| {
+                    format!(
+                        "target {}: unknown server flavor '{flavor}' (mariadb or postgres)",
+                        t.name
+                    )
+                })?;
+                if let Some(cpus) = server_cpus {
+                    parse_cpu_list(cpus).map_err(|e| format!("target {}: {e}", t.name))?;
+                }
+            }
+        }
+    }
+    for w in &c.workloads {
+        registry::resolve(&w.name)?;
+    }
+    Ok(())
+}
+
+/// The cells still to run: all of them, or with `resume` those without a
+/// completed run in the store; and how many were skipped.
+pub fn todo(c: &Campaign, store: &mut Store, resume: bool) -> Result<(Vec<Cell>, usize), String> {
     let all = cells(c);
+    if !resume {
+        return Ok((all, 0));
+    }
+    let mut left = Vec::new();
+    let mut skipped = 0;
+    for cell in &all {
+        if store
+            .has_cell(&c.name, &cell.key(c), cell.repeat)
+            .map_err(|e| e.to_string())?
+        {
+            skipped += 1;
+        } else {
+            left.push(*cell);
+        }
+    }
+    Ok((left, skipped))
+}
+
+/// The plan, for `--dry-run`: `all` is the campaign's cells (or, with
+/// `--resume`, those still to run).
+pub fn describe(c: &Campaign, store: &str, all: &[Cell], skipped: usize) -> String {
     let mut s = format!(
         "campaign '{}': {} target(s) x {} workload(s) x {} client count(s) x {} repeat(s) = {} runs\n",
         c.name,
@@ -74,12 +134,12 @@ pub fn describe(c: &Campaign, store: &str) -> String {
         all.len()
     );
     s.push_str(&format!(
-        "each run: {}s warm-up + {}s measured, {}s pause; order: {:?}; reset: {:?}{}\n",
+        "each run: {}s warm-up + {}s measured, {}s pause; order: {}; reset: {}{}\n",
         c.warmup,
         c.duration,
         c.pause,
-        c.order,
-        c.reset,
+        c.order.name(),
+        c.reset.name(),
         if c.reset == Reset::None {
             ""
         } else if c.reset_every_run {
@@ -89,6 +149,12 @@ pub fn describe(c: &Campaign, store: &str) -> String {
         }
     ));
     s.push_str(&format!("store: {store}\n"));
+    if skipped > 0 {
+        s.push_str(&format!(
+            "{skipped} run(s) already stored as completed are skipped; {} to run\n",
+            all.len()
+        ));
+    }
     for t in &c.targets {
         match &t.kind {
             TargetKind::External { url } => {
@@ -137,13 +203,13 @@ struct Live {
 }
 
 fn dataset_key(w: &Workload) -> Option<String> {
-    let workload = dbmeter_workloads::registry::find(&w.name)?.workload;
-    let family = workload.dataset()?;
-    let specs = workload.options();
+    let bench = registry::find(&w.name)?;
+    let family = bench.dataset()?;
+    let specs = bench.options();
     let shapes_data = |name: &str| {
         specs
             .iter()
-            .any(|s| s.shapes_data && canonical(s.name) == name)
+            .any(|s| s.shapes_data && canonical(&s.name) == name)
     };
     let mut parts: Vec<String> = w
         .options
@@ -208,42 +274,79 @@ fn start_managed(
     Ok(state.url)
 }
 
-struct Child {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn dbmeter(exe: &Path, args: &[String]) -> Result<Child, String> {
-    let o = Command::new(exe)
-        .args(args)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    Ok(Child {
-        code: o.status.code().unwrap_or(130),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    })
-}
-
 fn last_line(s: &str) -> String {
     s.lines()
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("")
         .trim()
-        .trim_start_matches("dbmeter: error: ")
         .to_string()
 }
 
-fn opt_args(opts: &[(String, String)]) -> Vec<String> {
-    opts.iter().map(|(k, v)| format!("--{k}={v}")).collect()
+/// What a cell's run layer says while it works: kept, not printed, but
+/// for the load summary and the warnings.
+#[derive(Default)]
+struct Quiet {
+    lines: Mutex<Vec<String>>,
+    warnings: Mutex<Vec<String>>,
+    progress: LoadProgress,
 }
 
-/// Sleeps up to `secs`, waking early on Ctrl-C.
-fn pause(secs: f64, stop: &AtomicBool) {
+impl Console for Quiet {
+    fn line(&self, text: &str) {
+        if let Ok(mut l) = self.lines.lock() {
+            l.push(text.to_string());
+        }
+    }
+
+    fn progress(&self) -> &LoadProgress {
+        &self.progress
+    }
+}
+
+impl Observer for Quiet {
+    fn warning(&self, message: &str) {
+        if let Ok(mut w) = self.warnings.lock() {
+            w.push(message.to_string());
+        }
+    }
+}
+
+impl Quiet {
+    fn lines_starting(&self, prefix: &str) -> Vec<String> {
+        self.lines
+            .lock()
+            .map(|l| {
+                l.iter()
+                    .filter(|x| x.starts_with(prefix))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The request for `workload` on `url` with `extra` options (campaign
+/// options, then the workload's, then the cell's).
+fn request(w: &Workload, url: &str, extra: &[(String, String)]) -> Result<Request, String> {
+    let bench = registry::resolve(&w.name)?;
+    let specs = specs_for(Some(bench.as_ref()));
+    let mut options = OptValues::from_defaults(&specs);
+    options.set("db", url);
+    for (k, v) in extra {
+        options.set(&canonical(k), v);
+    }
+    Ok(Request {
+        benchmark: bench,
+        options,
+        store: None,
+    })
+}
+
+/// Sleeps up to `secs`, waking early on a stop request.
+fn pause(secs: f64, stop: &StopHandle) {
     let until = Instant::now() + Duration::from_secs_f64(secs);
-    while Instant::now() < until && !stop.load(Ordering::Relaxed) {
+    while Instant::now() < until && !stop.is_stopped() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -257,22 +360,8 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
         store: spec.clone(),
         ..Summary::default()
     };
-    let todo: Vec<Cell> = if o.resume {
-        let mut left = Vec::new();
-        for cell in &all {
-            if store
-                .has_cell(&c.name, &cell.key(c), cell.repeat)
-                .map_err(|e| e.to_string())?
-            {
-                summary.skipped += 1;
-            } else {
-                left.push(*cell);
-            }
-        }
-        left
-    } else {
-        all.clone()
-    };
+    let (todo, skipped) = todo(c, &mut store, o.resume)?;
+    summary.skipped = skipped;
     say(&format!(
         "campaign '{}': {} runs{}, about {}; results in {}",
         c.name,
@@ -340,7 +429,7 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
 
         let began = Instant::now();
         for (i, cell) in todo.iter().enumerate() {
-            if o.stop.load(Ordering::Relaxed) {
+            if o.stop.is_stopped() {
                 summary.interrupted = true;
                 break;
             }
@@ -381,17 +470,21 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                 report_hook(say, &r);
                 hooks.push(r);
             }
-            let outcome = run_cell(c, o, cell, &live[cell.target].url, w)?;
+            let outcome = run_cell(c, o, cell, &live[cell.target].url, w, say)?;
             for h in &c.hooks.after_run {
                 let r = run_hook("after_run", h, &env);
                 report_hook(say, &r);
                 hooks.push(r);
             }
             match outcome {
-                CellOutcome::Done { json, line, failed } => {
-                    let json = with_hooks(&json, &hooks);
+                CellOutcome::Done {
+                    mut doc,
+                    line,
+                    failed,
+                } => {
+                    doc.hooks = hooks.iter().map(HookRecord::from).collect();
                     let id = store
-                        .save(&json, &meta(c, cell))
+                        .save(&doc.to_json(), &meta(c, cell))
                         .map_err(|e| format!("cannot store the result: {e}"))?;
                     say(&format!("  {line} (stored as run #{id})"));
                     if failed {
@@ -406,7 +499,7 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                     store_failure(&mut store, c, cell, &live[cell.target].url, &e)?;
                 }
             }
-            if o.stop.load(Ordering::Relaxed) {
+            if o.stop.is_stopped() {
                 summary.interrupted = true;
                 break;
             }
@@ -457,24 +550,6 @@ fn meta(c: &Campaign, cell: &Cell) -> RunMeta {
     }
 }
 
-fn with_hooks(json: &str, hooks: &[HookResult]) -> String {
-    if hooks.is_empty() {
-        return json.to_string();
-    }
-    match serde_json::from_str::<serde_json::Value>(json) {
-        Ok(mut v) => {
-            if let Some(obj) = v.as_object_mut() {
-                obj.insert(
-                    "hooks".into(),
-                    serde_json::to_value(hooks).unwrap_or_default(),
-                );
-            }
-            serde_json::to_string_pretty(&v).unwrap_or_else(|_| json.to_string())
-        }
-        Err(_) => json.to_string(),
-    }
-}
-
 /// A cell that produced no result document (it could not connect, say)
 /// is stored as a failed run, so that the campaign's record is complete.
 fn store_failure(
@@ -484,16 +559,14 @@ fn store_failure(
     url: &str,
     error: &str,
 ) -> Result<(), String> {
-    let doc = serde_json::json!({
-        "schema": "dbmeter.run",
-        "schema_version": 1,
-        "workload": c.workloads[cell.workload].name,
-        "threads": cell.clients,
-        "target": { "url": mask(url) },
-        "end": { "reason": "failed", "error": error },
-    });
+    let doc = RunDocument::failed_before_start(
+        &c.workloads[cell.workload].name,
+        cell.clients as usize,
+        &mask(url),
+        error,
+    );
     store
-        .save(&doc.to_string(), &meta(c, cell))
+        .save(&doc.to_json(), &meta(c, cell))
         .map(|_| ())
         .map_err(|e| format!("cannot store the failed run: {e}"))
 }
@@ -534,9 +607,9 @@ fn prepare_cell(
     if l.prepared.as_deref() == Some(key.as_str()) {
         return Ok(());
     }
-    let db = format!("--db={}", l.url);
-    let mut args = vec!["cleanup".to_string(), w.name.clone(), db.clone()];
-    args.extend(opt_args(&w.options));
+    let mut extra = w.options.clone();
+    extra.push(("threads".into(), o.prepare_threads.max(1).to_string()));
+    let req = request(w, &l.url, &extra)?;
     // A new SQLite file has nothing to clean up (and cleanup would refuse
     // to create it).
     let fresh_file = l
@@ -545,20 +618,14 @@ fn prepare_cell(
         .map(|p| p.trim_start_matches("//"))
         .is_some_and(|p| !Path::new(p.split('?').next().unwrap_or(p)).exists());
     if !fresh_file {
-        let r = dbmeter(&o.exe, &args)?;
-        if r.code != 0 {
-            return Err(format!("cleanup: {}", last_line(&r.stderr)));
-        }
+        dbmeter_run::command("cleanup", &req, &Quiet::default())
+            .map_err(|e| format!("cleanup: {e}"))?;
     }
     say(&format!("  preparing {} ({key})", w.name));
-    args[0] = "prepare".into();
-    args.push("--threads=4".into());
-    let r = dbmeter(&o.exe, &args)?;
-    if r.code != 0 {
-        return Err(format!("prepare: {}", last_line(&r.stderr)));
-    }
-    if let Some(l2) = r.stdout.lines().find(|x| x.starts_with("Loaded")) {
-        say(&format!("  {l2}"));
+    let quiet = Quiet::default();
+    dbmeter_run::command("prepare", &req, &quiet).map_err(|e| format!("prepare: {e}"))?;
+    for line in quiet.lines_starting("Loaded ") {
+        say(&format!("  {line}"));
     }
     l.prepared = Some(key);
     if let (Some(home), Some(name), Reset::Snapshot) = (home, &l.server, c.reset) {
@@ -574,9 +641,9 @@ fn prepare_cell(
 
 enum CellOutcome {
     /// A result document, complete or partial; `failed` when the run did
-    /// not end on its limit.
+    /// not end on its limit and was not interrupted.
     Done {
-        json: String,
+        doc: RunDocument,
         line: String,
         failed: bool,
     },
@@ -589,69 +656,44 @@ fn run_cell(
     cell: &Cell,
     url: &str,
     w: &Workload,
+    say: &mut dyn FnMut(&str),
 ) -> Result<CellOutcome, String> {
-    let tmp = tempfile_path();
-    let mut args = vec![
-        "run".to_string(),
-        w.name.clone(),
-        format!("--db={url}"),
-        format!("--threads={}", cell.clients),
-        format!("--time={}", c.duration),
-        format!("--warmup-time={}", c.warmup),
-        "--format=json".into(),
-        format!("--output={}", tmp.display()),
+    let mut extra = vec![
+        ("threads".to_string(), cell.clients.to_string()),
+        ("time".to_string(), c.duration.to_string()),
+        ("warmup-time".to_string(), c.warmup.to_string()),
     ];
-    args.extend(opt_args(&c.options));
-    args.extend(opt_args(&w.options));
-    let r = dbmeter(&o.exe, &args)?;
-    let json = std::fs::read_to_string(&tmp).ok();
-    let _ = std::fs::remove_file(&tmp);
-    let Some(json) = json.filter(|j| !j.trim().is_empty()) else {
-        let why = last_line(&r.stderr);
-        return Ok(CellOutcome::NoResult(if why.is_empty() {
-            format!("dbmeter run exited with code {}", r.code)
-        } else {
-            why
-        }));
+    extra.extend(c.options.iter().cloned());
+    extra.extend(w.options.iter().cloned());
+    let req = request(w, url, &extra)?;
+    let quiet = Quiet::default();
+    let outcome = match dbmeter_run::run(&req, &quiet, &o.stop) {
+        Ok(x) => x,
+        Err(e) => return Ok(CellOutcome::NoResult(e.to_string())),
     };
-    let doc: serde_json::Value = match serde_json::from_str(&json) {
-        Ok(d) => d,
-        Err(e) => {
-            return Ok(CellOutcome::NoResult(format!(
-                "dbmeter run wrote a bad JSON result: {e}"
-            )));
+    if let Ok(warnings) = quiet.warnings.lock() {
+        for w in warnings.iter() {
+            say(&format!("  WARNING: {w}"));
         }
-    };
-    let tps = doc["totals"]["events_per_s"].as_f64().unwrap_or(0.0);
-    let p95 = doc["latency_ms"]["percentiles"]
-        .as_array()
-        .and_then(|a| a.iter().find(|p| p["percentile"].as_f64() == Some(95.0)))
-        .and_then(|p| p["ms"].as_f64());
-    let reason = doc["end"]["reason"].as_str().unwrap_or("").to_string();
-    let failed = r.code != 0 && reason != "interrupted";
-    let mut line = format!("{tps:.1} tps");
-    if let Some(nopm) = doc["tpcc"]["nopm"].as_f64() {
-        line.push_str(&format!(", NOPM {nopm:.0}"));
     }
-    if let Some(p) = p95 {
+    let doc = outcome.document;
+    let reason = doc.end.reason.clone();
+    let failed = !doc.completed() && reason != "interrupted";
+    let mut line = format!("{:.1} tps", doc.totals.events_per_s);
+    for (label, value) in req.benchmark.headline(&doc) {
+        line.push_str(&format!(", {label} {value:.0}"));
+    }
+    if let Some(p) = doc.latency_percentile_ms(95.0) {
         line.push_str(&format!(", p95 {p:.3} ms"));
     }
-    if r.code != 0 {
-        line.push_str(&format!(" [{reason}: {}]", last_line(&r.stderr)));
+    if !doc.completed() {
+        match &doc.end.error {
+            Some(e) => line.push_str(&format!(" [{reason}: {}]", last_line(e))),
+            None => line.push_str(&format!(" [{reason}]")),
+        }
     }
-    let _ = r.stdout;
-    Ok(CellOutcome::Done { json, line, failed })
+    Ok(CellOutcome::Done { doc, line, failed })
 }
-
-fn tempfile_path() -> PathBuf {
-    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    std::env::temp_dir().join(format!(
-        "dbmeter-campaign-{}-{}.json",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,7 @@
 //! The campaign file: TOML, read into [`Campaign`] and checked, with the
 //! line of the first mistake in every error.
 
-use dbmeter_workloads::options::{OptSpec, canonical, check};
+use dbmeter_benchmarks::options::{OptSpec, canonical, check};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -121,7 +121,7 @@ impl Workload {
     /// Whether its runs change the data (and so may need a reset first).
     pub fn writes(&self) -> bool {
         // Names were checked against the registry when the file was read.
-        dbmeter_workloads::registry::find(&self.name).is_none_or(|w| w.workload.writes())
+        dbmeter_benchmarks::registry::find(&self.name).is_none_or(|w| w.writes())
     }
 }
 
@@ -139,6 +139,27 @@ pub enum Reset {
     None,
     Restart,
     Snapshot,
+}
+
+impl Order {
+    /// As the campaign file writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::Interleaved => "interleaved",
+            Order::Sequential => "sequential",
+        }
+    }
+}
+
+impl Reset {
+    /// As the campaign file writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reset::None => "none",
+            Reset::Restart => "restart",
+            Reset::Snapshot => "snapshot",
+        }
+    }
 }
 
 /// A checked campaign.
@@ -222,7 +243,7 @@ fn check_option(
     let Some(spec) = own
         .iter()
         .chain(general)
-        .find(|o| canonical(o.name) == canonical(name))
+        .find(|o| canonical(&o.name) == canonical(name))
     else {
         return Err(format!("unknown option '{name}'"));
     };
@@ -391,13 +412,13 @@ impl Campaign {
         let mut workloads = Vec::new();
         for w in &f.workloads {
             let wname = w.name.get_ref().clone();
-            let Some(info) = dbmeter_workloads::registry::find(&wname) else {
+            let Some(info) = dbmeter_benchmarks::registry::find(&wname) else {
                 return Err(at(
                     w.name.span(),
                     format!("unknown workload '{wname}' (`dbmeter list` shows them)"),
                 ));
             };
-            let own = info.workload.options();
+            let own = info.options();
             let opts = options(&w.options);
             for (k, v) in &opts {
                 check_option(k, v, &own, general, aliases).map_err(|e| {
@@ -408,7 +429,7 @@ impl Campaign {
                 })?;
             }
             workloads.push(Workload {
-                name: info.name.to_string(),
+                name: info.name().to_string(),
                 options: opts,
             });
         }
@@ -419,8 +440,8 @@ impl Campaign {
             Some(o) => {
                 let all: Vec<OptSpec> = workloads
                     .iter()
-                    .filter_map(|w| dbmeter_workloads::registry::find(&w.name))
-                    .flat_map(|i| i.workload.options())
+                    .filter_map(|w| dbmeter_benchmarks::registry::find(&w.name))
+                    .flat_map(|i| i.options())
                     .collect();
                 let opts = options(o.get_ref());
                 for (k, v) in &opts {

@@ -1,9 +1,11 @@
 //! Splitting the command line into a command, a workload and options.
 
 use crate::CliError;
-use crate::general::ALIASES;
-use dbmeter_workloads::options::{OptKind, OptSpec, OptValues, canonical, check, parse_bool};
-use dbmeter_workloads::registry::{self, WorkloadInfo};
+use dbmeter_benchmarks::Benchmark;
+use dbmeter_benchmarks::options::{OptKind, OptSpec, OptValues, canonical, check, parse_bool};
+use dbmeter_benchmarks::registry;
+use dbmeter_run::options::ALIASES;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Command {
@@ -49,7 +51,7 @@ impl Command {
 /// A parsed command line.
 pub struct Invocation {
     pub command: Command,
-    pub workload: Option<&'static WorkloadInfo>,
+    pub workload: Option<Arc<dyn Benchmark>>,
     /// The options as given: canonical name and value.
     pub given: Vec<(String, String)>,
 }
@@ -84,7 +86,7 @@ pub fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Opt
 /// Splits `args` into the command, the workload and raw options.
 pub fn parse(
     args: &[String],
-    specs_for: impl Fn(Option<&WorkloadInfo>) -> Vec<OptSpec>,
+    specs_for: impl Fn(Option<&dyn Benchmark>) -> Vec<OptSpec>,
 ) -> Result<Invocation, CliError> {
     // First pass: find the command and the workload among the words that
     // are not options, so that the option kinds are known.
@@ -99,17 +101,17 @@ pub fn parse(
         }
         if let Some(c) = Command::parse(a) {
             command = command.or(Some(c));
-        } else if workload.is_none() {
+        } else if workload.is_none() && !is_option(a) {
             workload = registry::find(a);
         }
     }
-    let specs = specs_for(workload);
+    let specs = specs_for(workload.as_deref());
     let find = |name: &str| -> Option<&OptSpec> {
         let name = ALIASES
             .iter()
             .find(|(a, _)| *a == name)
             .map_or(name, |(_, to)| to);
-        specs.iter().find(|s| canonical(s.name) == name)
+        specs.iter().find(|s| canonical(&s.name) == name)
     };
     let mut given = Vec::new();
     let mut words = Vec::new();
@@ -129,22 +131,21 @@ pub fn parse(
             None => (canonical(a), None),
         };
         let Some(spec) = find(&name) else {
-            let names = specs.iter().map(|s| s.name);
-            let hint = closest(
-                &name,
-                specs.iter().map(|s| s.name).chain(std::iter::empty()),
-            )
-            .or_else(|| closest(&name.replace('-', "_"), names))
-            .map(|c| format!("; did you mean --{c}?"))
-            .unwrap_or_default();
-            let scope = workload.map_or(String::new(), |w| format!(" for {}", w.name));
+            let names = specs.iter().map(|s| s.name.as_ref());
+            let hint = closest(&name, specs.iter().map(|s| s.name.as_ref()))
+                .or_else(|| closest(&name.replace('-', "_"), names))
+                .map(|c| format!("; did you mean --{c}?"))
+                .unwrap_or_default();
+            let scope = workload
+                .as_ref()
+                .map_or(String::new(), |w| format!(" for {}", w.name()));
             return Err(CliError::Usage(format!(
                 "unknown option --{name}{scope}{hint}"
             )));
         };
         let value = match inline {
             Some(v) => v,
-            None if spec.kind == OptKind::Bool => {
+            None if matches!(spec.kind, OptKind::Bool) => {
                 match args.get(i).filter(|n| parse_bool(n).is_some()) {
                     Some(v) => {
                         i += 1;
@@ -167,7 +168,7 @@ pub fn parse(
             },
         };
         check(spec, &value).map_err(CliError::Usage)?;
-        given.push((canonical(spec.name), value));
+        given.push((canonical(&spec.name), value));
     }
     // Second look at the words: one command, at most one workload.
     let mut command_word = None;
@@ -192,7 +193,13 @@ pub fn parse(
     if let Some(w) = &workload_word
         && workload.is_none()
     {
-        let hint = closest(w, registry::WORKLOADS.iter().map(|x| x.name))
+        if registry::looks_like_path(w) {
+            return Err(CliError::Failed(
+                registry::resolve(w).err().unwrap_or_default(),
+            ));
+        }
+        let all = registry::all();
+        let hint = closest(w, all.iter().map(|x| x.name()))
             .map(|c| format!("; did you mean {c}?"))
             .unwrap_or_default();
         return Err(CliError::Usage(format!(
@@ -207,7 +214,7 @@ pub fn parse(
     if command_word.is_none() && workload.is_some() && !help {
         return Err(CliError::Usage(format!(
             "missing command: say what to do with {} (prepare, prewarm, run, check or cleanup)",
-            workload.map_or("", |w| w.name)
+            workload.as_ref().map_or("", |w| w.name())
         )));
     }
     Ok(Invocation {

@@ -39,3 +39,12 @@ impl From<DbError> for CliError {
         }
     }
 }
+
+impl From<dbmeter_run::RunError> for CliError {
+    fn from(e: dbmeter_run::RunError) -> Self {
+        match e {
+            dbmeter_run::RunError::Usage(m) => CliError::Usage(m),
+            dbmeter_run::RunError::Failed(m) => CliError::Failed(m),
+        }
+    }
+}

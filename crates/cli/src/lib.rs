@@ -7,10 +7,9 @@
 mod args;
 mod commands;
 mod error;
-mod general;
 mod pinning;
 mod progress;
-mod setup;
+mod signals;
 mod subcommand_args;
 
 pub use error::CliError;

@@ -2,8 +2,8 @@
 //! the server layer) and `--client-cpus`, which binds dbmeter itself.
 
 use crate::CliError;
+use dbmeter_benchmarks::options::OptValues;
 use dbmeter_server::{allowed_cpus, format_cpu_list, parse_cpu_list, pin_process};
-use dbmeter_workloads::options::OptValues;
 
 /// The CPUs of option `--name=list`: a usage error if it does not parse, an
 /// error if it names CPUs this process may not use.

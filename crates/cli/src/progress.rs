@@ -2,7 +2,8 @@
 //! terminal; step lines go above it. Elsewhere (pipes, CI logs) only the
 //! step lines are printed.
 
-use dbmeter_workloads::oltp::LoadProgress;
+use dbmeter_benchmarks::{Console, LoadProgress};
+use dbmeter_run::Observer;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -18,18 +19,23 @@ pub struct LoadBar {
 }
 
 impl LoadBar {
+    /// A counter that draws nothing.
+    pub fn silent() -> LoadBar {
+        LoadBar {
+            progress: Arc::new(LoadProgress::default()),
+            bar: None,
+            stop: Arc::new(AtomicBool::new(false)),
+            painter: None,
+        }
+    }
+
     /// A bar when stderr is a terminal, and otherwise a silent counter.
     pub fn new() -> LoadBar {
+        if !std::io::stderr().is_terminal() {
+            return LoadBar::silent();
+        }
         let progress = Arc::new(LoadProgress::default());
         let stop = Arc::new(AtomicBool::new(false));
-        if !std::io::stderr().is_terminal() {
-            return LoadBar {
-                progress,
-                bar: None,
-                stop,
-                painter: None,
-            };
-        }
         // Hidden until the number of rows to load is known.
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
         let style = ProgressStyle::with_template(
@@ -101,15 +107,54 @@ impl Drop for LoadBar {
     }
 }
 
-/// Runs a load (`prepare`) under a [`LoadBar`]: `load` gets where to say
-/// its step lines and the counter to advance; the bar is cleared before
-/// this returns.
-pub fn with_load_bar<T>(
-    load: impl FnOnce(&(dyn Fn(String) + Send + Sync), &LoadProgress) -> T,
-) -> T {
-    let bar = LoadBar::new();
-    let say = |l: String| bar.say(&l);
-    let r = load(&say, &bar.progress);
-    bar.finish();
-    r
+/// Where the run layer's lines go: stdout, unless stdout carries the JSON
+/// or CSV document (then stderr); warnings on stderr. Loads draw their
+/// progress bar (on a terminal) under the lines.
+pub struct Printer {
+    to_stdout: bool,
+    bar: LoadBar,
+}
+
+impl Printer {
+    /// For a run: lines on stdout when `to_stdout`, else on stderr; no bar.
+    pub fn new(to_stdout: bool) -> Printer {
+        Printer {
+            to_stdout,
+            bar: LoadBar::silent(),
+        }
+    }
+
+    /// For a load (prepare and the other commands): lines on stdout, with
+    /// a progress bar on a terminal.
+    pub fn for_load() -> Printer {
+        Printer {
+            to_stdout: true,
+            bar: LoadBar::new(),
+        }
+    }
+
+    /// Removes the bar.
+    pub fn finish(self) {
+        self.bar.finish();
+    }
+}
+
+impl Console for Printer {
+    fn line(&self, text: &str) {
+        if self.to_stdout {
+            self.bar.say(text);
+        } else {
+            eprintln!("{text}");
+        }
+    }
+
+    fn progress(&self) -> &LoadProgress {
+        &self.bar.progress
+    }
+}
+
+impl Observer for Printer {
+    fn warning(&self, message: &str) {
+        eprintln!("WARNING: {message}");
+    }
 }

@@ -136,7 +136,7 @@ impl Connection {
                 })
             }
             Connection::Sqlite(c) => {
-                let map = crate::sqlite::map_err;
+                let map = crate::drivers::sqlite::map_err;
                 let mut st = c.conn.prepare(sql).map_err(map)?;
                 let columns: Vec<String> = st.column_names().map(|s| s.to_string()).collect();
                 let n = columns.len();
@@ -245,6 +245,26 @@ impl Connection {
             .unwrap_or(0)),
             _ => Ok(0),
         }
+    }
+
+    /// Other clients' sessions busy with a statement right now, server
+    /// wide (MySQL/MariaDB: processlist entries not sleeping, system
+    /// threads left out; PostgreSQL: active client backends); 0 on SQLite.
+    /// A server's global counters include their work.
+    pub fn active_other_sessions(&mut self) -> Result<u64, DbError> {
+        let sql = match self {
+            Connection::Mysql(_) => {
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() \
+                 AND COMMAND NOT IN ('Sleep', 'Daemon', 'Binlog Dump', 'Binlog Dump GTID') \
+                 AND USER NOT IN ('system user', 'event_scheduler')"
+            }
+            Connection::Postgres(_) => {
+                "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() \
+                 AND backend_type = 'client backend' AND state NOT IN ('idle')"
+            }
+            Connection::Sqlite(_) => return Ok(0),
+        };
+        Ok(num(&self.query_rows(sql)?.first_value()).unwrap_or(0))
     }
 
     /// Waits (at most `max`) until the server has published the

@@ -5,23 +5,43 @@
 //!   once ([`Connection::register`]) and executed by id with parameters.
 //! - [`DbError`]: every failure, classified (lost connection, interrupted,
 //!   other) and carrying the driver's error code for ignore lists.
+//!
+//! Where things are:
+//!
+//! - `connection.rs`: the [`Connection`] enum, which hands each call to
+//!   its driver.
+//! - `types.rs`: the values shared by [`Connection`] and the drivers
+//!   ([`Param`], [`Value`], [`Outcome`], [`StmtId`], [`PsMode`],
+//!   [`ConnectOptions`], the `?` placeholder helpers).
+//! - `drivers/`: one folder per database:
+//!   - `drivers/mysql/`: MariaDB and MySQL; `drivers/mysql/wire/` is
+//!     dbmeter's own client for their wire protocol.
+//!   - `drivers/postgres/`: PostgreSQL and [`PgClient`];
+//!     `drivers/postgres/wire/` is dbmeter's own client for its wire
+//!     protocol.
+//!   - `drivers/sqlite/`: embedded SQLite through rusqlite
+//!     ([`SqliteOptions`]).
+//! - `wire_stream.rs`: TCP, Unix socket or TLS under both own clients.
+//! - `tls.rs`: TLS modes and settings ([`TlsMode`], [`TlsSettings`]).
+//! - `target.rs`: [`Target`] and [`Dialect`], parsed from URLs.
+//! - `error.rs`: [`DbError`], [`ErrorKind`], [`IgnoreList`].
+//! - `introspect.rs`: questions about the server rather than the
+//!   benchmark ([`Rows`], [`TableStats`], [`PidHint`]).
 
 mod connection;
+mod drivers;
 mod error;
 mod introspect;
-mod mysql;
-mod mysql_wire;
-mod pg_wire;
-mod postgres;
-mod sqlite;
 mod target;
 mod tls;
+mod types;
 mod wire_stream;
 
-pub use connection::{ConnectOptions, Connection, Outcome, Param, PsMode, StmtId, Value};
+pub use connection::Connection;
+pub use drivers::postgres::{PgArg, PgCell, PgClient};
+pub use drivers::sqlite::SqliteOptions;
 pub use error::{DbError, ErrorKind, IgnoreList};
 pub use introspect::{PidHint, Rows, TableStats, is_local};
-pub use postgres::{PgArg, PgCell, PgClient};
-pub use sqlite::SqliteOptions;
 pub use target::{Dialect, ServerTarget, Target, mask_password};
 pub use tls::{TlsMode, TlsSettings};
+pub use types::{ConnectOptions, Outcome, Param, PsMode, StmtId, Value};

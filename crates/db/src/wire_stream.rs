@@ -1,7 +1,7 @@
-//! The byte stream under dbmeter's own database clients (MariaDB/MySQL
-//! in [`crate::mysql_wire`], PostgreSQL in [`crate::pg_wire`]): TCP (with
-//! TCP_NODELAY), a Unix socket, or TLS over TCP (rustls); and what both
-//! clients do to open one: connect with a timeout, upgrade to TLS.
+//! The byte stream under dbmeter's own database clients (MariaDB/MySQL in
+//! `drivers/mysql/wire/`, PostgreSQL in `drivers/postgres/wire/`): TCP
+//! (with TCP_NODELAY), a Unix socket, or TLS over TCP (rustls); and what
+//! both clients do to open one: connect with a timeout, upgrade to TLS.
 
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};

@@ -33,6 +33,12 @@ pub struct EngineConfig {
     /// at once. Spares a server (or a connection pooler, or a firewall)
     /// that drops bursts of thousands of connects.
     pub connect_rate: Option<f64>,
+    /// How long a user keeps trying to reconnect after it lost its
+    /// connection. When its reconnect attempts have kept failing for longer
+    /// than this (counted from the moment the loss was found), the run
+    /// stops with [`crate::EndReason::Failed`]. A time limit that comes
+    /// first still ends the run normally.
+    pub reconnect_timeout: Duration,
 }
 
 impl Default for EngineConfig {
@@ -50,6 +56,7 @@ impl Default for EngineConfig {
             stop_grace: Duration::from_millis(300),
             kinds: 0,
             connect_rate: None,
+            reconnect_timeout: Duration::from_secs(5),
         }
     }
 }

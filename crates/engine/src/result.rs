@@ -104,6 +104,11 @@ pub struct RateResult {
     pub max_queue_length: u64,
     /// Arrivals due before the end that never started.
     pub unstarted_at_end: u64,
+    /// The largest delay between an event's intended start (its arrival
+    /// time) and its actual start, over the events that started in the
+    /// measured phase (the warm-up is left out). Large when the users
+    /// could not keep up with the rate.
+    pub max_lag: Duration,
 }
 
 /// Why the run ended.
@@ -113,8 +118,18 @@ pub enum EndReason {
     EventLimit,
     /// Stopped by the user (Ctrl-C).
     Interrupted,
-    /// Stopped by an error that is not ignorable.
+    /// Stopped by an error that is not ignorable, with its message. A user
+    /// that could not reconnect within
+    /// [`crate::EngineConfig::reconnect_timeout`] fails the run with a
+    /// message like `lost the server at 3.2 s; 14 reconnect attempts
+    /// failed: <the last reconnect error>`: the time is when that user
+    /// found its connection lost, in seconds since the measurement started
+    /// (`during the warm-up` when it was earlier), and the count is that
+    /// user's failed attempts since then (other users' are not included).
     Failed(String),
+    /// Every user finished its work ([`crate::Flow::UserDone`]) before any
+    /// limit was reached and without a stop or an error.
+    WorkDone,
 }
 
 #[derive(Clone, Debug)]

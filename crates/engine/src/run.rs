@@ -58,8 +58,10 @@ impl std::fmt::Display for EngineError {
 
 impl std::error::Error for EngineError {}
 
-/// How long a user keeps trying to reconnect before it gives up.
-const RECONNECT_GIVE_UP: Duration = Duration::from_secs(60);
+/// The first wait between reconnect attempts; it doubles after every
+/// failed attempt, up to `RECONNECT_MAX_BACKOFF`.
+const RECONNECT_FIRST_BACKOFF: Duration = Duration::from_millis(10);
+const RECONNECT_MAX_BACKOFF: Duration = Duration::from_secs(1);
 /// How often the collector looks at stop requests and finished users.
 const POLL: Duration = Duration::from_millis(20);
 
@@ -97,6 +99,13 @@ struct Shared {
     live: AtomicUsize,
     fatal: Mutex<Option<String>>,
     last_exit: Mutex<Option<u64>>,
+    /// Users that stopped because their work was done, before any limit.
+    work_done: AtomicUsize,
+    /// With a rate: the largest lag (actual start minus intended start), in
+    /// nanoseconds, of the events that started in the measured phase.
+    max_lag_ns: AtomicU64,
+    /// See `EngineConfig::reconnect_timeout`.
+    reconnect_timeout: Duration,
     slots: Vec<Slot>,
     with_service: bool,
     kinds: usize,
@@ -194,6 +203,9 @@ pub fn run_observed(
         live: AtomicUsize::new(n),
         fatal: Mutex::new(None),
         last_exit: Mutex::new(None),
+        work_done: AtomicUsize::new(0),
+        max_lag_ns: AtomicU64::new(0),
+        reconnect_timeout: cfg.reconnect_timeout,
         slots: (0..n).map(|_| Slot::new(with_service, cfg.kinds)).collect(),
         with_service,
         kinds: cfg.kinds,
@@ -353,12 +365,17 @@ pub fn run_observed(
     ) {
         r.unstarted_at_end = q;
     }
+    if let Some(r) = c.rate.as_mut() {
+        r.max_lag = Duration::from_nanos(shared.max_lag_ns.load(Relaxed));
+    }
     let reason = if let Some(msg) = shared.fatal.lock().clone() {
         EndReason::Failed(msg)
     } else if stop.is_stopped() {
         EndReason::Interrupted
     } else if shared.event_limit_hit.load(Relaxed) {
         EndReason::EventLimit
+    } else if shared.work_done.load(Relaxed) == n {
+        EndReason::WorkDone
     } else {
         EndReason::TimeLimit
     };
@@ -601,36 +618,93 @@ fn sleep_until(at: u64, shared: &Shared) -> bool {
     }
 }
 
-/// Reconnects with backoff. Gives up (Err) when the run stops, when its
-/// time is up, or after RECONNECT_GIVE_UP of failures.
-fn reconnect(user: &mut dyn User, shared: &Shared) -> Result<(), String> {
-    let deadline = shared.timing.get().and_then(|t| t.deadline);
-    let began = Instant::now();
-    let mut backoff = Duration::from_millis(10);
+/// How a user's attempts to reconnect ended.
+enum Reconnect {
+    /// The user has a connection again.
+    Done,
+    /// The run stopped, or its time limit passed, before a reconnect
+    /// succeeded: the event in progress is cancelled.
+    Cancelled,
+    /// The attempts kept failing for longer than the reconnect timeout:
+    /// the run fails with this message.
+    GaveUp(String),
+}
+
+/// Reconnects a user whose connection was found lost at tick `lost_at`,
+/// retrying with a doubling backoff. Every failed attempt is counted in
+/// the user's slot as it fails. Gives up when the attempts have kept
+/// failing for `Shared::reconnect_timeout` after `lost_at` (the last attempt
+/// is made at that moment), unless the run's time limit comes first: the
+/// time limit wins when it passes before the timeout does, but a timeout
+/// that passed before the time limit is a failure even when the attempt
+/// that saw it ended after the time limit.
+fn reconnect(user: &mut dyn User, shared: &Shared, slot: &Slot, lost_at: u64) -> Reconnect {
+    let Some(timing) = shared.timing.get() else {
+        return Reconnect::Cancelled;
+    };
+    let ticks = &shared.ticks;
+    let give_up = ticks.add(lost_at, shared.reconnect_timeout);
+    // The give-up moment counts only when it comes before the time limit.
+    let can_fail = timing.deadline.is_none_or(|d| give_up < d);
+    let mut backoff = RECONNECT_FIRST_BACKOFF;
+    let mut failed = 0u64;
     loop {
-        match user.reconnect() {
-            Ok(()) => return Ok(()),
-            Err(e) => {
-                if began.elapsed() >= RECONNECT_GIVE_UP {
-                    return Err(format!(
-                        "lost the connection and could not reconnect for {} s: {e}",
-                        RECONNECT_GIVE_UP.as_secs()
-                    ));
-                }
-            }
+        if shared.stop.load(Relaxed) {
+            return Reconnect::Cancelled;
         }
-        let wake = shared.ticks.add(shared.ticks.now(), backoff);
-        if let Some(d) = deadline
+        let error = match user.reconnect() {
+            Ok(()) => return Reconnect::Done,
+            Err(e) => e,
+        };
+        failed += 1;
+        slot.stats.lock().counters.failed_reconnects += 1;
+        let now = ticks.now();
+        if can_fail && now >= give_up {
+            return Reconnect::GaveUp(lost_server_message(timing, ticks, lost_at, failed, &error));
+        }
+        if timing.deadline.is_some_and(|d| now >= d) {
+            return Reconnect::Cancelled;
+        }
+        let mut wake = ticks.add(now, backoff);
+        if can_fail {
+            // The last attempt is made when the timeout runs out.
+            wake = wake.min(give_up);
+        }
+        if let Some(d) = timing.deadline
             && wake >= d
         {
+            // The next attempt would come after the time limit (and, as
+            // `can_fail` is false here, so would giving up).
             sleep_until(d, shared);
-            return Err("the time limit passed while reconnecting".into());
+            return Reconnect::Cancelled;
         }
         if !sleep_until(wake, shared) {
-            return Err("stopped while reconnecting".into());
+            return Reconnect::Cancelled;
         }
-        backoff = (backoff * 2).min(Duration::from_secs(1));
+        backoff = (backoff * 2).min(RECONNECT_MAX_BACKOFF);
     }
+}
+
+/// The message of a run that failed because a user could not reconnect:
+/// `lost the server at 3.2 s; 14 reconnect attempts failed: <error>`.
+fn lost_server_message(
+    timing: &Timing,
+    ticks: &Ticks,
+    lost_at: u64,
+    failed: u64,
+    error: &str,
+) -> String {
+    let when = if lost_at < timing.measure_start {
+        "during the warm-up".to_string()
+    } else {
+        format!("at {:.1} s", ticks.secs(timing.measure_start, lost_at))
+    };
+    let attempts = if failed == 1 {
+        "1 reconnect attempt failed".to_string()
+    } else {
+        format!("{failed} reconnect attempts failed")
+    };
+    format!("lost the server {when}; {attempts}: {error}")
 }
 
 /// Reserves a chunk of the --events budget for one user: large while much
@@ -718,6 +792,15 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
         } else {
             prev_end
         };
+        if let Some(at) = intended
+            && start >= timing.measure_start
+        {
+            let lag = ticks.ns(at, start);
+            // Read first: the shared maximum is written only when it grows.
+            if lag > shared.max_lag_ns.load(Relaxed) {
+                shared.max_lag_ns.fetch_max(lag, Relaxed);
+            }
+        }
         if shared.max_events > 0 && start >= timing.measure_start {
             if budget == 0 {
                 budget = reserve_events(shared);
@@ -758,17 +841,26 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
                     }
                 }
                 Err(EventError::ConnectionLost { code, .. }) => {
-                    errors.push(code);
-                    match reconnect(user.as_mut(), shared) {
-                        Ok(()) => slot.stats.lock().counters.reconnects += 1,
-                        Err(_)
+                    let lost_at = ticks.now();
+                    {
+                        // Counted now, in the interval where it happened.
+                        let mut s = slot.stats.lock();
+                        s.counters.connection_errors += 1;
+                        *s.errors.entry(code).or_insert(0) += 1;
+                    }
+                    match reconnect(user.as_mut(), shared, slot, lost_at) {
+                        Reconnect::Done => {
+                            slot.stats.lock().counters.reconnects += 1;
+                            // Restart the event only while the run goes on.
                             if shared.stop.load(Relaxed)
-                                || timing.deadline.is_some_and(|d| ticks.now() >= d) =>
-                        {
-                            break Outcome::Cancelled;
+                                || timing.deadline.is_some_and(|d| ticks.now() >= d)
+                            {
+                                break Outcome::Cancelled;
+                            }
                         }
-                        Err(e) => {
-                            shared.fail(e);
+                        Reconnect::Cancelled => break Outcome::Cancelled,
+                        Reconnect::GaveUp(message) => {
+                            shared.fail(message);
                             break Outcome::Fatal;
                         }
                     }
@@ -809,16 +901,27 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
                 Outcome::Cancelled => s.counters.cancelled += 1,
                 Outcome::Fatal => {}
             }
-            s.counters.reads += tally.reads;
-            s.counters.writes += tally.writes;
-            s.counters.others += tally.others;
+            // The statements of an event cut short are not queries done.
+            if matches!(outcome, Outcome::Done | Outcome::TimedOut) {
+                s.counters.reads += tally.reads;
+                s.counters.writes += tally.writes;
+                s.counters.others += tally.others;
+            }
             for code in errors.drain(..) {
                 *s.errors.entry(code).or_insert(0) += 1;
             }
         }
         prev_end = end;
-        if last_event
-            || !matches!(outcome, Outcome::Done | Outcome::TimedOut)
+        if last_event {
+            // Work done before the time limit: the run may end with
+            // EndReason::WorkDone (a last event that ended after the time
+            // limit leaves the time limit as the reason).
+            if timing.deadline.is_none_or(|d| end < d) {
+                shared.work_done.fetch_add(1, Relaxed);
+            }
+            break;
+        }
+        if !matches!(outcome, Outcome::Done | Outcome::TimedOut)
             || timing.deadline.is_some_and(|d| end >= d)
         {
             break;

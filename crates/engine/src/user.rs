@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 /// Queries an event performed, by class. The workload adds to it; the
-/// engine folds it into the statistics once the event completes.
+/// engine folds it into the statistics once the event completes or times
+/// out (the queries of an event that is cancelled or fails are left out).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Tally {
     pub reads: u64,
@@ -37,8 +38,11 @@ pub enum EventError {
     /// error counted under `code`. The failed attempt's time counts toward
     /// the event's latency.
     Ignorable { code: String },
-    /// The connection is gone: the engine reconnects with backoff, counts a
-    /// reconnect and restarts the event.
+    /// The connection is gone: the engine counts a connection error (and
+    /// `code`) at once, reconnects with backoff (counting every failed
+    /// attempt as it fails), counts a reconnect and restarts the event. A
+    /// user that cannot reconnect within
+    /// [`crate::EngineConfig::reconnect_timeout`] fails the run.
     ConnectionLost { code: String, message: String },
     /// Anything else: the run stops with this message and keeps what it
     /// measured so far.

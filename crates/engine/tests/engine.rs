@@ -2,8 +2,9 @@
 //! engine knows nothing of SQL).
 
 use dbmeter_engine::*;
+use dbmeter_stats::Counters;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// A user whose event sleeps for `sleep` and can fail on a given event number.
@@ -228,4 +229,497 @@ fn setup_failure_is_an_error() {
     });
     let e = run(&cfg(), f, &StopHandle::new(), &mut |_| {}).unwrap_err();
     assert!(e.to_string().contains("cannot connect"));
+}
+
+/// What a [`Flaky`] user does; every user of a run gets a copy.
+#[derive(Clone, Default)]
+struct Spec {
+    /// How long an event takes.
+    sleep: Duration,
+    /// The event call (1-based, per user) at which the connection is lost, once.
+    lose_at: Option<u64>,
+    /// Only users with a lower id lose their connection (`None`: all).
+    losing_users: Option<usize>,
+    /// Reconnect attempts that fail before one succeeds (`u64::MAX`: all).
+    failing_reconnects: u64,
+    /// How long a reconnect attempt takes.
+    reconnect_takes: Duration,
+    /// Completed events after which a user's work is done (`None`: never).
+    work: Option<u64>,
+    /// Only users with a lower id have finite work (`None`: all).
+    finite_users: Option<usize>,
+}
+
+/// A user of a pretend server that can go down: while `down` is set its
+/// events fail with a lost connection and its reconnects fail.
+struct Flaky {
+    spec: Spec,
+    id: usize,
+    calls: u64,
+    completed: u64,
+    reconnect_failures: u64,
+    down: Arc<AtomicBool>,
+}
+
+impl User for Flaky {
+    fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
+        self.calls += 1;
+        if !self.spec.sleep.is_zero() {
+            std::thread::sleep(self.spec.sleep);
+        }
+        let loses = self.spec.losing_users.is_none_or(|n| self.id < n);
+        if self.down.load(Ordering::Relaxed) || (loses && self.spec.lose_at == Some(self.calls)) {
+            return Err(EventError::ConnectionLost {
+                code: "LOST".into(),
+                message: "server closed the connection".into(),
+            });
+        }
+        tally.reads += 2;
+        self.completed += 1;
+        let finite = self.spec.finite_users.is_none_or(|n| self.id < n);
+        if finite && self.spec.work == Some(self.completed) {
+            return Ok(Flow::UserDone);
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn reconnect(&mut self) -> Result<(), String> {
+        if !self.spec.reconnect_takes.is_zero() {
+            std::thread::sleep(self.spec.reconnect_takes);
+        }
+        if self.down.load(Ordering::Relaxed)
+            || self.reconnect_failures < self.spec.failing_reconnects
+        {
+            self.reconnect_failures += 1;
+            return Err("connection refused".into());
+        }
+        Ok(())
+    }
+}
+
+struct FlakyFactory {
+    spec: Spec,
+    down: Arc<AtomicBool>,
+}
+
+impl UserFactory for FlakyFactory {
+    fn create(&self, user_id: usize) -> Result<Box<dyn User>, String> {
+        Ok(Box::new(Flaky {
+            spec: self.spec.clone(),
+            id: user_id,
+            calls: 0,
+            completed: 0,
+            reconnect_failures: 0,
+            down: self.down.clone(),
+        }))
+    }
+}
+
+fn flaky(spec: Spec) -> Arc<FlakyFactory> {
+    Arc::new(FlakyFactory {
+        spec,
+        down: Arc::default(),
+    })
+}
+
+/// Splits `lost the server at 3.2 s; 14 reconnect attempts failed: <error>`
+/// into the time, the count and the error.
+fn parse_lost_server(msg: &str) -> (f64, u64, &str) {
+    let rest = msg.strip_prefix("lost the server at ").expect(msg);
+    let (secs, rest) = rest.split_once(" s; ").expect(msg);
+    let (count, error) = rest.split_once(" reconnect attempts failed: ").expect(msg);
+    // One decimal.
+    assert_eq!(secs.split_once('.').map(|(_, d)| d.len()), Some(1), "{msg}");
+    (secs.parse().expect(msg), count.parse().expect(msg), error)
+}
+
+#[test]
+fn a_server_lost_for_good_fails_the_run() {
+    let c = EngineConfig {
+        threads: 2,
+        time: Some(Duration::from_secs(30)),
+        reconnect_timeout: Duration::from_millis(300),
+        ..cfg()
+    };
+    // User 0 loses its connection on its third event and never gets it
+    // back; user 1 goes on working until the run fails.
+    let f = flaky(Spec {
+        sleep: Duration::from_millis(1),
+        lose_at: Some(3),
+        losing_users: Some(1),
+        failing_reconnects: u64::MAX,
+        ..Default::default()
+    });
+    let t = Instant::now();
+    let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    let EndReason::Failed(msg) = &r.end else {
+        panic!("{:?}", r.end);
+    };
+    let (secs, count, error) = parse_lost_server(msg);
+    assert!((0.0..30.0).contains(&secs), "{msg}");
+    assert_eq!(error, "connection refused");
+    // Only user 0 failed to reconnect: its count is the run's.
+    assert!(count >= 1, "{msg}");
+    let k = &r.measured.counters;
+    assert_eq!(k.failed_reconnects, count, "{msg}");
+    assert_eq!(k.connection_errors, 1);
+    assert_eq!(k.reconnects, 0);
+    assert_eq!(r.measured.errors.get("LOST"), Some(&1));
+    // User 0 completed two events before the loss; user 1 kept going.
+    assert_eq!(r.users[0].events, 2);
+    assert!(r.users[1].events >= 1);
+    assert_eq!(k.reads, 2 * k.events);
+}
+
+#[test]
+fn a_server_lost_during_the_warmup_says_so() {
+    let c = EngineConfig {
+        threads: 1,
+        warmup: Duration::from_secs(20),
+        time: Some(Duration::from_secs(30)),
+        reconnect_timeout: Duration::from_millis(200),
+        ..cfg()
+    };
+    let f = flaky(Spec {
+        lose_at: Some(1),
+        failing_reconnects: u64::MAX,
+        ..Default::default()
+    });
+    let t = Instant::now();
+    let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    let EndReason::Failed(msg) = &r.end else {
+        panic!("{:?}", r.end);
+    };
+    let rest = msg
+        .strip_prefix("lost the server during the warm-up; ")
+        .expect(msg);
+    assert!(
+        rest.ends_with(" reconnect attempts failed: connection refused"),
+        "{msg}"
+    );
+    let w = r.warmup.expect("warm-up phase");
+    assert_eq!(w.counters.connection_errors, 1);
+    assert!(w.counters.failed_reconnects >= 1);
+}
+
+/// The reconnect timeout ran out before the time limit, even though the
+/// attempt that saw it ended after the time limit: the run failed.
+#[test]
+fn a_reconnect_timeout_before_the_time_limit_fails_the_run() {
+    let c = EngineConfig {
+        threads: 1,
+        time: Some(Duration::from_secs(2)),
+        reconnect_timeout: Duration::from_millis(200),
+        ..cfg()
+    };
+    let f = flaky(Spec {
+        lose_at: Some(1),
+        failing_reconnects: u64::MAX,
+        reconnect_takes: Duration::from_secs(3),
+        ..Default::default()
+    });
+    let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+    let EndReason::Failed(msg) = &r.end else {
+        panic!("{:?}", r.end);
+    };
+    assert!(msg.starts_with("lost the server at "), "{msg}");
+    assert!(
+        msg.ends_with(" s; 1 reconnect attempt failed: connection refused"),
+        "{msg}"
+    );
+    assert_eq!(r.measured.counters.failed_reconnects, 1);
+}
+
+/// The time limit comes before the reconnect timeout: the run ends as
+/// usual, the event in progress cancelled.
+#[test]
+fn the_time_limit_wins_over_a_lost_server() {
+    let c = EngineConfig {
+        threads: 2,
+        time: Some(Duration::from_secs(1)),
+        reconnect_timeout: Duration::from_secs(60),
+        ..cfg()
+    };
+    let f = flaky(Spec {
+        sleep: Duration::from_millis(1),
+        lose_at: Some(5),
+        failing_reconnects: u64::MAX,
+        ..Default::default()
+    });
+    let t = Instant::now();
+    let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert_eq!(r.end, EndReason::TimeLimit);
+    let k = &r.measured.counters;
+    assert_eq!(k.events, 8);
+    assert_eq!(k.reads, 16);
+    assert_eq!(k.cancelled, 2);
+    assert_eq!(k.connection_errors, 2);
+    assert!(k.failed_reconnects >= 2, "{k:?}");
+    assert_eq!(k.reconnects, 0);
+    assert_eq!(r.measured.errors.get("LOST"), Some(&2));
+}
+
+/// While the server is down, the intervals show the lost connections and
+/// the failed reconnect attempts; once it is back, the reconnects.
+#[test]
+fn an_outage_shows_in_the_intervals() {
+    let c = EngineConfig {
+        threads: 2,
+        time: Some(Duration::from_secs(30)),
+        interval: Duration::from_millis(100),
+        reconnect_timeout: Duration::from_secs(60),
+        ..cfg()
+    };
+    let f = flaky(Spec {
+        sleep: Duration::from_millis(1),
+        ..Default::default()
+    });
+    let down = f.down.clone();
+    let stop = StopHandle::new();
+    let s2 = stop.clone();
+    // The test drives the outage from the interval reports: down after the
+    // first interval with events, up once both users lost their connection
+    // and an interval had failed reconnects and no events, stop after an
+    // interval with events again.
+    #[derive(Debug, PartialEq)]
+    enum Phase {
+        Before,
+        Down,
+        Up,
+    }
+    let mut phase = Phase::Before;
+    let mut seen_down: Vec<Counters> = Vec::new();
+    let r = run(&c, f, &stop, &mut |i| match phase {
+        Phase::Before if i.counters.events > 0 => {
+            down.store(true, Ordering::Relaxed);
+            phase = Phase::Down;
+        }
+        Phase::Down => {
+            seen_down.push(i.counters);
+            let lost: u64 = seen_down.iter().map(|k| k.connection_errors).sum();
+            if lost == 2 && i.counters.events == 0 && i.counters.failed_reconnects > 0 {
+                down.store(false, Ordering::Relaxed);
+                phase = Phase::Up;
+            }
+        }
+        Phase::Up if i.counters.events > 0 => s2.stop(),
+        _ => {}
+    })
+    .unwrap();
+    assert_eq!(r.end, EndReason::Interrupted);
+    assert_eq!(phase, Phase::Up);
+    // Both users lost their connection once, and it showed in an interval
+    // reported while the server was down.
+    let lost: u64 = seen_down.iter().map(|k| k.connection_errors).sum();
+    assert_eq!(lost, 2, "{seen_down:?}");
+    assert!(
+        seen_down
+            .iter()
+            .any(|k| k.events == 0 && k.failed_reconnects > 0),
+        "{seen_down:?}"
+    );
+    let k = &r.measured.counters;
+    assert_eq!(k.connection_errors, 2);
+    assert_eq!(k.reconnects, 2);
+    assert!(k.failed_reconnects >= 2, "{k:?}");
+    assert_eq!(r.measured.errors.get("LOST"), Some(&2));
+    // The series adds up to the totals.
+    let mut sum = Counters::default();
+    for i in &r.intervals {
+        sum.add(&i.counters);
+    }
+    assert_eq!(&sum, k);
+}
+
+#[test]
+fn users_reconnect_after_failed_attempts_and_the_run_completes() {
+    let c = EngineConfig {
+        events: Some(200),
+        reconnect_timeout: Duration::from_secs(60),
+        ..cfg()
+    };
+    let f = flaky(Spec {
+        lose_at: Some(10),
+        failing_reconnects: 3,
+        ..Default::default()
+    });
+    let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+    assert_eq!(r.end, EndReason::EventLimit);
+    let k = &r.measured.counters;
+    assert_eq!(k.events, 200);
+    assert_eq!(k.reads, 400);
+    assert_eq!(k.connection_errors, 2);
+    assert_eq!(k.failed_reconnects, 6);
+    assert_eq!(k.reconnects, 2);
+    assert_eq!(k.cancelled, 0);
+    assert_eq!(r.measured.errors.get("LOST"), Some(&2));
+}
+
+/// A user whose events after the first `fast` ones wait until interrupted.
+struct Stuck {
+    fast: u64,
+    n: u64,
+    interrupted: Arc<AtomicBool>,
+    stuck: Arc<AtomicU64>,
+}
+
+impl User for Stuck {
+    fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
+        self.n += 1;
+        tally.reads += 2;
+        tally.writes += 1;
+        if self.n <= self.fast {
+            return Ok(Flow::Continue);
+        }
+        self.stuck.fetch_add(1, Ordering::Relaxed);
+        let t = Instant::now();
+        while !self.interrupted.load(Ordering::Relaxed) && t.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Err(EventError::Cancelled)
+    }
+
+    fn interrupter(&self) -> Option<Interrupter> {
+        let i = self.interrupted.clone();
+        Some(Arc::new(move || i.store(true, Ordering::Relaxed)))
+    }
+}
+
+struct StuckFactory {
+    fast: u64,
+    stuck: Arc<AtomicU64>,
+}
+
+impl UserFactory for StuckFactory {
+    fn create(&self, _user_id: usize) -> Result<Box<dyn User>, String> {
+        Ok(Box::new(Stuck {
+            fast: self.fast,
+            n: 0,
+            interrupted: Arc::default(),
+            stuck: self.stuck.clone(),
+        }))
+    }
+}
+
+#[test]
+fn cancelled_events_do_not_count_their_queries() {
+    let c = EngineConfig {
+        threads: 2,
+        time: Some(Duration::from_secs(30)),
+        ..cfg()
+    };
+    let stuck = Arc::new(AtomicU64::new(0));
+    let f = Arc::new(StuckFactory {
+        fast: 7,
+        stuck: stuck.clone(),
+    });
+    let stop = StopHandle::new();
+    let s2 = stop.clone();
+    // Stop once both users are stuck in their eighth event.
+    std::thread::spawn(move || {
+        while stuck.load(Ordering::Relaxed) < 2 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        s2.stop();
+    });
+    let r = run(&c, f, &stop, &mut |_| {}).unwrap();
+    assert_eq!(r.end, EndReason::Interrupted);
+    let k = &r.measured.counters;
+    assert_eq!(k.events, 14);
+    assert_eq!(k.cancelled, 2);
+    assert_eq!(k.reads, 28);
+    assert_eq!(k.writes, 14);
+}
+
+#[test]
+fn failed_events_do_not_count_their_queries() {
+    let f = Arc::new(Factory {
+        sleep: Duration::ZERO,
+        fail_at: Some(50),
+        ignorable_every: None,
+        counter: Arc::default(),
+    });
+    let c = EngineConfig {
+        threads: 1,
+        ..cfg()
+    };
+    let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+    assert_eq!(r.end, EndReason::Failed("boom".into()));
+    let k = &r.measured.counters;
+    assert_eq!(k.events, 49);
+    assert_eq!(k.reads, 98);
+    assert_eq!(k.others, 49);
+    assert_eq!(r.measured.errors.get("X1"), Some(&1));
+}
+
+#[test]
+fn finite_users_end_the_run_with_work_done() {
+    for time in [None, Some(Duration::from_secs(30))] {
+        let c = EngineConfig {
+            threads: 3,
+            time,
+            events: None,
+            ..cfg()
+        };
+        let f = flaky(Spec {
+            work: Some(5),
+            ..Default::default()
+        });
+        let t = Instant::now();
+        let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+        assert_eq!(r.end, EndReason::WorkDone, "time {time:?}");
+        assert_eq!(r.measured.counters.events, 15);
+        assert_eq!(r.measured.counters.reads, 30);
+        assert!(r.users.iter().all(|u| u.events == 5), "{:?}", r.users);
+    }
+}
+
+/// Work done by some users only: the time limit ends the run.
+#[test]
+fn partly_finite_users_end_with_the_time_limit() {
+    let c = EngineConfig {
+        threads: 2,
+        time: Some(Duration::from_millis(500)),
+        ..cfg()
+    };
+    let f = flaky(Spec {
+        sleep: Duration::from_millis(1),
+        work: Some(5),
+        finite_users: Some(1),
+        ..Default::default()
+    });
+    let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+    assert_eq!(r.end, EndReason::TimeLimit);
+    assert_eq!(r.users[0].events, 5);
+    assert!(r.users[1].events > 5, "{:?}", r.users);
+}
+
+#[test]
+fn rate_lag_is_recorded_when_users_fall_behind() {
+    // One user, 20 ms per event, asked for 200/s: every event starts later
+    // than intended, more and more so.
+    let c = EngineConfig {
+        threads: 1,
+        time: Some(Duration::from_secs(1)),
+        rate: Some(200.0),
+        ..cfg()
+    };
+    let r = run(&c, factory(20_000), &StopHandle::new(), &mut |_| {}).unwrap();
+    let rate = r.rate.unwrap();
+    assert!(rate.max_lag > Duration::from_millis(50), "{rate:?}");
+    assert!(rate.max_lag < r.measured.duration, "{rate:?}");
+    // Without a rate there is no lag to tell.
+    let r = run(&cfg_events(10), factory(0), &StopHandle::new(), &mut |_| {}).unwrap();
+    assert!(r.rate.is_none());
+}
+
+fn cfg_events(n: u64) -> EngineConfig {
+    EngineConfig {
+        events: Some(n),
+        ..cfg()
+    }
 }

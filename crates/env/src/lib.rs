@@ -16,7 +16,7 @@ pub mod warnings;
 
 pub use build::BuildInfo;
 pub use machine::{Environment, FileLimit};
-pub use record::{CounterRecord, Number, ServerRecord, TableSize};
+pub use record::{CounterRecord, Number, ServerRecord, TableSize, restarted_between};
 pub use sampler::{OsRecord, OsSample, Sampler};
 pub use storage::Storage;
 pub use warnings::{Checks, Warning};

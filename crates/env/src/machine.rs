@@ -14,6 +14,7 @@ pub struct FileLimit {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Environment {
     pub hostname: String,
     /// Distribution, from /etc/os-release (PRETTY_NAME).

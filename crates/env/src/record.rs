@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 /// The size of one table (with its indexes).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TableSize {
     pub name: String,
     /// Rows: exact or the server's estimate (InnoDB's table_rows,
@@ -17,6 +18,7 @@ pub struct TableSize {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ServerRecord {
     /// e.g. `MariaDB 10.11.6-MariaDB-0+deb12u1`, `PostgreSQL 15.8 ...`, `SQLite 3.45.0`.
     pub version: String,
@@ -60,19 +62,56 @@ impl std::fmt::Display for Number {
 /// Server counters before and after a run, and the difference of the
 /// numeric ones.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CounterRecord {
     pub before: BTreeMap<String, String>,
     pub after: BTreeMap<String, String>,
+    /// Empty when the server restarted during the run.
     pub delta: BTreeMap<String, Number>,
+    /// The server restarted between the two readings (its uptime went
+    /// down, or its start time changed): the counters started again from
+    /// zero, so no difference is meaningful and `delta` is left empty.
+    #[serde(default)]
+    pub restarted: bool,
+    /// Sessions of other clients that were active on the server when the
+    /// run started or ended: the global counters include their work too.
+    #[serde(default)]
+    pub other_sessions: u64,
+}
+
+/// The counter that tells a server restart: seconds since the server
+/// started (MySQL/MariaDB `Uptime`; PostgreSQL's is read as
+/// `server.uptime_s`).
+pub const UPTIME_COUNTERS: [&str; 2] = ["Uptime", "server.uptime_s"];
+
+/// Whether the server restarted between the `before` and `after`
+/// readings: its uptime went down.
+pub fn restarted_between(
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, String>,
+) -> bool {
+    UPTIME_COUNTERS.iter().any(|k| {
+        let read = |m: &BTreeMap<String, String>| m.get(*k)?.trim().parse::<f64>().ok();
+        matches!((read(before), read(after)), (Some(b), Some(a)) if a < b)
+    })
 }
 
 impl CounterRecord {
+    /// The two readings and their difference; a restart in between leaves
+    /// the difference out (see [`CounterRecord::restarted`]).
     pub fn new(before: BTreeMap<String, String>, after: BTreeMap<String, String>) -> Self {
-        let delta = delta(&before, &after);
+        let restarted = restarted_between(&before, &after);
+        let delta = if restarted {
+            BTreeMap::new()
+        } else {
+            delta(&before, &after)
+        };
         CounterRecord {
             before,
             after,
             delta,
+            restarted,
+            other_sessions: 0,
         }
     }
 }
@@ -149,6 +188,22 @@ mod tests {
         assert_eq!(r.delta.get("Questions"), Some(&Number::Int(1000)));
         assert_eq!(r.delta.get("x"), Some(&Number::Float(0.5)));
         assert_eq!(r.delta.len(), 2);
+    }
+
+    #[test]
+    fn a_restart_drops_the_deltas() {
+        let r = CounterRecord::new(
+            map(&[("Questions", "5000"), ("Uptime", "300")]),
+            map(&[("Questions", "400"), ("Uptime", "4")]),
+        );
+        assert!(r.restarted);
+        assert!(r.delta.is_empty());
+        let ok = CounterRecord::new(
+            map(&[("server.uptime_s", "10.5"), ("x", "1")]),
+            map(&[("server.uptime_s", "20.5"), ("x", "3")]),
+        );
+        assert!(!ok.restarted);
+        assert_eq!(ok.delta.get("x"), Some(&Number::Int(2)));
     }
 
     #[test]

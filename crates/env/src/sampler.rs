@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 /// CPU time shares over all CPUs, in percent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CpuPct {
     /// user + nice.
     pub user: f64,
@@ -23,6 +24,7 @@ pub struct CpuPct {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct DiskSample {
     pub name: String,
     pub r_per_s: f64,
@@ -36,6 +38,7 @@ pub struct DiskSample {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct NetSample {
     pub name: String,
     pub rx_bytes_per_s: f64,
@@ -44,6 +47,7 @@ pub struct NetSample {
 
 /// One interval of OS statistics.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct OsSample {
     /// End of the interval, seconds since sampling started.
     pub t_s: f64,
@@ -67,6 +71,7 @@ pub struct OsSample {
 
 /// The series of a run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct OsRecord {
     pub interval_s: f64,
     /// The server process whose CPU is in `server_cpu_pct`.

@@ -56,6 +56,25 @@ pub fn sides(c: &Comparison) -> [String; 2] {
     ]
 }
 
+/// The line on runs left out of the medians because they did not
+/// complete; None when every run completed.
+pub fn left_out(c: &Comparison) -> Option<String> {
+    if c.left_out.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = c
+        .left_out
+        .iter()
+        .map(|(id, reason)| format!("#{id} {reason}"))
+        .collect();
+    Some(format!(
+        "{} run{} left out of the medians: did not complete ({})",
+        c.left_out.len(),
+        plural(c.left_out.len()),
+        list.join(", ")
+    ))
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
@@ -141,6 +160,9 @@ pub fn text(c: &Comparison) -> String {
     for s in sides(c) {
         let _ = writeln!(out, "{s}");
     }
+    if let Some(l) = left_out(c) {
+        let _ = writeln!(out, "{l}");
+    }
     let _ = writeln!(out, "columns: threads (client connections)\n");
     for row in &grid {
         let mut line = String::new();
@@ -175,6 +197,9 @@ pub fn markdown(c: &Comparison) -> String {
     let _ = writeln!(out, "{}\n", md_escape(&title(c)));
     for s in sides(c) {
         let _ = writeln!(out, "- {}", md_escape(&s));
+    }
+    if let Some(l) = left_out(c) {
+        let _ = writeln!(out, "- {}", md_escape(&l));
     }
     let _ = writeln!(out, "- columns: threads (client connections)\n");
     let h = header(c);
@@ -355,9 +380,10 @@ pub fn html(c: &Comparison) -> String {
     );
     let _ = writeln!(out, "<h1>{}</h1>", escape(&title(c)));
     let [b, k] = sides(c);
+    let l = left_out(c).map_or(String::new(), |l| format!("{}<br>\n", escape(&l)));
     let _ = writeln!(
         out,
-        "<p>{}<br>\n{}<br>\ncolumns: threads (client connections)</p>",
+        "<p>{}<br>\n{}<br>\n{l}columns: threads (client connections)</p>",
         escape(&b),
         escape(&k)
     );

@@ -1,6 +1,6 @@
 //! The interval series as CSV (one row per interval, a header first).
 
-use crate::RunReport;
+use dbmeter_result::RunDocument;
 use std::fmt::Write as _;
 
 /// One CSV field: quoted (with doubled quotes) when it holds a comma, a
@@ -17,7 +17,7 @@ fn pct_label(p: f64) -> String {
     format!("p{}", p.to_string().replace('.', "_"))
 }
 
-pub fn intervals(report: &RunReport, percentiles: &[f64]) -> String {
+pub fn intervals(report: &RunDocument, percentiles: &[f64]) -> String {
     let mut out = String::from(
         "t_s,duration_s,threads,events,tps,qps,reads_per_s,writes_per_s,others_per_s,errors_per_s,reconnects_per_s,lat_min_ms,lat_avg_ms,lat_max_ms",
     );

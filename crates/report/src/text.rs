@@ -1,7 +1,7 @@
 //! sysbench's text layout, so DBAs (and their scripts) feel at home, with
 //! every requested percentile instead of one.
 
-use crate::{Interval, RunReport};
+use dbmeter_result::{Interval, RunDocument};
 use dbmeter_stats::LatencyHistogram;
 use std::fmt::Write as _;
 
@@ -23,13 +23,9 @@ pub fn line_percentile(percentiles: &[f64]) -> f64 {
 /// One interval line, e.g.
 /// `[ 10s ] thds: 16 tps: 1668.88 qps: 33377.55 (r/w/o: 23364.30/6675.50/3337.75) lat (ms,95%): 7.98 err/s: 0.00 reconn/s: 0.00`
 pub fn interval_line(i: &Interval, percentile: f64) -> String {
-    let t = if (i.t_s - i.t_s.round()).abs() < 0.005 {
-        format!("{}s", i.t_s.round() as u64)
-    } else {
-        format!("{:.1}s", i.t_s)
-    };
+    let t = i.time_label();
     let mut s = format!(
-        "[ {t} ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{percentile}%): {:.2} err/s: {:.2} reconn/s: {:.2}",
+        "[ {t} ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{percentile}%): {:.2} err/s: {:.2} reconn/s: {:.2}{}",
         i.threads,
         i.events_per_s,
         i.queries_per_s,
@@ -39,6 +35,7 @@ pub fn interval_line(i: &Interval, percentile: f64) -> String {
         i.latency_ms.get(percentile).unwrap_or(0.0),
         i.errors_per_s,
         i.reconnects_per_s,
+        i.failed_reconnects_note(),
     );
     if let (Some(q), Some(c)) = (i.queue_length, i.concurrency) {
         let _ = write!(s, "\n[ {t} ] queue length: {q}, concurrency: {c}");
@@ -46,42 +43,15 @@ pub fn interval_line(i: &Interval, percentile: f64) -> String {
     s
 }
 
-/// A tpcc interval line, e.g.
-/// `[ 10s ] thds: 8 tpm: 61230.0 nopm(client): 26640.0 rb/s: 0.40 lat (ms,95%): 7.98 err/s: 0.00 reconn/s: 0.00`
-pub fn tpcc_interval_line(i: &Interval, percentile: f64) -> String {
-    let t = if (i.t_s - i.t_s.round()).abs() < 0.005 {
-        format!("{}s", i.t_s.round() as u64)
-    } else {
-        format!("{:.1}s", i.t_s)
-    };
-    let per_min = |n: u64| {
-        if i.duration_s > 0.0 {
-            n as f64 * 60.0 / i.duration_s
-        } else {
-            0.0
-        }
-    };
-    let new_orders = i.events_by_kind.first().copied().unwrap_or(0);
-    let committed_new_orders = new_orders.saturating_sub(i.rollbacks.unwrap_or(0));
-    format!(
-        "[ {t} ] thds: {} tpm: {:.1} nopm(client): {:.1} rb/s: {:.2} lat (ms,{percentile}%): {:.2} err/s: {:.2} reconn/s: {:.2}",
-        i.threads,
-        per_min(i.events),
-        per_min(committed_new_orders),
-        per_min(i.rollbacks.unwrap_or(0)) / 60.0,
-        i.latency_ms.get(percentile).unwrap_or(0.0),
-        i.errors_per_s,
-        i.reconnects_per_s,
-    )
-}
-
 fn row(out: &mut String, indent: usize, label: &str, value: &str) {
     let pad = 41usize.saturating_sub(indent + label.len());
     let _ = writeln!(out, "{:indent$}{label}{:pad$}{value}", "", "");
 }
 
-/// The final report: SQL statistics, General statistics, Latency, Threads fairness.
-pub fn final_report(r: &RunReport) -> String {
+/// The final report: SQL statistics, General statistics, Latency, the
+/// benchmark's own `section` (its text, when it has one), Threads
+/// fairness, Environment.
+pub fn final_report(r: &RunDocument, section: Option<&str>) -> String {
     let t = &r.totals;
     let mut out = String::new();
     out.push_str("SQL statistics:\n    queries performed:\n");
@@ -106,6 +76,17 @@ pub fn final_report(r: &RunReport) -> String {
     }
     if t.cancelled > 0 {
         row(&mut out, 4, "cancelled events:", &t.cancelled.to_string());
+    }
+    if t.connection_errors > 0 || t.failed_reconnects > 0 {
+        row(
+            &mut out,
+            4,
+            "lost connections:",
+            &format!(
+                "{} ({} reconnect attempts failed)",
+                t.connection_errors, t.failed_reconnects
+            ),
+        );
     }
     if !r.errors.is_empty() {
         out.push_str("    errors by code:\n");
@@ -157,6 +138,24 @@ pub fn final_report(r: &RunReport) -> String {
             "events not started at end:",
             &rate.unstarted_at_end.to_string(),
         );
+        row(
+            &mut out,
+            4,
+            "max start lag:",
+            &format!("{:.2} ms", rate.max_lag_ms),
+        );
+        if rate.fell_behind() {
+            row(
+                &mut out,
+                4,
+                "fell behind the rate:",
+                &format!(
+                    "achieved {:.1}% of the target; {} events not started at the end",
+                    rate.achieved_pct(),
+                    rate.unstarted_at_end
+                ),
+            );
+        }
     }
     let l = &r.latency_ms;
     out.push_str("\nLatency (ms):\n");
@@ -186,8 +185,8 @@ pub fn final_report(r: &RunReport) -> String {
             );
         }
     }
-    if let Some(t) = &r.tpcc {
-        out.push_str(&crate::tpcc::text(t));
+    if let Some(text) = section {
+        out.push_str(text);
     }
     let f = &r.fairness;
     out.push_str("\nThreads fairness:\n");
@@ -226,7 +225,7 @@ const KEY_COUNTERS: &[&str] = &[
 
 /// A few lines on where the run happened: machine, server, OS load,
 /// key server counters and the warnings. Empty for old documents.
-pub fn environment_summary(r: &RunReport) -> String {
+pub fn environment_summary(r: &RunDocument) -> String {
     let mut out = String::from("\nEnvironment:\n");
     let e = &r.environment;
     if e.hostname.is_empty() && e.kernel.is_empty() {

@@ -3,8 +3,9 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use crate::Flavor;
 use crate::binaries::{self, Binaries, Names};
-use crate::{Dirs, Engine, Flavor};
+use crate::engine::{Dirs, Engine};
 
 pub(crate) struct MariaDb;
 

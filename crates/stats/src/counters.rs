@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 /// Counts of what the virtual users did. Query classes follow sysbench:
 /// a read returned a result set, a write changed rows, anything else
-/// (BEGIN, COMMIT, DML that touched no row) is "other".
+/// (BEGIN, COMMIT, DML that touched no row) is "other". Queries count
+/// for events that completed or timed out, not for events cut short by a
+/// stop or a fatal error.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
     /// Completed events (transactions).
@@ -15,13 +17,22 @@ pub struct Counters {
     pub others: u64,
     /// Event attempts restarted because of an ignorable error.
     pub ignored_errors: u64,
-    /// Connections re-established after a lost connection.
+    /// Connections re-established after a lost connection (successful
+    /// reconnects only; see `failed_reconnects`).
     pub reconnects: u64,
     /// Events cut short because the run was stopped (Ctrl-C, timeout).
     pub cancelled: u64,
     /// Events whose statement ran past --query-timeout and was cancelled.
     #[serde(default)]
     pub timeouts: u64,
+    /// Lost connections, counted when the loss is found (not when the
+    /// event it interrupted ends), so that a server outage shows in the
+    /// interval where it happens.
+    #[serde(default)]
+    pub connection_errors: u64,
+    /// Reconnect attempts that failed, counted as they fail.
+    #[serde(default)]
+    pub failed_reconnects: u64,
 }
 
 impl Counters {
@@ -38,8 +49,50 @@ impl Counters {
         self.reconnects += o.reconnects;
         self.cancelled += o.cancelled;
         self.timeouts += o.timeouts;
+        self.connection_errors += o.connection_errors;
+        self.failed_reconnects += o.failed_reconnects;
     }
 }
 
 /// Errors by driver code (e.g. `SQLITE_BUSY`, `1213`, `40P01`).
 pub type ErrorCounts = BTreeMap<String, u64>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_sums_every_field() {
+        let one = Counters {
+            events: 1,
+            reads: 2,
+            writes: 3,
+            others: 4,
+            ignored_errors: 5,
+            reconnects: 6,
+            cancelled: 7,
+            timeouts: 8,
+            connection_errors: 9,
+            failed_reconnects: 10,
+        };
+        let mut sum = Counters::default();
+        sum.add(&one);
+        sum.add(&one);
+        assert_eq!(
+            sum,
+            Counters {
+                events: 2,
+                reads: 4,
+                writes: 6,
+                others: 8,
+                ignored_errors: 10,
+                reconnects: 12,
+                cancelled: 14,
+                timeouts: 16,
+                connection_errors: 18,
+                failed_reconnects: 20,
+            }
+        );
+        assert_eq!(sum.queries(), 18);
+    }
+}

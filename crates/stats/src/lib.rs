@@ -1,4 +1,4 @@
-//! Statistics: latency histograms and event counters.
+//! Statistics: latency histograms, event counters and the median.
 //!
 //! Everything here is mergeable: each virtual user records into its own
 //! [`LatencyRecorder`] (HDR buckets allocated as they are used) and
@@ -7,10 +7,12 @@
 
 mod counters;
 mod latency;
+mod median;
 mod recorder;
 mod summary;
 
 pub use counters::{Counters, ErrorCounts};
 pub use latency::{HistogramError, LatencyHistogram, MAX_LATENCY_NS};
+pub use median::median;
 pub use recorder::LatencyRecorder;
 pub use summary::{LatencySummary, Percentile};

@@ -12,6 +12,7 @@ pub struct Percentile {
 
 /// Latency summary in milliseconds.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LatencySummary {
     pub count: u64,
     pub min_ms: f64,

@@ -206,6 +206,10 @@ pub struct Comparison {
     /// Completed runs used on each side.
     pub baseline_runs: usize,
     pub candidate_runs: usize,
+    /// Runs of either side left out of the medians because they did not
+    /// complete (failed or interrupted): id and end reason.
+    #[serde(default)]
+    pub left_out: Vec<(i64, String)>,
 }
 
 impl Comparison {
@@ -216,6 +220,17 @@ impl Comparison {
             .flat_map(|r| r.cells.iter().flatten())
             .any(|c| c.noisy)
     }
+}
+
+/// The runs of either side that did not complete, once each, by id.
+fn not_completed(baseline: &[RunSummary], candidate: &[RunSummary]) -> Vec<(i64, String)> {
+    let mut m: BTreeMap<i64, String> = BTreeMap::new();
+    for r in baseline.iter().chain(candidate) {
+        if !r.completed() {
+            m.insert(r.id, r.end_reason.clone());
+        }
+    }
+    m.into_iter().collect()
 }
 
 /// Runs that count: completed, with a thread count and a value.
@@ -349,6 +364,7 @@ pub fn compare(
         by_variant,
         baseline_runs: base.len(),
         candidate_runs: cand.len(),
+        left_out: not_completed(baseline, candidate),
     })
 }
 

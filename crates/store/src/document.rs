@@ -1,45 +1,13 @@
-//! Reading the main numbers out of a run document (`dbmeter.run`, see
-//! docs/json-schema.md) for the `runs` table.
+//! Reading the main numbers out of a run document (the typed
+//! `dbmeter_result::RunDocument`, any schema version) for the `runs`
+//! table, and the documents' stored form.
 //!
 //! Only `schema`, `workload` and `end.reason` are required, so that the
 //! short document of a run that failed before measuring anything can be
 //! stored; every other column is NULL when its field is missing.
 
 use crate::{RunSummary, StoreError};
-use dbmeter_stats::LatencyHistogram;
-use serde_json::Value;
-
-pub(crate) const SCHEMA_NAME: &str = "dbmeter.run";
-
-fn text(v: &Value, ptr: &str) -> Option<String> {
-    v.pointer(ptr).and_then(Value::as_str).map(str::to_string)
-}
-
-fn int(v: &Value, ptr: &str) -> Option<i64> {
-    v.pointer(ptr).and_then(Value::as_i64)
-}
-
-fn real(v: &Value, ptr: &str) -> Option<f64> {
-    v.pointer(ptr).and_then(Value::as_f64)
-}
-
-/// Percentile `p` of the run's latency: from the reported percentiles when
-/// `--percentile` included it, else from the HDR histogram.
-fn percentile(v: &Value, p: f64) -> Option<f64> {
-    let listed = v
-        .pointer("/latency_ms/percentiles")
-        .and_then(Value::as_array)
-        .and_then(|list| {
-            list.iter().find_map(|x| {
-                let at = x.get("percentile")?.as_f64()?;
-                ((at - p).abs() < 1e-9).then(|| x.get("ms")?.as_f64())?
-            })
-        });
-    listed.or_else(|| {
-        let h = LatencyHistogram::from_base64(v.get("latency_histogram")?.as_str()?).ok()?;
-        (h.count() > 0).then(|| h.percentile(p) as f64 / 1e6)
-    })
-}
+use dbmeter_result::RunDocument;
 
 /// What a run document says about itself: the columns of `runs` it fills.
 #[derive(Debug)]
@@ -52,73 +20,41 @@ pub(crate) struct Extracted {
 }
 
 /// Checks that `json` is a run document and reads its main numbers.
-pub(crate) fn extract(json: &str) -> Result<(Value, Extracted), StoreError> {
-    let v: Value = serde_json::from_str(json).map_err(|e| {
-        StoreError::new(format!(
-            "not a dbmeter run document: the text is not JSON ({e})"
-        ))
-    })?;
-    if !v.is_object() {
-        return Err(StoreError::new(
-            "not a dbmeter run document: expected a JSON object",
-        ));
-    }
-    match v.get("schema").and_then(Value::as_str) {
-        Some(SCHEMA_NAME) => {}
-        Some(other) => {
-            return Err(StoreError::new(format!(
-                "not a dbmeter run document: its schema is '{other}', expected '{SCHEMA_NAME}'"
-            )));
-        }
-        None => {
-            return Err(StoreError::new(format!(
-                "not a dbmeter run document: it has no \"schema\": \"{SCHEMA_NAME}\" field"
-            )));
-        }
-    }
-    let Some(workload) = text(&v, "/workload").filter(|w| !w.is_empty()) else {
-        return Err(StoreError::new(
-            "the run document names no workload (field \"workload\")",
-        ));
-    };
-    let Some(end_reason) = text(&v, "/end/reason").filter(|r| !r.is_empty()) else {
-        return Err(StoreError::new(
-            "the run document has no end reason (field \"end\": {\"reason\": ...})",
-        ));
-    };
-    let errors = v
-        .get("errors")
-        .and_then(Value::as_object)
-        .map(|m| m.values().filter_map(Value::as_i64).sum());
+pub(crate) fn extract(json: &str) -> Result<(RunDocument, Extracted), StoreError> {
+    let d = RunDocument::from_json(json).map_err(StoreError::new)?;
+    let measured = d.totals.duration_s > 0.0 || d.totals.events > 0;
+    let some = |s: &str| (!s.is_empty()).then(|| s.to_string());
+    let num = |v: f64| measured.then_some(v);
+    let int = |v: u64| measured.then_some(v as i64);
     let summary = RunSummary {
-        started_at: text(&v, "/started_at"),
-        workload,
-        target_url: text(&v, "/target/url"),
-        driver: text(&v, "/target/driver"),
-        server_version: text(&v, "/target/server_version"),
-        threads: int(&v, "/threads").and_then(|t| u32::try_from(t).ok()),
-        end_reason,
-        end_error: text(&v, "/end/error"),
-        duration_s: real(&v, "/totals/duration_s"),
-        events: int(&v, "/totals/events"),
-        events_per_s: real(&v, "/totals/events_per_s"),
-        queries: int(&v, "/totals/queries"),
-        queries_per_s: real(&v, "/totals/queries_per_s"),
-        latency_avg_ms: real(&v, "/latency_ms/avg_ms"),
-        latency_p95_ms: percentile(&v, 95.0),
-        latency_p99_ms: percentile(&v, 99.0),
-        latency_max_ms: real(&v, "/latency_ms/max_ms"),
-        errors,
-        reconnects: int(&v, "/totals/reconnects"),
-        hostname: text(&v, "/environment/hostname"),
-        dbmeter_version: text(&v, "/dbmeter/version"),
+        started_at: some(&d.started_at),
+        workload: d.workload.clone(),
+        target_url: Some(d.target.url.clone()),
+        driver: some(&d.target.driver),
+        server_version: some(&d.target.server_version),
+        threads: u32::try_from(d.threads).ok().filter(|t| *t > 0),
+        end_reason: d.end.reason.clone(),
+        end_error: d.end.error.clone(),
+        duration_s: num(d.totals.duration_s),
+        events: int(d.totals.events),
+        events_per_s: num(d.totals.events_per_s),
+        queries: int(d.totals.queries),
+        queries_per_s: num(d.totals.queries_per_s),
+        latency_avg_ms: (d.latency_ms.count > 0).then_some(d.latency_ms.avg_ms),
+        latency_p95_ms: d.latency_percentile_ms(95.0),
+        latency_p99_ms: d.latency_percentile_ms(99.0),
+        latency_max_ms: (d.latency_ms.count > 0).then_some(d.latency_ms.max_ms),
+        errors: measured.then(|| d.errors.values().sum::<u64>() as i64),
+        reconnects: int(d.totals.reconnects),
+        hostname: some(&d.environment.hostname),
+        dbmeter_version: some(&d.dbmeter.version),
         ..RunSummary::default()
     };
     let x = Extracted {
-        document_version: int(&v, "/schema_version"),
+        document_version: (d.schema_version > 0).then_some(i64::from(d.schema_version)),
         summary,
     };
-    Ok((v, x))
+    Ok((d, x))
 }
 
 /// How documents are kept: zlib-compressed (the 143 kB document of a
@@ -180,23 +116,6 @@ mod tests {
         assert_eq!(x.end_error.as_deref(), Some("boom"));
         assert_eq!(x.events_per_s, None);
         assert_eq!(x.latency_p99_ms, None);
-    }
-
-    #[test]
-    fn percentiles_from_the_list_or_the_histogram() {
-        let mut h = LatencyHistogram::new();
-        for ns in 1..=1000u64 {
-            h.record(ns * 1_000_000);
-        }
-        let doc = serde_json::json!({
-            "schema": "dbmeter.run", "workload": "w", "end": {"reason": "time_limit"},
-            "latency_ms": {"avg_ms": 500.5, "percentiles": [{"percentile": 95.0, "ms": 1.5}]},
-            "latency_histogram": h.to_base64(),
-        });
-        let (_, Extracted { summary: x, .. }) = extract(&doc.to_string()).unwrap();
-        assert_eq!(x.latency_p95_ms, Some(1.5));
-        let p99 = x.latency_p99_ms.unwrap();
-        assert!((p99 - 990.0).abs() < 1.0, "{p99}");
     }
 
     #[test]

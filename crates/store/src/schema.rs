@@ -21,8 +21,9 @@
 //! and repetitive; `identity` is read too).
 //! To change the schema, append a migration; never edit an applied one.
 
+use crate::StoreError;
 use crate::backend::{Backend, Kind, Param};
-use crate::{StoreError, now_rfc3339};
+use crate::store::now_rfc3339;
 
 pub(crate) struct Migration {
     pub version: i64,

@@ -1,10 +1,9 @@
 //! `dbmeter campaign run FILE [--resume] [--dry-run] [--store=S]`.
 
 use crate::CliError;
-use dbmeter_campaign::{Campaign, RunOptions, describe, store_spec};
+use dbmeter_campaign::{Campaign, RunOptions, check, describe, store_spec, todo};
+use dbmeter_store::Store;
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 pub const HELP: &str = "\
 Usage: dbmeter campaign run FILE [--resume] [--dry-run] [--store=PATH|URL]
@@ -14,13 +13,18 @@ counts x repeats; see docs/campaigns.md): starts its managed servers,
 prepares each dataset once per target, runs every cell and stores each
 result in the results store the moment it ends.
 
-  --resume      skip the cells already in the store (after Ctrl-C or a crash)
-  --dry-run     print the plan and its estimated duration, run nothing
+  --resume      skip the cells already stored as completed (after Ctrl-C,
+                SIGTERM or a crash; an interrupted or failed cell runs again)
+  --dry-run     check every target and workload, print the plan (with
+                --resume: the cells still to run) and its estimated
+                duration; run nothing
   --store=S     results store (default: the file's `store`, $DBMETER_STORE,
                 or $DBMETER_HOME/results.db, as `dbmeter results`)
 
 Exit codes: 0 every run stored, 1 some runs failed (they are stored as
-failed, the others ran) or the file is wrong, 2 usage, 130 Ctrl-C.
+failed, the others ran) or the file is wrong, 2 usage, 130 Ctrl-C (SIGINT),
+143 SIGTERM: the running cell stops within a second and is stored as
+interrupted.
 ";
 
 pub fn main(args: &[String]) -> Result<i32, CliError> {
@@ -80,33 +84,31 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     };
     let campaign = Campaign::load(
         Path::new(&file),
-        crate::general::GENERAL,
-        crate::general::ALIASES,
+        dbmeter_run::options::GENERAL,
+        dbmeter_run::options::ALIASES,
     )
     .map_err(CliError::Failed)?;
+    check(&campaign).map_err(CliError::Failed)?;
     let store = store_spec(
         &campaign,
         store.as_deref(),
         &super::results::store_spec(None)?,
     );
     if dry_run {
-        print!("{}", describe(&campaign, &store));
+        let (cells, skipped) = if resume {
+            let mut st = Store::open(&store).map_err(|e| CliError::Failed(e.0))?;
+            todo(&campaign, &mut st, true).map_err(CliError::Failed)?
+        } else {
+            (dbmeter_campaign::plan::cells(&campaign), 0)
+        };
+        print!("{}", describe(&campaign, &store, &cells, skipped));
         return Ok(0);
     }
-    let exe = std::env::current_exe()
-        .map_err(|e| CliError::Failed(format!("cannot find the dbmeter binary: {e}")))?;
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        // The running cell gets the same Ctrl-C from the terminal and
-        // stores its partial result; the campaign starts nothing after it.
-        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed));
-    }
     let opts = RunOptions {
-        exe,
         store,
         resume,
-        stop,
+        stop: crate::signals::stop_handle(),
+        prepare_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
     };
     let mut say = |l: &str| println!("{l}");
     let s = dbmeter_campaign::run(&campaign, &opts, &mut say).map_err(CliError::Failed)?;
@@ -115,7 +117,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         campaign.name, s.stored, s.failed, s.skipped, s.cells, s.store
     );
     Ok(if s.interrupted {
-        130
+        crate::signals::interrupted_code()
     } else if s.failed > 0 {
         1
     } else {

@@ -2,14 +2,14 @@
 //! the environment record, the server's facts and the warnings, to check a
 //! machine before a long campaign.
 
-use super::record::{self, fds_per_connection};
 use crate::CliError;
 use crate::args;
-use crate::general::GENERAL;
-use crate::setup;
+use dbmeter_benchmarks::options::{OptKind, OptSpec, OptValues, opt};
 use dbmeter_env::warnings::{self, Checks};
 use dbmeter_env::{BuildInfo, Environment, ServerRecord, Warning, sampler};
-use dbmeter_workloads::options::{OptKind, OptSpec, OptValues, opt};
+use dbmeter_run::options::GENERAL;
+use dbmeter_run::record::{self, fds_per_connection};
+use dbmeter_run::settings as setup;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -62,7 +62,7 @@ pub fn env(rest: &[String]) -> Result<i32, CliError> {
     if let Some(w) = inv.workload {
         return Err(CliError::Usage(format!(
             "`dbmeter env` takes no workload ({}); `dbmeter env --help` shows its options",
-            w.name
+            w.name()
         )));
     }
     let o = args::values(&specs, &inv.given);

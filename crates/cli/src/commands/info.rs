@@ -1,20 +1,21 @@
 //! `list`, `help` and `help WORKLOAD`.
 
 use super::VERSION;
-use crate::general::GENERAL;
-use dbmeter_workloads::options::{OptKind, OptSpec};
-use dbmeter_workloads::registry::{WORKLOADS, WorkloadInfo};
+use dbmeter_benchmarks::Benchmark;
+use dbmeter_benchmarks::options::{OptKind, OptSpec};
+use dbmeter_benchmarks::registry;
+use dbmeter_run::options::GENERAL;
 use std::fmt::Write as _;
 
 pub fn list() -> String {
     let mut out = String::from("Workloads (dbmeter help WORKLOAD shows a workload's options):\n");
-    for w in WORKLOADS {
-        let _ = writeln!(out, "  {:<24}{}", w.name, w.summary);
+    for w in registry::all() {
+        let _ = writeln!(out, "  {:<24}{}", w.name(), w.summary());
     }
     out
 }
 
-fn value_hint(kind: OptKind) -> String {
+fn value_hint(kind: &OptKind) -> String {
     match kind {
         OptKind::Size | OptKind::Int => "N".into(),
         OptKind::Float => "X".into(),
@@ -27,7 +28,7 @@ fn value_hint(kind: OptKind) -> String {
 
 fn options_table(out: &mut String, specs: &[OptSpec]) {
     for s in specs {
-        let left = format!("--{}={}", s.name, value_hint(s.kind));
+        let left = format!("--{}={}", s.name, value_hint(&s.kind));
         let default = if s.default.is_empty() {
             String::new()
         } else {
@@ -37,29 +38,44 @@ fn options_table(out: &mut String, specs: &[OptSpec]) {
     }
 }
 
-pub fn help(w: Option<&WorkloadInfo>) -> String {
+pub fn help(w: Option<&dyn Benchmark>) -> String {
     let mut out = String::new();
     match w {
         Some(w) => {
-            let _ = writeln!(out, "{}: {}\n", w.name, w.summary);
+            let _ = writeln!(out, "{}: {}\n", w.name(), w.summary());
+            let verbs = w.verbs();
+            let mut names: Vec<&str> = verbs.iter().map(|v| v.name.as_ref()).collect();
+            // run comes after the commands that get the data ready.
+            let at = names
+                .iter()
+                .rposition(|n| matches!(*n, "prepare" | "prewarm"))
+                .map_or(0, |i| i + 1);
+            names.insert(at, "run");
             let _ = writeln!(
                 out,
                 "Usage: dbmeter {} {} [options]\n",
-                if w.workload == dbmeter_workloads::Workload::Tpcc {
-                    "prepare|run|check|cleanup"
-                } else {
-                    "prepare|prewarm|run|cleanup"
-                },
-                w.name
+                names.join("|"),
+                w.name()
             );
-            let own = w.workload.options();
+            if !verbs.is_empty() {
+                out.push_str("Commands:\n");
+                for v in &verbs {
+                    let _ = writeln!(out, "  {:<10} {}", v.name, v.help);
+                }
+                let _ = writeln!(
+                    out,
+                    "  {:<10} run the benchmark and report throughput and latency\n",
+                    "run"
+                );
+            }
+            let own = w.options();
             if own.is_empty() {
                 out.push_str("This workload has no options of its own.\n");
             } else {
                 let _ = writeln!(
                     out,
                     "{} options (dashes and underscores are interchangeable):",
-                    w.name
+                    w.name()
                 );
                 options_table(&mut out, &own);
             }

@@ -3,42 +3,24 @@
 
 mod campaign;
 mod compare;
-mod data;
 mod env;
 mod info;
-mod record;
 mod report;
 mod results;
 mod run;
 mod server;
-mod tpcc;
 
 use crate::CliError;
 use crate::args::{self, Command};
-use crate::general::GENERAL;
-use crate::setup;
-use dbmeter_db::Target;
-use dbmeter_workloads::options::{OptSpec, OptValues};
-use dbmeter_workloads::registry::WorkloadInfo;
+use dbmeter_run::options::specs_for;
+use dbmeter_run::{Request, StoreRequest};
+use dbmeter_store::RunMeta;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Everything a workload command needs from the command line.
+/// A benchmark command as the command line asks for it.
 pub(crate) struct Ctx {
-    pub info: &'static WorkloadInfo,
-    pub values: OptValues,
-    /// None for workloads without a database.
-    pub target: Option<Target>,
-    /// `--tag KEY=VALUE` (repeatable), for the results store.
-    pub tags: Vec<(String, String)>,
-}
-
-fn specs_for(w: Option<&WorkloadInfo>) -> Vec<OptSpec> {
-    let mut v = GENERAL.to_vec();
-    if let Some(w) = w {
-        v.extend(w.workload.options());
-    }
-    v
+    pub request: Request,
 }
 
 pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
@@ -96,7 +78,7 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
             return Ok(0);
         }
         Command::Help => {
-            print!("{}", info::help(inv.workload));
+            print!("{}", info::help(inv.workload.as_deref()));
             return Ok(0);
         }
         _ => {}
@@ -107,25 +89,25 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
             inv.command.name()
         )));
     };
-    let values = args::values(&specs_for(Some(w)), &inv.given);
-    let target = if w.workload.needs_database() {
-        Some(setup::target(&values)?)
-    } else {
-        None
-    };
+    let values = args::values(&specs_for(Some(w.as_ref())), &inv.given);
     crate::pinning::pin_client(&values)?;
+    let store = (values.given("store") || !tags.is_empty()).then(|| StoreRequest {
+        spec: values.str("store").to_string(),
+        meta: RunMeta {
+            tags,
+            ..RunMeta::default()
+        },
+    });
     let ctx = Ctx {
-        info: w,
-        values,
-        target,
-        tags,
+        request: Request {
+            benchmark: w,
+            options: values,
+            store,
+        },
     };
     match inv.command {
-        Command::Prepare => data::prepare(&ctx),
-        Command::Prewarm => data::prewarm(&ctx),
-        Command::Cleanup => data::cleanup(&ctx),
-        Command::Check => tpcc::check(&ctx),
-        _ => run::run(&ctx),
+        Command::Run => run::run(&ctx),
+        other => run::verb(other.name(), &ctx),
     }
 }
 
@@ -140,7 +122,7 @@ fn store_option(args: Vec<String>) -> Vec<String> {
                 "run", "prepare", "prewarm", "cleanup", "list", "help", "version",
             ]
             .contains(&w)
-            || dbmeter_workloads::registry::find(w).is_some()
+            || dbmeter_benchmarks::registry::find(w).is_some()
     };
     let mut out = Vec::with_capacity(args.len());
     let mut it = args.into_iter().peekable();
@@ -155,9 +137,4 @@ fn store_option(args: Vec<String>) -> Vec<String> {
         }
     }
     out
-}
-
-/// Wraps a value in Ok (a stand-in while the commands move to the run layer).
-pub(crate) fn block_on<T>(x: T) -> Result<T, CliError> {
-    Ok(x)
 }

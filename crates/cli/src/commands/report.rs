@@ -117,9 +117,8 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         let Some(stored) = store.run(s.id).map_err(|e| CliError::Failed(e.0))? else {
             continue;
         };
-        let doc = serde_json::from_str(&stored.document).map_err(|e| {
-            CliError::Failed(format!("run {} in the store is not valid JSON: {e}", s.id))
-        })?;
+        let doc = dbmeter_result::RunDocument::from_json(&stored.document)
+            .map_err(|e| CliError::Failed(format!("run {} in the store: {e}", s.id)))?;
         runs.push(ReportRun {
             id: s.id,
             variant: variant_of(s),

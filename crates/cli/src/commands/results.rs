@@ -6,7 +6,7 @@
 use crate::CliError;
 use crate::subcommand_args::{Grammar, SubArgs};
 use dbmeter_report::stored;
-use dbmeter_store::{Filter, RunMeta, SELECTOR_FORMS, Selector, Store, StoreError};
+use dbmeter_store::{Filter, SELECTOR_FORMS, Selector, Store, StoreError};
 use std::io::{IsTerminal, Write as _};
 
 pub const HELP: &str = "\
@@ -53,26 +53,10 @@ DBMETER_HOME defaults to /var/lib/dbmeter for root, else
 bad selector), 2 usage error.
 ";
 
-/// Options of `run` that belong to the store and stay out of the run
-/// document's `options` (the store keeps the tags itself).
-pub(crate) const STORE_OPTIONS: &[&str] = &["store", "tag"];
-
 /// The store to use: `given` (a path or URL), else `$DBMETER_STORE`, else
 /// `$DBMETER_HOME/results.db`.
 pub(crate) fn store_spec(given: Option<&str>) -> Result<String, CliError> {
-    if let Some(s) = given.filter(|s| !s.trim().is_empty()) {
-        return Ok(s.to_string());
-    }
-    if let Some(s) = std::env::var_os("DBMETER_STORE").filter(|s| !s.is_empty()) {
-        return Ok(s.to_string_lossy().into_owned());
-    }
-    let home = dbmeter_server::managed::Home::from_env()
-        .map_err(|e| CliError::Failed(format!("cannot find the default results store: {e}")))?;
-    Ok(home
-        .root()
-        .join("results.db")
-        .to_string_lossy()
-        .into_owned())
+    Ok(dbmeter_run::store_spec(given)?)
 }
 
 fn failed(e: StoreError) -> CliError {
@@ -96,45 +80,6 @@ pub(crate) fn parse_tags<'a>(
             ))),
         })
         .collect()
-}
-
-/// What `run` needs to store its result: the store (opened before the run,
-/// so that a bad store fails fast) and the tags.
-pub(crate) struct RunStore {
-    store: Store,
-    tags: Vec<(String, String)>,
-}
-
-impl RunStore {
-    /// None unless `--store` or `--tag` was given.
-    pub fn open(
-        values: &dbmeter_workloads::options::OptValues,
-        tags: &[(String, String)],
-    ) -> Result<Option<RunStore>, CliError> {
-        if !values.given("store") && tags.is_empty() {
-            return Ok(None);
-        }
-        let spec = store_spec(Some(values.str("store")))?;
-        let store = Store::open(&spec).map_err(failed)?;
-        Ok(Some(RunStore {
-            store,
-            tags: tags.to_vec(),
-        }))
-    }
-
-    /// Saves the run document; says where on standard error.
-    pub fn save(&mut self, json: &str) -> Result<i64, CliError> {
-        let meta = RunMeta {
-            tags: self.tags.clone(),
-            ..RunMeta::default()
-        };
-        let id = self
-            .store
-            .save(json, &meta)
-            .map_err(|e| CliError::Failed(format!("the run was not stored: {}", e.0)))?;
-        eprintln!("stored as run #{id} in {}", self.store.location());
-        Ok(id)
-    }
 }
 
 /// Reads the command line of `results`, `compare` or `report`: `valued`
@@ -276,10 +221,10 @@ fn show(args: &[String]) -> Result<i32, CliError> {
         return Ok(0);
     }
     print!("{}", stored::describe(&run.summary));
-    match serde_json::from_str::<dbmeter_report::RunReport>(&run.document) {
+    match dbmeter_result::RunDocument::from_json(&run.document) {
         Ok(report) => {
             println!();
-            print!("{}", dbmeter_report::text::final_report(&report));
+            print!("{}", super::run::text_report(&report));
         }
         Err(_) => println!("\n(no measurements: the stored document holds no complete report)"),
     }

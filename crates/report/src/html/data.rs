@@ -1,10 +1,10 @@
-//! What the report reads from stored run documents: the numbers behind its
-//! charts and tables, taken from the JSON (`docs/json-schema.md`) rather
-//! than typed structs, so documents of older or newer schema versions and
-//! the minimal documents of failed runs can be shown side by side.
+//! What the report reads from stored run documents (the typed
+//! `RunDocument`, which reads every schema version and the short documents
+//! of failed runs): the numbers behind its charts and tables.
 
+use dbmeter_env::OsSample;
+use dbmeter_result::RunDocument;
 use dbmeter_stats::LatencyHistogram;
-use serde_json::Value;
 
 /// A run to show, as the caller found it (in the results store, say).
 #[derive(Clone, Debug)]
@@ -15,85 +15,67 @@ pub struct ReportRun {
     /// or the run itself.
     pub variant: String,
     pub repeat: Option<u32>,
-    pub doc: Value,
+    pub doc: RunDocument,
 }
 
 impl ReportRun {
     pub fn workload(&self) -> &str {
-        self.doc["workload"].as_str().unwrap_or("?")
+        &self.doc.workload
     }
 
     pub fn threads(&self) -> u64 {
-        self.doc["threads"].as_u64().unwrap_or(0)
+        self.doc.threads as u64
     }
 
     pub fn end_reason(&self) -> &str {
-        self.doc["end"]["reason"].as_str().unwrap_or("unknown")
+        &self.doc.end.reason
     }
 
-    /// A run that ran to its limit; interrupted and failed runs are shown
+    /// A run that ran to its end; interrupted and failed runs are shown
     /// but not counted in medians.
     pub fn completed(&self) -> bool {
-        matches!(self.end_reason(), "time_limit" | "event_limit")
+        self.doc.completed()
     }
 
+    /// Events per second (None for a run that measured nothing).
     pub fn tps(&self) -> Option<f64> {
-        self.doc["totals"]["events_per_s"].as_f64()
+        (self.doc.totals.duration_s > 0.0).then_some(self.doc.totals.events_per_s)
     }
 
-    /// A latency percentile of the whole run in ms: from the document's
-    /// percentile list when it has it, else from the stored histogram.
+    /// A latency percentile of the whole run in ms.
     pub fn latency_ms(&self, p: f64) -> Option<f64> {
-        percentile_of(&self.doc["latency_ms"], p).or_else(|| {
-            self.histogram()
-                .filter(|h| h.count() > 0)
-                .map(|h| h.percentile(p) as f64 / 1e6)
-        })
+        self.doc.latency_percentile_ms(p)
+    }
+
+    pub fn max_latency_ms(&self) -> Option<f64> {
+        (self.doc.latency_ms.count > 0).then_some(self.doc.latency_ms.max_ms)
     }
 
     pub fn histogram(&self) -> Option<LatencyHistogram> {
-        self.doc["latency_histogram"]
-            .as_str()
-            .and_then(|s| LatencyHistogram::from_base64(s).ok())
+        self.doc.histogram()
     }
 
     /// (end of interval s, events/s, p99 ms or else max ms) per interval.
     pub fn intervals(&self) -> Vec<(f64, f64, Option<f64>)> {
-        self.doc["intervals"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|i| {
-                        let t = i["t_s"].as_f64()?;
-                        let tps = i["events_per_s"].as_f64()?;
-                        let lat = &i["latency_ms"];
-                        let p99 = percentile_of(lat, 99.0).or_else(|| lat["max_ms"].as_f64());
-                        Some((t, tps, p99.filter(|_| lat["count"].as_u64() != Some(0))))
-                    })
-                    .collect()
+        self.doc
+            .intervals
+            .iter()
+            .map(|i| {
+                let lat = &i.latency_ms;
+                let p99 = lat.get(99.0).unwrap_or(lat.max_ms);
+                (i.t_s, i.events_per_s, (lat.count != 0).then_some(p99))
             })
-            .unwrap_or_default()
+            .collect()
     }
 
     /// The OS samples taken during the run.
     pub fn os_samples(&self) -> Vec<OsPoint> {
-        self.doc["os"]["samples"]
-            .as_array()
-            .map(|a| a.iter().filter_map(OsPoint::of).collect())
+        self.doc
+            .os
+            .as_ref()
+            .map(|os| os.samples.iter().map(OsPoint::of).collect())
             .unwrap_or_default()
     }
-}
-
-/// The value at percentile `p` in a latency summary object, if listed.
-fn percentile_of(summary: &Value, p: f64) -> Option<f64> {
-    summary["percentiles"].as_array()?.iter().find_map(|e| {
-        let q = e["percentile"].as_f64()?;
-        if (q - p).abs() < 1e-9 {
-            e["ms"].as_f64()
-        } else {
-            None
-        }
-    })
 }
 
 /// One OS sample, reduced to what the charts show.
@@ -111,39 +93,18 @@ pub struct OsPoint {
 }
 
 impl OsPoint {
-    fn of(s: &Value) -> Option<OsPoint> {
-        let disks = s["disks"].as_array();
-        let sum = |field: &str| {
-            disks
-                .map(|d| d.iter().filter_map(|x| x[field].as_f64()).sum())
-                .unwrap_or(0.0)
-        };
-        Some(OsPoint {
-            t_s: s["t_s"].as_f64()?,
-            user: s["cpu"]["user"].as_f64().unwrap_or(0.0),
-            system: s["cpu"]["system"].as_f64().unwrap_or(0.0),
-            iowait: s["cpu"]["iowait"].as_f64().unwrap_or(0.0),
-            client_cpu: s["client_cpu_pct"].as_f64(),
-            server_cpu: s["server_cpu_pct"].as_f64(),
-            read_kb_s: sum("rkb_per_s"),
-            write_kb_s: sum("wkb_per_s"),
-        })
+    fn of(s: &OsSample) -> OsPoint {
+        OsPoint {
+            t_s: s.t_s,
+            user: s.cpu.user,
+            system: s.cpu.system,
+            iowait: s.cpu.iowait,
+            client_cpu: s.client_cpu_pct,
+            server_cpu: s.server_cpu_pct,
+            read_kb_s: s.disks.iter().map(|d| d.rkb_per_s).sum(),
+            write_kb_s: s.disks.iter().map(|d| d.wkb_per_s).sum(),
+        }
     }
-}
-
-/// The median of some numbers (the mean of the middle two for an even count).
-pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
 }
 
 /// A latency spectrum from a histogram: (1/(1-q), ms) for quantiles from
@@ -176,11 +137,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    #[test]
-    fn medians() {
-        assert_eq!(median(&[]), None);
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+    fn doc(v: serde_json::Value) -> RunDocument {
+        RunDocument::from_json(&v.to_string()).unwrap()
     }
 
     #[test]
@@ -193,10 +151,10 @@ mod tests {
             id: 1,
             variant: "a".into(),
             repeat: Some(1),
-            doc: json!({
-                "workload": "oltp_read_only", "threads": 4,
+            doc: doc(json!({
+                "schema": "dbmeter.run", "workload": "oltp_read_only", "threads": 4,
                 "end": {"reason": "time_limit"},
-                "totals": {"events_per_s": 100.5},
+                "totals": {"duration_s": 10.0, "events_per_s": 100.5},
                 "latency_ms": {"percentiles": [{"percentile": 95.0, "ms": 2.0}]},
                 "latency_histogram": h.to_base64(),
                 "intervals": [{"t_s": 1.0, "events_per_s": 99.0,
@@ -204,7 +162,7 @@ mod tests {
                 "os": {"samples": [{"t_s": 1.0, "cpu": {"user": 10.0, "system": 5.0, "iowait": 1.0},
                     "disks": [{"rkb_per_s": 1.0, "wkb_per_s": 2.0}, {"rkb_per_s": 3.0, "wkb_per_s": 4.0}],
                     "client_cpu_pct": 20.0}]}
-            }),
+            })),
         };
         assert!(r.completed());
         assert_eq!(r.threads(), 4);
@@ -225,7 +183,8 @@ mod tests {
             id: 2,
             variant: "a".into(),
             repeat: None,
-            doc: json!({"workload": "w", "end": {"reason": "failed", "error": "x"}}),
+            doc: doc(json!({"schema": "dbmeter.run", "workload": "w",
+                "end": {"reason": "failed", "error": "x"}})),
         };
         assert!(!failed.completed());
         assert_eq!(failed.tps(), None);

@@ -8,7 +8,8 @@
 pub mod charts;
 mod data;
 
-pub use data::{OsPoint, ReportRun, median, spectrum};
+pub use data::{OsPoint, ReportRun, spectrum};
+use dbmeter_stats::median;
 
 use charts::{LineChart, Scale, Series};
 use std::collections::{BTreeMap, BTreeSet};
@@ -191,24 +192,22 @@ fn environment(page: &mut Page, runs: &[ReportRun], variants: &[String]) {
     page.html.push_str("</tr>\n");
     type Field<'a> = (&'a str, &'a dyn Fn(&ReportRun) -> String);
     let fields: [Field; 9] = [
-        ("host", &|r| text(&r.doc["environment"]["hostname"])),
-        ("operating system", &|r| text(&r.doc["environment"]["os"])),
-        ("kernel", &|r| text(&r.doc["environment"]["kernel"])),
-        ("CPU", &|r| text(&r.doc["environment"]["cpu_model"])),
-        ("CPUs", &|r| text(&r.doc["environment"]["cpus"])),
-        ("memory", &|r| {
-            r.doc["environment"]["memory_bytes"]
-                .as_f64()
-                .map(|b| format!("{:.1} GiB", b / (1u64 << 30) as f64))
-                .unwrap_or_else(|| "–".into())
+        ("host", &|r| or_dash(&r.doc.environment.hostname)),
+        ("operating system", &|r| or_dash(&r.doc.environment.os)),
+        ("kernel", &|r| or_dash(&r.doc.environment.kernel)),
+        ("CPU", &|r| or_dash(&r.doc.environment.cpu_model)),
+        ("CPUs", &|r| r.doc.environment.cpus.to_string()),
+        ("memory", &|r| match r.doc.environment.memory_bytes {
+            0 => "–".into(),
+            b => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
         }),
-        ("target", &|r| text(&r.doc["target"]["url"])),
-        ("server", &|r| text(&r.doc["target"]["server_version"])),
+        ("target", &|r| or_dash(&r.doc.target.url)),
+        ("server", &|r| or_dash(&r.doc.target.server_version)),
         ("dbmeter", &|r| {
             format!(
                 "{} {}",
-                text(&r.doc["dbmeter"]["version"]),
-                text(&r.doc["dbmeter"]["build"])
+                or_dash(&r.doc.dbmeter.version),
+                or_dash(&r.doc.dbmeter.build)
             )
         }),
     ];
@@ -231,15 +230,21 @@ fn environment(page: &mut Page, runs: &[ReportRun], variants: &[String]) {
     if first.len() > 1 {
         let names: BTreeSet<&String> = first
             .iter()
-            .filter_map(|r| r.doc["server"]["variables"].as_object())
-            .flat_map(|m| m.keys())
+            .filter_map(|r| r.doc.server.as_ref())
+            .flat_map(|s| s.variables.keys())
             .collect();
         let mut rows = String::new();
         let mut n = 0;
         for name in names {
             let values: Vec<String> = first
                 .iter()
-                .map(|r| text(&r.doc["server"]["variables"][name.as_str()]))
+                .map(|r| {
+                    r.doc
+                        .server
+                        .as_ref()
+                        .and_then(|s| s.variables.get(name.as_str()))
+                        .map_or_else(|| "–".to_string(), |v| or_dash(v))
+                })
                 .collect();
             if values.iter().all(|v| v == &values[0]) || volatile(name, &values) {
                 continue;
@@ -283,11 +288,12 @@ fn volatile(name: &str, values: &[String]) -> bool {
             .all(|v| v.starts_with('/') || v == "–" || v.is_empty())
 }
 
-fn text(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::Null => "–".into(),
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
+/// The text, or a dash when there is none.
+fn or_dash(v: &str) -> String {
+    if v.is_empty() {
+        "–".into()
+    } else {
+        v.to_string()
     }
 }
 
@@ -419,11 +425,8 @@ fn cell_details(page: &mut Page, w: &str, clients: u64, cell: &[&ReportRun]) -> 
         cell.len()
     );
     for r in cell {
-        let errors: u64 = r.doc["errors"]
-            .as_object()
-            .map(|m| m.values().filter_map(|v| v.as_u64()).sum())
-            .unwrap_or(0);
-        let end = match r.doc["end"]["error"].as_str() {
+        let errors: u64 = r.doc.errors.values().sum();
+        let end = match r.doc.end.error.as_deref() {
             Some(e) => format!(
                 "<span class=\"bad\">{}: {}</span>",
                 escape(r.end_reason()),
@@ -440,7 +443,7 @@ fn cell_details(page: &mut Page, w: &str, clients: u64, cell: &[&ReportRun]) -> 
             num(r.tps()),
             num(r.latency_ms(95.0)),
             num(r.latency_ms(99.0)),
-            num(r.doc["latency_ms"]["max_ms"].as_f64()),
+            num(r.max_latency_ms()),
         );
     }
     page.html.push_str("</table>\n<div class=\"charts\">");
@@ -545,16 +548,17 @@ mod tests {
             id,
             variant: variant.into(),
             repeat: Some(1),
-            doc: json!({
-                "workload": "oltp_point_select", "threads": threads,
+            doc: dbmeter_result::RunDocument::from_json(&json!({
+                "schema": "dbmeter.run", "workload": "oltp_point_select", "threads": threads,
                 "target": {"url": "mysql://root:***@h/test", "server_version": "MariaDB <x>"},
                 "environment": {"hostname": "vm", "cpus": 2, "memory_bytes": 1073741824u64},
                 "server": {"variables": {"innodb_buffer_pool_size": variant, "port": id.to_string(), "tmpdir": format!("/tmp/{variant}"), "server_uid": id.to_string()}},
                 "end": {"reason": "time_limit"},
-                "totals": {"events_per_s": tps},
-                "latency_ms": {"max_ms": 4.0, "percentiles": [{"percentile": 99.0, "ms": 1.5}]},
+                "totals": {"duration_s": 10.0, "events_per_s": tps},
+                "latency_ms": {"count": 10, "max_ms": 4.0, "percentiles": [{"percentile": 99.0, "ms": 1.5}]},
                 "intervals": [{"t_s": 1.0, "events_per_s": tps, "latency_ms": {"count": 3, "percentiles": [{"percentile": 99.0, "ms": 1.5}]}}]
-            }),
+            }).to_string())
+            .unwrap(),
         }
     }
 

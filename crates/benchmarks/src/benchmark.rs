@@ -1,0 +1,220 @@
+//! The one interface every benchmark implements, in its own folder.
+//!
+//! A benchmark says what it is (name, summary, options), which commands it
+//! has besides `run` (prepare, prewarm, check, cleanup, or its own), which
+//! of its options shape its data and whether its runs write (campaigns
+//! share prepared data by this), how a run is planned (its users, their
+//! named kinds, what it reads before and after), and how its own section
+//! of the result reads as text. The run layer (`dbmeter-run`) drives it;
+//! nothing above knows any benchmark by name.
+
+use crate::options::{OptSpec, OptValues, Text};
+use dbmeter_db::{ConnectOptions, DbError, ErrorKind, IgnoreList};
+use dbmeter_engine::{RunResult, UserFactory};
+use dbmeter_result::{Interval, RunDocument};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+/// A command of a benchmark besides `run`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verb {
+    pub name: Text,
+    pub help: Text,
+}
+
+pub const fn verb(name: &'static str, help: &'static str) -> Verb {
+    Verb {
+        name: Text::Borrowed(name),
+        help: Text::Borrowed(help),
+    }
+}
+
+/// Rows a prepare will load and has loaded so far, for a progress bar
+/// drawn by another thread.
+#[derive(Debug, Default)]
+pub struct LoadProgress {
+    pub total: AtomicU64,
+    pub done: AtomicU64,
+}
+
+/// Where a benchmark's commands report to the user: step and result lines
+/// (called from concurrent loaders too) and the rows loaded so far.
+pub trait Console: Send + Sync {
+    /// One line for the user.
+    fn line(&self, text: &str);
+    /// The counter a loader advances (a progress bar may show it).
+    fn progress(&self) -> &LoadProgress;
+}
+
+/// What a benchmark's command or run plan gets to work with.
+pub struct Context<'a> {
+    /// Every option, the general ones included, defaults filled in.
+    pub options: &'a OptValues,
+    /// Where to connect (None for a benchmark without a database). Its
+    /// `query_timeout` is the one for the virtual users' connections;
+    /// the benchmark's own set-up connections should not use it.
+    pub connect: Option<&'a ConnectOptions>,
+    /// Error codes that restart an event instead of stopping the run.
+    pub ignore: IgnoreList,
+    /// The seed of this command (drawn from the clock when not given).
+    pub seed: u64,
+    /// `--threads`: virtual users of a run, loaders of a prepare.
+    pub threads: usize,
+    pub console: &'a dyn Console,
+}
+
+impl Context<'_> {
+    /// The target's connection options, without the users' query timeout;
+    /// an error for a benchmark that needs a database and has none.
+    pub fn setup_connection(&self) -> Result<ConnectOptions, BenchError> {
+        match self.connect {
+            Some(c) => Ok(ConnectOptions {
+                query_timeout: None,
+                ..c.clone()
+            }),
+            None => Err(BenchError::Failed("this benchmark needs a database".into())),
+        }
+    }
+
+    /// The users' connection options (with `--query-timeout`).
+    pub fn user_connection(&self) -> Result<ConnectOptions, BenchError> {
+        self.connect
+            .cloned()
+            .ok_or_else(|| BenchError::Failed("this benchmark needs a database".into()))
+    }
+
+    /// Says one line.
+    pub fn say(&self, line: &str) {
+        self.console.line(line);
+    }
+}
+
+/// Why a benchmark's command failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BenchError {
+    /// The command line asks for something the benchmark cannot do.
+    Usage(String),
+    /// Anything else.
+    Failed(String),
+}
+
+impl std::fmt::Display for BenchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BenchError::Usage(m) | BenchError::Failed(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for BenchError {}
+
+impl From<DbError> for BenchError {
+    fn from(e: DbError) -> Self {
+        match e.kind {
+            ErrorKind::Usage => BenchError::Usage(e.message),
+            _ => BenchError::Failed(e.message),
+        }
+    }
+}
+
+/// A run as its benchmark planned it: the users and what the benchmark
+/// measures around them.
+pub trait RunPlan: Send {
+    /// The server's (or library's) version, for the header and the record.
+    fn server_version(&self) -> String;
+
+    /// The names of the kinds of events its users tell apart
+    /// (`Tally::kind` indexes this list); empty when they tell none apart.
+    fn kinds(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The virtual users.
+    fn users(&self) -> Arc<dyn UserFactory>;
+
+    /// Called as the measurement starts (at the end of the warm-up): a
+    /// benchmark that reads counters from the database takes its first
+    /// reading here.
+    fn measure_start(&mut self) {}
+
+    /// Called after the run: the benchmark reads what it measures after a
+    /// run and puts its own section into the document
+    /// ([`RunDocument::set_section`]). Warnings go to the document's
+    /// `warnings` (and are printed by the run layer).
+    fn finish(&mut self, result: &RunResult, doc: &mut RunDocument) {
+        let _ = (result, doc);
+    }
+}
+
+/// One benchmark.
+pub trait Benchmark: Send + Sync {
+    fn name(&self) -> &str;
+
+    /// One line on what it does.
+    fn summary(&self) -> &str;
+
+    /// Its own options (the general ones come from the run layer).
+    fn options(&self) -> Vec<OptSpec>;
+
+    /// Its commands besides `run`, in the order help shows them.
+    fn verbs(&self) -> Vec<Verb>;
+
+    /// False for a benchmark that touches no database.
+    fn needs_database(&self) -> bool {
+        true
+    }
+
+    /// The family of data its `prepare` makes: benchmarks of one family
+    /// with equal data-shaping options (`OptSpec::shapes_data`) share one
+    /// prepared dataset. None for a benchmark without data.
+    fn dataset(&self) -> Option<String>;
+
+    /// Whether its runs change the data (a campaign that wants each run to
+    /// start from the same data resets it before them).
+    fn writes(&self) -> bool;
+
+    /// Runs command `verb` (one of [`Benchmark::verbs`]).
+    fn command(&self, verb: &str, ctx: &Context) -> Result<(), BenchError>;
+
+    /// Plans a run: checks (or, where the benchmark does that, prepares)
+    /// its data and makes its users. Lines for the user go to the console.
+    fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError>;
+
+    /// How long a user's reconnects may fail before the run stops, when
+    /// the benchmark knows better than the default; None = the default.
+    fn reconnect_timeout(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Its own interval line, when the common one does not fit it.
+    fn interval_line(&self, interval: &Interval, percentile: f64) -> Option<String> {
+        let _ = (interval, percentile);
+        None
+    }
+
+    /// Its own section of the text report, read from the document.
+    fn report_text(&self, doc: &RunDocument) -> Option<String> {
+        let _ = doc;
+        None
+    }
+
+    /// The figures it is judged by, beyond events per second (e.g. NOPM),
+    /// as (label, value), for one-line summaries.
+    fn headline(&self, doc: &RunDocument) -> Vec<(String, f64)> {
+        let _ = doc;
+        Vec::new()
+    }
+}
+
+/// The error for a command a benchmark does not have.
+pub fn no_such_verb(b: &dyn Benchmark, verb: &str) -> BenchError {
+    let have: Vec<String> = std::iter::once("run".to_string())
+        .chain(b.verbs().into_iter().map(|v| v.name.to_string()))
+        .collect();
+    BenchError::Usage(format!(
+        "{} has no `{verb}` command; its commands: {}",
+        b.name(),
+        have.join(", ")
+    ))
+}

@@ -1,0 +1,26 @@
+//! The benchmarks: each one folder (or file) behind one interface,
+//! [`Benchmark`], talking to databases only through `dbmeter-db` and to
+//! the load engine through its `User` trait.
+//!
+//! - [`benchmark`]: the interface (options, commands, dataset, run plan,
+//!   its section of the result and of the text report).
+//! - [`registry`]: which benchmarks exist; found by name or path.
+//! - [`options`]: option specs (sysbench's names; dashes and underscores
+//!   alike, owned so a script can declare its own) and parsed values.
+//! - [`noop`]: an event that does nothing; the one-file example of a whole
+//!   benchmark.
+//! - [`oltp`]: the sysbench OLTP family.
+//! - [`tpcc`]: the TPC-C-like workload.
+//! - [`random`]: sysbench's id distributions and value generators.
+//! - [`parallel`]: work spread over threads, one connection each.
+
+pub mod benchmark;
+pub mod noop;
+pub mod oltp;
+pub mod options;
+pub mod parallel;
+pub mod random;
+pub mod registry;
+pub mod tpcc;
+
+pub use benchmark::{BenchError, Benchmark, Console, Context, LoadProgress, RunPlan, Verb};

@@ -1,0 +1,219 @@
+//! Values of result rows, for callers that read what a query returned
+//! (`Connection::fetch`): the binary protocol's typed values of prepared
+//! statements, and the text protocol's strings.
+
+use super::Error;
+use super::packet::Cursor;
+use crate::types::Value;
+
+/// A column's type and flags, from its definition packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ColumnType {
+    pub kind: u8,
+    pub unsigned: bool,
+}
+
+const UNSIGNED_FLAG: u16 = 0x20;
+
+/// The type of a column from its definition packet (protocol 4.1).
+pub(crate) fn column_type(def: &[u8]) -> Result<ColumnType, Error> {
+    let mut c = Cursor::new(def);
+    for _ in 0..6 {
+        c.lenenc_bytes()?; // catalog, schema, table, org table, name, org name
+    }
+    c.lenenc_int()?; // length of the fixed fields (0x0c)
+    c.u16()?; // character set
+    c.u32()?; // column length
+    let kind = c.u8()?;
+    let flags = c.u16()?;
+    Ok(ColumnType {
+        kind,
+        unsigned: flags & UNSIGNED_FLAG != 0,
+    })
+}
+
+fn int(b: &[u8], unsigned: bool) -> Value {
+    let mut x = [0u8; 8];
+    x[..b.len()].copy_from_slice(b);
+    let raw = u64::from_le_bytes(x);
+    let bits = 8 * b.len() as u32;
+    let v = if unsigned || bits == 64 {
+        raw as i64
+    } else {
+        // Sign-extend a narrower integer.
+        ((raw << (64 - bits)) as i64) >> (64 - bits)
+    };
+    if unsigned && bits == 64 && v < 0 {
+        Value::Text(raw.to_string())
+    } else {
+        Value::Int(v)
+    }
+}
+
+/// Appends the values of one binary-protocol row (header 0x00, NULL
+/// bitmap, values) to `out`.
+pub(crate) fn binary_row(
+    row: &[u8],
+    types: &[ColumnType],
+    out: &mut Vec<Option<Value>>,
+) -> Result<(), Error> {
+    let mut c = Cursor::new(row);
+    c.skip(1)?;
+    let nulls = c.take((types.len() + 7 + 2) / 8)?;
+    for (i, t) in types.iter().enumerate() {
+        let bit = i + 2;
+        if nulls[bit / 8] & (1 << (bit % 8)) != 0 {
+            out.push(None);
+            continue;
+        }
+        let v = match t.kind {
+            0x01 => int(c.take(1)?, t.unsigned),
+            0x02 | 0x0d => int(c.take(2)?, t.unsigned),
+            0x03 | 0x09 => int(c.take(4)?, t.unsigned),
+            0x08 => int(c.take(8)?, t.unsigned),
+            0x04 => {
+                let b = c.take(4)?;
+                Value::Text(f32::from_le_bytes([b[0], b[1], b[2], b[3]]).to_string())
+            }
+            0x05 => {
+                let b = c.take(8)?;
+                let mut x = [0u8; 8];
+                x.copy_from_slice(b);
+                Value::Text(f64::from_le_bytes(x).to_string())
+            }
+            0x07 | 0x0a | 0x0c => {
+                let n = c.u8()? as usize;
+                Value::Text(date_time(c.take(n)?)?)
+            }
+            0x0b => {
+                let n = c.u8()? as usize;
+                Value::Text(time(c.take(n)?)?)
+            }
+            // Decimals, strings, blobs, JSON, enums, bits: length-encoded.
+            _ => Value::Text(String::from_utf8_lossy(c.lenenc_bytes()?).into_owned()),
+        };
+        out.push(Some(v));
+    }
+    Ok(())
+}
+
+/// Appends the values of one text-protocol row.
+pub(crate) fn text_row(row: &[u8], n: usize, out: &mut Vec<Option<Value>>) -> Result<(), Error> {
+    let mut c = Cursor::new(row);
+    for _ in 0..n {
+        out.push(
+            c.lenenc_bytes_or_null()?
+                .map(|b| Value::Text(String::from_utf8_lossy(b).into_owned())),
+        );
+    }
+    Ok(())
+}
+
+/// DATE / DATETIME / TIMESTAMP: 0, 4, 7 or 11 bytes.
+fn date_time(b: &[u8]) -> Result<String, Error> {
+    let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
+    Ok(match b.len() {
+        0 => "0000-00-00 00:00:00".into(),
+        4 => format!("{:04}-{:02}-{:02}", u16_at(0), b[2], b[3]),
+        7 | 11 => {
+            let mut s = format!(
+                "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+                u16_at(0),
+                b[2],
+                b[3],
+                b[4],
+                b[5],
+                b[6]
+            );
+            if b.len() == 11 {
+                let us = u32::from_le_bytes([b[7], b[8], b[9], b[10]]);
+                s.push_str(&format!(".{us:06}"));
+            }
+            s
+        }
+        n => return Err(Error::Protocol(format!("a date of {n} bytes"))),
+    })
+}
+
+/// TIME: 0, 8 or 12 bytes.
+fn time(b: &[u8]) -> Result<String, Error> {
+    Ok(match b.len() {
+        0 => "00:00:00".into(),
+        8 | 12 => {
+            let days = u32::from_le_bytes([b[1], b[2], b[3], b[4]]);
+            let hours = days * 24 + b[5] as u32;
+            let mut s = format!(
+                "{}{:02}:{:02}:{:02}",
+                if b[0] == 1 { "-" } else { "" },
+                hours,
+                b[6],
+                b[7]
+            );
+            if b.len() == 12 {
+                let us = u32::from_le_bytes([b[8], b[9], b[10], b[11]]);
+                s.push_str(&format!(".{us:06}"));
+            }
+            s
+        }
+        n => return Err(Error::Protocol(format!("a time of {n} bytes"))),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(kind: u8) -> ColumnType {
+        ColumnType {
+            kind,
+            unsigned: false,
+        }
+    }
+
+    #[test]
+    fn a_binary_row_with_nulls_ints_text_and_dates() {
+        // 5 columns: BIGINT 7, INT -2, NULL, DECIMAL "12.50", DATETIME.
+        let mut row = vec![0x00];
+        // NULL bitmap: (5 + 9) / 8 = 1 byte; column 2 -> bit 4.
+        row.push(1 << 4);
+        row.extend_from_slice(&7i64.to_le_bytes());
+        row.extend_from_slice(&(-2i32).to_le_bytes());
+        row.push(5);
+        row.extend_from_slice(b"12.50");
+        row.extend_from_slice(&[7, 0xE9, 0x07, 11, 23, 10, 5, 9]);
+        let types = [t(0x08), t(0x03), t(0x0f), t(0xf6), t(0x0c)];
+        let mut out = Vec::new();
+        binary_row(&row, &types, &mut out).unwrap();
+        assert_eq!(
+            out,
+            vec![
+                Some(Value::Int(7)),
+                Some(Value::Int(-2)),
+                None,
+                Some(Value::Text("12.50".into())),
+                Some(Value::Text("2025-11-23 10:05:09".into())),
+            ]
+        );
+    }
+
+    #[test]
+    fn unsigned_and_short_ints() {
+        let mut out = Vec::new();
+        let row = [0x00, 0x00, 0xFF, 0xFF, 0xFF];
+        let types = [
+            ColumnType {
+                kind: 0x02,
+                unsigned: true,
+            },
+            t(0x01),
+        ];
+        binary_row(&row, &types, &mut out).unwrap();
+        assert_eq!(out, vec![Some(Value::Int(65535)), Some(Value::Int(-1))]);
+    }
+
+    #[test]
+    fn a_truncated_row_is_an_error_not_a_panic() {
+        let mut out = Vec::new();
+        assert!(binary_row(&[0x00, 0x00, 1, 2], &[t(0x08)], &mut out).is_err());
+    }
+}

@@ -1,0 +1,630 @@
+//! Commands on an open session: simple queries, named prepared
+//! statements (Parse and Describe once; Bind, Execute and Sync in one
+//! write per execution), unnamed statements with text parameters (the
+//! results store), COPY FROM STDIN.
+//!
+//! After an error the server skips messages up to the next Sync and then
+//! says it is ready again; every command here ends with a Sync, so an
+//! error is returned once that ReadyForQuery is read and the session can
+//! be used again (unless the error was FATAL: the server then closes it).
+
+use super::messages::{self as m, Column, Messages};
+use super::startup::{self, Session};
+use super::values::{self, INT2, INT4, INT8};
+use super::{Error, Params, ServerError};
+use crate::types::TextResult;
+use crate::types::{Outcome, Param, Value};
+use std::io::Write as _;
+
+pub(crate) struct PgWire {
+    io: Messages,
+    session: Session,
+    /// Statements prepared so far (their names are `s<n>`).
+    prepared: u32,
+    /// The connection failed: nothing more can be sent on it.
+    broken: bool,
+}
+
+/// A named prepared statement.
+#[derive(Clone, Debug)]
+pub(crate) struct Statement {
+    name: String,
+    /// The type of each parameter, as the server inferred it.
+    params: Vec<u32>,
+    /// The type of each result column; none for a statement without rows.
+    columns: Vec<u32>,
+    /// The statement returns rows (a RowDescription, not NoData).
+    returns_rows: bool,
+}
+
+/// A parameter of a statement run with [`PgWire::query_args`], sent in
+/// text format (bytes in bytea's hex form) for the server to convert to
+/// the type it infers.
+#[derive(Clone, Copy, Debug)]
+pub enum Arg<'a> {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(&'a str),
+    Bytes(&'a [u8]),
+}
+
+/// A value of a row read by [`PgWire::query_args`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+/// What to do with the rows of a result.
+enum Rows<'a> {
+    Count,
+    Text(&'a mut TextResult),
+    /// Binary rows of columns of these types, or text rows (None).
+    Values(&'a mut Vec<Option<Value>>, Option<&'a [u32]>),
+}
+
+/// Text of COPY FROM STDIN: appends some bytes to the buffer, returns
+/// false when there is nothing more.
+pub(crate) type CopySource<'a> = &'a mut dyn FnMut(&mut Vec<u8>) -> bool;
+
+/// Nothing to do with a message during a command.
+#[inline]
+fn is_async(tag: u8) -> bool {
+    matches!(
+        tag,
+        m::NOTICE_RESPONSE | m::PARAMETER_STATUS | m::NOTIFICATION_RESPONSE
+    )
+}
+
+fn unexpected(tag: u8, during: &str) -> Error {
+    Error::Protocol(format!(
+        "unexpected message '{}' during {during}",
+        tag.escape_ascii()
+    ))
+}
+
+impl PgWire {
+    /// Connects and authenticates.
+    pub(crate) fn connect(p: &Params) -> Result<PgWire, Error> {
+        let (io, session) = startup::connect(p)?;
+        Ok(PgWire {
+            io,
+            session,
+            prepared: 0,
+            broken: false,
+        })
+    }
+
+    /// The backend's process id and secret key, for cancel requests.
+    pub(crate) fn backend_key(&self) -> (i32, i32) {
+        (self.session.pid, self.session.key)
+    }
+
+    /// The server's version, as `SHOW server_version` gives it.
+    pub(crate) fn server_version(&self) -> &str {
+        &self.session.version
+    }
+
+    /// True once the connection has failed.
+    pub(crate) fn is_broken(&self) -> bool {
+        self.broken
+    }
+
+    /// Sends what is in the output buffer.
+    fn send(&mut self) -> Result<(), Error> {
+        if self.broken {
+            self.io.out.clear();
+            return Err(Error::Io(std::io::Error::new(
+                std::io::ErrorKind::NotConnected,
+                "the connection was lost",
+            )));
+        }
+        let r = self.io.send();
+        self.check(r)
+    }
+
+    /// Marks the connection broken when `r` says it is.
+    fn check<T>(&mut self, r: Result<T, Error>) -> Result<T, Error> {
+        if let Err(e) = &r {
+            match e {
+                Error::Io(_) | Error::Protocol(_) => self.broken = true,
+                Error::Server(s) if s.is_fatal() => self.broken = true,
+                _ => {}
+            }
+        }
+        r
+    }
+
+    /// Reads up to ReadyForQuery after an error and returns the error.
+    fn fail<T>(&mut self, e: ServerError) -> Result<T, Error> {
+        if !e.is_fatal() {
+            self.ready()?;
+        }
+        Err(Error::Server(e))
+    }
+
+    /// Skips messages up to ReadyForQuery.
+    fn ready(&mut self) -> Result<(), Error> {
+        loop {
+            let (tag, _) = self.io.read()?;
+            if tag == m::READY_FOR_QUERY {
+                self.io.shrink();
+                return Ok(());
+            }
+        }
+    }
+
+    /// Runs SQL text (the simple query protocol); rows are counted.
+    pub(crate) fn query(&mut self, sql: &str) -> Result<Outcome, Error> {
+        self.simple(sql, Rows::Count, None)
+    }
+
+    /// Runs SQL text; returns the first result's columns and every row.
+    pub(crate) fn query_text(&mut self, sql: &str) -> Result<TextResult, Error> {
+        let mut out = TextResult::default();
+        self.simple(sql, Rows::Text(&mut out), None)?;
+        Ok(out)
+    }
+
+    /// Runs SQL text; appends every value of every row to `out` (integers
+    /// as such, everything else as text).
+    pub(crate) fn query_values(
+        &mut self,
+        sql: &str,
+        out: &mut Vec<Option<Value>>,
+    ) -> Result<u64, Error> {
+        match self.simple(sql, Rows::Values(out, None), None)? {
+            Outcome::Rows(n) => Ok(n),
+            Outcome::Affected(_) => Ok(0),
+        }
+    }
+
+    /// Runs a COPY ... FROM STDIN statement, sending what `source`
+    /// produces; returns the rows the server copied.
+    pub(crate) fn copy_in(&mut self, sql: &str, source: CopySource<'_>) -> Result<u64, Error> {
+        match self.simple(sql, Rows::Count, Some(source))? {
+            Outcome::Affected(n) | Outcome::Rows(n) => Ok(n),
+        }
+    }
+
+    fn simple(
+        &mut self,
+        sql: &str,
+        rows: Rows<'_>,
+        copy: Option<CopySource<'_>>,
+    ) -> Result<Outcome, Error> {
+        no_nul(sql)?;
+        m::query(&mut self.io.out, sql);
+        self.send()?;
+        let r = self.simple_results(rows, copy);
+        self.check(r)
+    }
+
+    fn simple_results(
+        &mut self,
+        mut rows: Rows<'_>,
+        mut copy: Option<CopySource<'_>>,
+    ) -> Result<Outcome, Error> {
+        let mut n = 0u64;
+        let mut described = false;
+        let mut affected = 0u64;
+        let mut error = None;
+        loop {
+            let (tag, body) = self.io.read()?;
+            match tag {
+                m::DATA_ROW => {
+                    n += 1;
+                    match &mut rows {
+                        Rows::Count => {}
+                        Rows::Text(t) => {
+                            let mut row = Vec::with_capacity(t.columns.len());
+                            m::data_row(body, |_, v| {
+                                row.push(v.map(|b| String::from_utf8_lossy(b).into_owned()));
+                                Ok(())
+                            })?;
+                            t.rows.push(row);
+                        }
+                        Rows::Values(out, _) => m::data_row(body, |_, v| {
+                            out.push(v.map(values::text_value));
+                            Ok(())
+                        })?,
+                    }
+                }
+                m::ROW_DESCRIPTION => {
+                    if let Rows::Text(t) = &mut rows
+                        && !described
+                    {
+                        t.columns = m::row_description(body)?
+                            .into_iter()
+                            .map(|c| c.name)
+                            .collect();
+                    }
+                    described = true;
+                }
+                m::COMMAND_COMPLETE => affected = m::command_rows(body),
+                m::EMPTY_QUERY_RESPONSE => {}
+                m::ERROR_RESPONSE => {
+                    let e = m::error_fields(body);
+                    if e.is_fatal() {
+                        return Err(Error::Server(e));
+                    }
+                    error.get_or_insert(e);
+                }
+                m::READY_FOR_QUERY => {
+                    self.io.shrink();
+                    if let Some(e) = error {
+                        return Err(Error::Server(e));
+                    }
+                    return Ok(if described || n > 0 {
+                        Outcome::Rows(n)
+                    } else {
+                        Outcome::Affected(affected)
+                    });
+                }
+                m::COPY_IN_RESPONSE => match copy.take() {
+                    Some(source) => self.send_copy(source)?,
+                    None => {
+                        m::copy_fail(&mut self.io.out, "dbmeter has no data for COPY FROM STDIN");
+                        self.send()?;
+                    }
+                },
+                // COPY TO STDOUT: the data is dropped.
+                m::COPY_OUT_RESPONSE | m::COPY_DATA | m::COPY_DONE => {}
+                m::COPY_BOTH_RESPONSE => {
+                    return Err(Error::Usage(
+                        "replication commands are not supported".into(),
+                    ));
+                }
+                t if is_async(t) => {}
+                t => return Err(unexpected(t, "a query")),
+            }
+        }
+    }
+
+    /// Sends COPY data in messages of what `source` adds per call, each
+    /// written as it is made; then CopyDone.
+    fn send_copy(&mut self, source: CopySource<'_>) -> Result<(), Error> {
+        loop {
+            let at = m::begin(&mut self.io.out, m::COPY_DATA);
+            let more = source(&mut self.io.out);
+            if self.io.out.len() == at + 4 {
+                // Nothing this time: no empty message.
+                self.io.out.truncate(at - 1);
+            } else {
+                m::end(&mut self.io.out, at);
+            }
+            if !more {
+                m::copy_done(&mut self.io.out);
+                return self.send();
+            }
+            self.send()?;
+            // The server refused the data already (a bad row, say): stop
+            // sending; the error is read with the results.
+            if self.io.poll_read() {
+                m::copy_fail(&mut self.io.out, "the server reported an error");
+                return self.send();
+            }
+        }
+    }
+
+    /// Prepares `sql` (with `$n` placeholders) as a named statement and
+    /// learns its parameter and column types.
+    pub(crate) fn prepare(&mut self, sql: &str) -> Result<Statement, Error> {
+        no_nul(sql)?;
+        self.prepared += 1;
+        let name = format!("s{}", self.prepared);
+        m::parse(&mut self.io.out, &name, sql);
+        m::describe(&mut self.io.out, b'S', &name);
+        m::sync(&mut self.io.out);
+        self.send()?;
+        let r = self.prepare_results(name);
+        self.check(r)
+    }
+
+    fn prepare_results(&mut self, name: String) -> Result<Statement, Error> {
+        let mut st = Statement {
+            name,
+            params: Vec::new(),
+            columns: Vec::new(),
+            returns_rows: false,
+        };
+        loop {
+            let (tag, body) = self.io.read()?;
+            match tag {
+                m::PARSE_COMPLETE | m::NO_DATA => {}
+                m::PARAMETER_DESCRIPTION => st.params = m::parameter_description(body)?,
+                m::ROW_DESCRIPTION => {
+                    st.columns = m::row_description(body)?
+                        .into_iter()
+                        .map(|c: Column| c.type_oid)
+                        .collect();
+                    st.returns_rows = true;
+                }
+                m::ERROR_RESPONSE => {
+                    let e = m::error_fields(body);
+                    return self.fail(e);
+                }
+                m::READY_FOR_QUERY => return Ok(st),
+                t if is_async(t) => {}
+                t => return Err(unexpected(t, "prepare")),
+            }
+        }
+    }
+
+    /// Runs a prepared statement; rows are counted.
+    #[inline]
+    pub(crate) fn execute(
+        &mut self,
+        st: &Statement,
+        params: &[Param<'_>],
+    ) -> Result<Outcome, Error> {
+        self.run(st, params, Rows::Count)
+    }
+
+    /// Runs a prepared statement; appends every value of every row to
+    /// `out`. Returns the number of rows.
+    pub(crate) fn execute_values(
+        &mut self,
+        st: &Statement,
+        params: &[Param<'_>],
+        out: &mut Vec<Option<Value>>,
+    ) -> Result<u64, Error> {
+        match self.run(st, params, Rows::Values(out, Some(&st.columns)))? {
+            Outcome::Rows(n) => Ok(n),
+            Outcome::Affected(_) => Ok(0),
+        }
+    }
+
+    fn run(
+        &mut self,
+        st: &Statement,
+        params: &[Param<'_>],
+        rows: Rows<'_>,
+    ) -> Result<Outcome, Error> {
+        if params.len() != st.params.len() {
+            return Err(Error::Usage(format!(
+                "the statement has {} parameters, {} given",
+                st.params.len(),
+                params.len()
+            )));
+        }
+        let start = self.io.out.len();
+        if let Err(e) = self.bind(st, params) {
+            // Nothing of the refused statement is sent.
+            self.io.out.truncate(start);
+            return Err(e);
+        }
+        m::execute(&mut self.io.out);
+        m::sync(&mut self.io.out);
+        self.send()?;
+        let r = self.extended_results(rows, st.returns_rows);
+        self.check(r)
+    }
+
+    /// Bind of the unnamed portal to `st`: integers in binary where the
+    /// parameter is an integer, else as text; results in binary.
+    fn bind(&mut self, st: &Statement, params: &[Param<'_>]) -> Result<(), Error> {
+        let out = &mut self.io.out;
+        let at = m::begin(out, b'B');
+        out.push(0); // the unnamed portal
+        m::put_cstr(out, st.name.as_bytes());
+        m::put_i16(out, params.len() as i16);
+        for (p, ty) in params.iter().zip(&st.params) {
+            let binary = matches!(p, Param::Int(_)) && matches!(*ty, INT2 | INT4 | INT8);
+            m::put_i16(out, binary as i16);
+        }
+        m::put_i16(out, params.len() as i16);
+        for (i, (p, ty)) in params.iter().zip(&st.params).enumerate() {
+            match *p {
+                Param::Int(v) => match *ty {
+                    INT4 => {
+                        let v = i32::try_from(v).map_err(|_| out_of_range(i, v, "integer"))?;
+                        m::put_i32(out, 4);
+                        m::put_i32(out, v);
+                    }
+                    INT8 => {
+                        m::put_i32(out, 8);
+                        out.extend_from_slice(&v.to_be_bytes());
+                    }
+                    INT2 => {
+                        let v = i16::try_from(v).map_err(|_| out_of_range(i, v, "smallint"))?;
+                        m::put_i32(out, 2);
+                        m::put_i16(out, v);
+                    }
+                    _ => {
+                        let len_at = out.len();
+                        m::put_i32(out, 0);
+                        let _ = write!(out, "{v}");
+                        let len = (out.len() - len_at - 4) as i32;
+                        out[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
+                    }
+                },
+                Param::Text(s) => {
+                    m::put_i32(out, s.len() as i32);
+                    out.extend_from_slice(s.as_bytes());
+                }
+            }
+        }
+        if st.returns_rows {
+            m::put_i16(out, 1);
+            m::put_i16(out, 1);
+        } else {
+            m::put_i16(out, 0);
+        }
+        m::end(out, at);
+        Ok(())
+    }
+
+    fn extended_results(
+        &mut self,
+        mut rows: Rows<'_>,
+        returns_rows: bool,
+    ) -> Result<Outcome, Error> {
+        let mut n = 0u64;
+        let mut affected = 0u64;
+        loop {
+            let (tag, body) = self.io.read()?;
+            match tag {
+                m::DATA_ROW => {
+                    n += 1;
+                    match &mut rows {
+                        Rows::Count => {}
+                        Rows::Values(out, Some(types)) => m::data_row(body, |i, v| {
+                            out.push(match v {
+                                Some(raw) => Some(values::binary_value(
+                                    types.get(i).copied().unwrap_or(0),
+                                    raw,
+                                )?),
+                                None => None,
+                            });
+                            Ok(())
+                        })?,
+                        Rows::Values(out, None) => m::data_row(body, |_, v| {
+                            out.push(v.map(values::text_value));
+                            Ok(())
+                        })?,
+                        Rows::Text(_) => {}
+                    }
+                }
+                m::BIND_COMPLETE | m::PARSE_COMPLETE | m::EMPTY_QUERY_RESPONSE => {}
+                m::COMMAND_COMPLETE | m::PORTAL_SUSPENDED => affected = m::command_rows(body),
+                m::ERROR_RESPONSE => {
+                    let e = m::error_fields(body);
+                    return self.fail(e);
+                }
+                m::READY_FOR_QUERY => {
+                    self.io.shrink();
+                    return Ok(if returns_rows {
+                        Outcome::Rows(n)
+                    } else {
+                        Outcome::Affected(affected)
+                    });
+                }
+                t if is_async(t) => {}
+                t => return Err(unexpected(t, "a statement")),
+            }
+        }
+    }
+
+    /// Runs `sql` (with `$n` placeholders) as the unnamed statement, the
+    /// arguments as text for the server to convert, and returns its rows
+    /// (text format, typed by their columns' types) and the rows it
+    /// changed. One round trip; for tools around the benchmark.
+    pub(crate) fn query_args(
+        &mut self,
+        sql: &str,
+        args: &[Arg<'_>],
+    ) -> Result<(Vec<Vec<Cell>>, u64), Error> {
+        no_nul(sql)?;
+        let out = &mut self.io.out;
+        m::parse(out, "", sql);
+        let at = m::begin(out, b'B');
+        out.push(0);
+        out.push(0);
+        m::put_i16(out, 0); // every parameter in text
+        m::put_i16(out, args.len() as i16);
+        for a in args {
+            let len_at = out.len();
+            m::put_i32(out, 0);
+            match *a {
+                Arg::Null => {
+                    out[len_at..len_at + 4].copy_from_slice(&(-1i32).to_be_bytes());
+                    continue;
+                }
+                Arg::Int(v) => {
+                    let _ = write!(out, "{v}");
+                }
+                Arg::Real(v) => {
+                    let _ = write!(out, "{v:?}");
+                }
+                Arg::Text(s) => out.extend_from_slice(s.as_bytes()),
+                Arg::Bytes(b) => values::bytea_hex(b, out),
+            }
+            let len = (out.len() - len_at - 4) as i32;
+            out[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
+        }
+        m::put_i16(out, 0); // results in text
+        m::end(out, at);
+        m::describe(out, b'P', "");
+        m::execute(out);
+        m::sync(out);
+        self.send()?;
+        let r = self.cell_results();
+        self.check(r)
+    }
+
+    fn cell_results(&mut self) -> Result<(Vec<Vec<Cell>>, u64), Error> {
+        let mut types: Vec<u32> = Vec::new();
+        let mut rows = Vec::new();
+        let mut affected = 0;
+        loop {
+            let (tag, body) = self.io.read()?;
+            match tag {
+                m::ROW_DESCRIPTION => {
+                    types = m::row_description(body)?
+                        .into_iter()
+                        .map(|c| c.type_oid)
+                        .collect();
+                }
+                m::DATA_ROW => {
+                    let mut row = Vec::with_capacity(types.len());
+                    m::data_row(body, |i, v| {
+                        row.push(match v {
+                            None => Cell::Null,
+                            Some(raw) => {
+                                values::text_cell(types.get(i).copied().unwrap_or(0), raw)?
+                            }
+                        });
+                        Ok(())
+                    })?;
+                    rows.push(row);
+                }
+                m::PARSE_COMPLETE | m::BIND_COMPLETE | m::NO_DATA | m::EMPTY_QUERY_RESPONSE => {}
+                m::COMMAND_COMPLETE => affected = m::command_rows(body),
+                m::ERROR_RESPONSE => {
+                    let e = m::error_fields(body);
+                    return self.fail(e);
+                }
+                m::READY_FOR_QUERY => {
+                    self.io.shrink();
+                    return Ok((rows, affected));
+                }
+                t if is_async(t) => {}
+                t => return Err(unexpected(t, "a statement")),
+            }
+        }
+    }
+}
+
+impl Drop for PgWire {
+    /// Says goodbye (the server then logs no "unexpected EOF"), without
+    /// waiting for a server that does not read.
+    fn drop(&mut self) {
+        if !self.broken && self.io.stream.set_nonblocking(true).is_ok() {
+            self.io.out.clear();
+            m::terminate(&mut self.io.out);
+            let _ = self.io.send();
+        }
+    }
+}
+
+/// SQL text is sent NUL-terminated: a NUL inside would cut it short.
+fn no_nul(sql: &str) -> Result<(), Error> {
+    if sql.as_bytes().contains(&0) {
+        return Err(Error::Usage(
+            "SQL text cannot contain a NUL character".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn out_of_range(i: usize, v: i64, ty: &str) -> Error {
+    Error::Usage(format!(
+        "parameter ${}: {v} is out of range for type {ty}",
+        i + 1
+    ))
+}

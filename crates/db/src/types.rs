@@ -1,0 +1,183 @@
+//! The value types shared by the [`Connection`](crate::Connection)
+//! dispatcher and every driver: statement parameters and owned values,
+//! what a statement did, statement ids and the per-connection statement
+//! list, connect options, the `?` placeholder helpers, and the text result
+//! of the own MySQL and PostgreSQL clients.
+
+use crate::Target;
+use crate::drivers::sqlite::SqliteOptions;
+
+/// A statement parameter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Param<'a> {
+    Int(i64),
+    Text(&'a str),
+}
+
+/// An owned value, for bulk loading.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Int(i64),
+    Text(String),
+}
+
+impl Value {
+    pub fn as_param(&self) -> Param<'_> {
+        match self {
+            Value::Int(i) => Param::Int(*i),
+            Value::Text(s) => Param::Text(s),
+        }
+    }
+}
+
+/// What a statement did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// It returned a result set with this many rows (all of them fetched).
+    Rows(u64),
+    /// It changed this many rows (or was not a DML statement).
+    Affected(u64),
+}
+
+/// A statement registered on a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StmtId(pub(crate) usize);
+
+/// The statements registered on a connection: their SQL, and the driver's
+/// prepared handle once prepared (dropped when the connection is reopened).
+pub(crate) struct Statements<S> {
+    list: Vec<(String, Option<S>)>,
+}
+
+impl<S> Statements<S> {
+    pub(crate) fn new() -> Self {
+        Statements { list: Vec::new() }
+    }
+
+    pub(crate) fn register(&mut self, sql: &str) -> StmtId {
+        self.list.push((sql.to_string(), None));
+        StmtId(self.list.len() - 1)
+    }
+
+    /// The SQL of `id` and its prepared handle, if any.
+    pub(crate) fn get_mut(&mut self, id: StmtId) -> Option<(&str, &mut Option<S>)> {
+        self.list.get_mut(id.0).map(|(sql, s)| (sql.as_str(), s))
+    }
+
+    /// Forgets the prepared handles (they belonged to a closed connection).
+    pub(crate) fn forget_prepared(&mut self) {
+        for s in &mut self.list {
+            s.1 = None;
+        }
+    }
+}
+
+/// Prepared statements (`auto`, the default) or plain SQL text with the
+/// values written in (`disable`), as sysbench's `--db-ps-mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PsMode {
+    Auto,
+    Disable,
+}
+
+#[derive(Clone, Debug)]
+pub struct ConnectOptions {
+    pub target: Target,
+    pub ps_mode: PsMode,
+    pub sqlite: SqliteOptions,
+    /// Each statement is cancelled by the server (SQLite: by dbmeter)
+    /// after this long: MariaDB max_statement_time, MySQL
+    /// max_execution_time (SELECTs only), PostgreSQL statement_timeout.
+    pub query_timeout: Option<std::time::Duration>,
+}
+
+impl ConnectOptions {
+    pub fn new(target: Target) -> Self {
+        ConnectOptions {
+            target,
+            ps_mode: PsMode::Auto,
+            sqlite: SqliteOptions::default(),
+            query_timeout: None,
+        }
+    }
+}
+
+/// Copies `sql`, replacing each `?` placeholder outside string literals
+/// with what `fill` writes for it (given its 0-based position).
+pub(crate) fn replace_placeholders(sql: &str, mut fill: impl FnMut(usize, &mut String)) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut n = 0;
+    let mut in_string = false;
+    for ch in sql.chars() {
+        match ch {
+            '\'' => {
+                in_string = !in_string;
+                out.push(ch);
+            }
+            '?' if !in_string => {
+                fill(n, &mut out);
+                n += 1;
+            }
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// Writes `params` into `sql` in place of its `?` placeholders, as SQL
+/// literals (for `--db-ps-mode=disable`).
+pub(crate) fn inline_params(sql: &str, params: &[Param<'_>]) -> String {
+    replace_placeholders(sql, |i, out| match params.get(i) {
+        Some(Param::Int(v)) => out.push_str(&v.to_string()),
+        Some(Param::Text(t)) => {
+            out.push('\'');
+            out.push_str(&t.replace('\'', "''"));
+            out.push('\'');
+        }
+        None => out.push('?'),
+    })
+}
+
+/// A result with every value as text (NULL as None), as the own MySQL and
+/// PostgreSQL clients return a query sent as text.
+#[derive(Debug, Default)]
+pub(crate) struct TextResult {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Option<String>>>,
+}
+
+impl TextResult {
+    /// The first value as an integer (the integer part of a decimal);
+    /// None for no rows, NULL or text that is not a number.
+    pub(crate) fn first_i64(self) -> Option<i64> {
+        self.rows
+            .into_iter()
+            .next()
+            .and_then(|row| row.into_iter().next().flatten())
+            .and_then(|s| s.split('.').next().and_then(|x| x.parse().ok()))
+    }
+
+    /// The first column's non-NULL values.
+    pub(crate) fn first_column(self) -> Vec<String> {
+        self.rows
+            .into_iter()
+            .filter_map(|row| row.into_iter().next().flatten())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inlines_literals() {
+        assert_eq!(
+            inline_params(
+                "UPDATE t SET c=? WHERE id=? AND x='?'",
+                &[Param::Text("it's"), Param::Int(-7)]
+            ),
+            "UPDATE t SET c='it''s' WHERE id=-7 AND x='?'"
+        );
+    }
+}

@@ -1,0 +1,178 @@
+//! The run document from what the engine measured: the common sections
+//! (totals, latency, intervals, fairness, rate) and the named kinds.
+
+use dbmeter_engine::{EndReason, IntervalSample, PhaseResult, RunResult};
+use dbmeter_result::{
+    EndInfo, Fairness, Interval, KindSection, RateInfo, RunDocument, SCHEMA_NAME, SCHEMA_VERSION,
+    TargetInfo, ToolInfo, Totals, WarmupInfo,
+};
+use dbmeter_stats::{Counters, LatencySummary};
+use std::collections::BTreeMap;
+
+/// An interval of the engine's series as the document keeps it.
+pub fn interval(s: &IntervalSample) -> Interval {
+    let c = &s.counters;
+    Interval {
+        t_s: s.t_s,
+        duration_s: s.duration_s,
+        threads: s.threads,
+        events: c.events,
+        events_per_s: s.per_sec(c.events),
+        queries_per_s: s.per_sec(c.queries()),
+        reads_per_s: s.per_sec(c.reads),
+        writes_per_s: s.per_sec(c.writes),
+        others_per_s: s.per_sec(c.others),
+        errors_per_s: s.per_sec(c.ignored_errors + c.connection_errors),
+        reconnects_per_s: s.per_sec(c.reconnects),
+        failed_reconnects_per_s: s.per_sec(c.failed_reconnects),
+        latency_ms: s.latency.clone(),
+        queue_length: s.queue_length,
+        concurrency: s.concurrency,
+        events_by_kind: s.kinds.iter().map(|k| k.events).collect(),
+        rollbacks: (!s.kinds.is_empty()).then(|| s.kinds.iter().map(|k| k.rolled_back).sum()),
+    }
+}
+
+fn per_sec(n: u64, secs: f64) -> f64 {
+    if secs > 0.0 { n as f64 / secs } else { 0.0 }
+}
+
+fn totals(p: &PhaseResult) -> Totals {
+    let c: &Counters = &p.counters;
+    let secs = p.duration.as_secs_f64();
+    Totals {
+        duration_s: secs,
+        events: c.events,
+        events_per_s: per_sec(c.events, secs),
+        queries: c.queries(),
+        queries_per_s: per_sec(c.queries(), secs),
+        reads: c.reads,
+        writes: c.writes,
+        others: c.others,
+        ignored_errors: c.ignored_errors,
+        reconnects: c.reconnects,
+        cancelled: c.cancelled,
+        timeouts: c.timeouts,
+        connection_errors: c.connection_errors,
+        failed_reconnects: c.failed_reconnects,
+    }
+}
+
+fn mean_stddev(xs: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
+    let n = xs.clone().count();
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    let mean = xs.clone().sum::<f64>() / n as f64;
+    let var = xs.map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+    (mean, var.sqrt())
+}
+
+/// What the run layer knows beyond the engine's result.
+pub struct Facts {
+    pub workload: String,
+    pub target: TargetInfo,
+    pub options: BTreeMap<String, String>,
+    pub seed: u64,
+    pub started_at: String,
+    pub kinds: Vec<String>,
+}
+
+/// The end reason as the document names it.
+pub fn end_info(end: &EndReason) -> EndInfo {
+    let (reason, error) = match end {
+        EndReason::TimeLimit => ("time_limit", None),
+        EndReason::EventLimit => ("event_limit", None),
+        EndReason::WorkDone => ("work_done", None),
+        EndReason::Interrupted => ("interrupted", None),
+        EndReason::Failed(m) => ("failed", Some(m.clone())),
+    };
+    EndInfo {
+        reason: reason.into(),
+        error,
+    }
+}
+
+fn build_info() -> String {
+    format!(
+        "{} {}-{}",
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
+        std::env::consts::ARCH,
+        std::env::consts::OS
+    )
+}
+
+/// The document of a run from the engine's result.
+pub fn build(f: Facts, r: &RunResult, percentiles: &[f64]) -> RunDocument {
+    let (events_avg, events_stddev) = mean_stddev(r.users.iter().map(|u| u.events as f64));
+    let (time_avg_s, time_stddev_s) = mean_stddev(r.users.iter().map(|u| u.busy.as_secs_f64()));
+    let totals = totals(&r.measured);
+    let kinds = f
+        .kinds
+        .iter()
+        .zip(&r.measured.kinds)
+        .map(|(name, k)| KindSection {
+            name: name.clone(),
+            events: k.events,
+            rolled_back: k.rolled_back,
+            retries: k.retries,
+            latency_ms: LatencySummary::from_histogram(&k.latency, percentiles),
+            latency_histogram: k.latency.to_base64(),
+        })
+        .collect();
+    RunDocument {
+        schema: SCHEMA_NAME.into(),
+        schema_version: SCHEMA_VERSION,
+        dbmeter: ToolInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            build: build_info(),
+            commit: None,
+            rustc: String::new(),
+        },
+        started_at: f.started_at,
+        workload: f.workload,
+        target: f.target,
+        options: f.options,
+        seed: f.seed,
+        threads: r.threads,
+        end: end_info(&r.end),
+        latency_ms: LatencySummary::from_histogram(&r.measured.latency, percentiles),
+        latency_histogram: r.measured.latency.to_base64(),
+        service_latency_ms: r
+            .measured
+            .service
+            .as_ref()
+            .map(|h| LatencySummary::from_histogram(h, percentiles)),
+        rate: r.rate.map(|x| RateInfo {
+            target_per_s: x.target,
+            achieved_per_s: totals.events_per_s,
+            max_queue_length: x.max_queue_length,
+            unstarted_at_end: x.unstarted_at_end,
+            max_lag_ms: x.max_lag.as_secs_f64() * 1e3,
+        }),
+        totals,
+        errors: r.measured.errors.clone(),
+        warmup: r.warmup.as_ref().map(|w| {
+            let t = self::totals(w);
+            WarmupInfo {
+                duration_s: t.duration_s,
+                events: t.events,
+                events_per_s: t.events_per_s,
+                latency_ms: LatencySummary::from_histogram(&w.latency, percentiles),
+            }
+        }),
+        fairness: Fairness {
+            events_avg,
+            events_stddev,
+            time_avg_s,
+            time_stddev_s,
+        },
+        intervals: r.intervals.iter().map(interval).collect(),
+        kinds,
+        ..RunDocument::default()
+    }
+}

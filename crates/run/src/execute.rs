@@ -1,0 +1,200 @@
+//! One run, end to end: the target, the benchmark's plan, the record of
+//! the environment and the server, the OS sampler, the engine, the result
+//! document, the store.
+
+use crate::document::{self, Facts};
+use crate::options::{SECRET_OPTIONS, STORE_OPTIONS};
+use crate::record::Recorder;
+use crate::request::{Observer, Request};
+use crate::store::{OpenStore, Stored};
+use crate::{RunError, settings};
+use dbmeter_benchmarks::Context;
+use dbmeter_db::Target;
+use dbmeter_engine::{EngineConfig, IntervalSample, StopHandle};
+use dbmeter_result::{RunDocument, TargetInfo};
+use std::time::SystemTime;
+
+/// What a run produced.
+pub struct Outcome {
+    /// The result: complete, or what was measured before an interruption
+    /// or a failure (its `end` says which).
+    pub document: RunDocument,
+    /// Where it was stored, or why it was not; None when not asked to.
+    pub stored: Option<Result<Stored, String>>,
+}
+
+/// Only `prepare` creates an SQLite file that the user named and that does
+/// not exist yet; the other commands say so instead.
+pub(crate) fn require_database_file(target: Option<&Target>, name: &str) -> Result<(), RunError> {
+    if let Some(Target::Sqlite {
+        path,
+        implicit: false,
+    }) = target
+        && !path.exists()
+    {
+        return Err(RunError::Failed(format!(
+            "{} does not exist; run `dbmeter prepare {name}` with the same options first",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The target of a request (None for a benchmark without a database).
+pub(crate) fn target_of(req: &Request) -> Result<Option<Target>, RunError> {
+    if req.benchmark.needs_database() {
+        Ok(Some(settings::target(&req.options)?))
+    } else {
+        Ok(None)
+    }
+}
+
+/// The options as the document records them: no secrets, no store
+/// options, the URL's password masked, the ignore list resolved.
+fn recorded_options(
+    req: &Request,
+    target: Option<&Target>,
+) -> std::collections::BTreeMap<String, String> {
+    let o = &req.options;
+    o.all()
+        .iter()
+        .filter(|(k, _)| {
+            !SECRET_OPTIONS.contains(&k.as_str()) && !STORE_OPTIONS.contains(&k.as_str())
+        })
+        .map(|(k, v)| match (k.as_str(), target) {
+            ("ignore-errors", Some(t)) => {
+                (k.clone(), settings::ignore_list(o, t).to_option_value())
+            }
+            ("db", _) => (k.clone(), dbmeter_db::mask_password(v)),
+            _ => (k.clone(), v.clone()),
+        })
+        .collect()
+}
+
+fn header(
+    obs: &dyn Observer,
+    req: &Request,
+    target: Option<&Target>,
+    engine: &EngineConfig,
+    version: &str,
+) {
+    let about = match (target, version.is_empty()) {
+        (Some(t), false) => format!(" ({t}, {version})"),
+        (Some(t), true) => format!(" ({t})"),
+        (None, _) => " (no database)".to_string(),
+    };
+    obs.line(&format!("dbmeter {}{about}\n", env!("CARGO_PKG_VERSION")));
+    obs.line(&format!(
+        "Running {} with the following options:",
+        req.benchmark.name()
+    ));
+    obs.line(&format!("Number of threads: {}", engine.threads));
+    if let Some(r) = engine.rate {
+        obs.line(&format!("Target transaction rate: {r}/sec"));
+    }
+    let every = req.options.f64("report-interval");
+    if every > 0.0 {
+        obs.line(&format!(
+            "Report intermediate results every {every} second(s)"
+        ));
+    }
+    if !engine.warmup.is_zero() {
+        obs.line(&format!(
+            "Warming up for {} second(s) before measuring",
+            engine.warmup.as_secs_f64()
+        ));
+    }
+    obs.line(&format!("Random seed: {}\n", engine.seed));
+    obs.line("Threads started!\n");
+}
+
+/// Runs `req` until its limit, a stop request on `stop` (Ctrl-C, a
+/// campaign's signal) or a failure. Errors are for runs that could not
+/// start; a run that started returns its document whatever happened.
+pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outcome, RunError> {
+    let o = &req.options;
+    let bench = req.benchmark.as_ref();
+    // A bad store fails before the run.
+    let mut store = req.store.as_ref().map(OpenStore::open).transpose()?;
+    let seed = settings::seed(o);
+    let mut engine = settings::engine_config(o, seed)?;
+    if !req.options.given("reconnect-timeout")
+        && let Some(t) = bench.reconnect_timeout()
+    {
+        engine.reconnect_timeout = t;
+    }
+    let query_timeout = settings::query_timeout(o)?;
+    let target = target_of(req)?;
+    require_database_file(target.as_ref(), bench.name())?;
+    let connect = target.as_ref().map(|t| dbmeter_db::ConnectOptions {
+        query_timeout,
+        ..settings::connect_options(o, t.clone())
+    });
+    let ctx = Context {
+        options: o,
+        connect: connect.as_ref(),
+        ignore: target
+            .as_ref()
+            .map(|t| settings::ignore_list(o, t))
+            .unwrap_or_else(|| dbmeter_db::IgnoreList::parse("none")),
+        seed,
+        threads: engine.threads,
+        console: obs,
+    };
+    let mut plan = bench.plan(&ctx)?;
+    let kinds = plan.kinds();
+    engine.kinds = kinds.len();
+    let version = plan.server_version();
+    header(obs, req, target.as_ref(), &engine, &version);
+
+    let warn = |w: &dbmeter_env::Warning| obs.warning(&w.message);
+    let recorder = Recorder::start(o, target.as_ref(), &engine, &warn);
+    let print = o.f64("report-interval") > 0.0;
+    let pct = dbmeter_report::text::line_percentile(&engine.percentiles);
+    let mut on_interval = |s: &IntervalSample| {
+        if print {
+            let i = document::interval(s);
+            let line = bench
+                .interval_line(&i, pct)
+                .unwrap_or_else(|| dbmeter_report::text::interval_line(&i, pct));
+            obs.line(&line);
+        }
+    };
+    let users = plan.users();
+    let result = {
+        let mut on_start = || plan.measure_start();
+        dbmeter_engine::run_observed(&engine, users, stop, &mut on_interval, &mut on_start)
+            .map_err(|e| RunError::Failed(e.to_string()))?
+    };
+
+    let started = SystemTime::now() - result.measured.duration - engine.warmup;
+    let mut doc = document::build(
+        Facts {
+            workload: bench.name().to_string(),
+            target: TargetInfo {
+                url: target.as_ref().map_or(String::new(), |t| t.to_string()),
+                driver: target.as_ref().map_or("none", |t| t.driver()).to_string(),
+                server_version: version,
+            },
+            options: recorded_options(req, target.as_ref()),
+            seed,
+            started_at: humantime::format_rfc3339_seconds(started).to_string(),
+            kinds,
+        },
+        &result,
+        &engine.percentiles,
+    );
+    recorder.finish(&mut doc, &warn);
+    let before = doc.warnings.len();
+    plan.finish(&result, &mut doc);
+    for w in &doc.warnings[before..] {
+        obs.warning(&w.message);
+    }
+    // Interrupted and failed runs are stored too: what they measured, and
+    // how they ended.
+    let stored = store.as_mut().map(|s| s.save(&doc.to_json()));
+    Ok(Outcome {
+        document: doc,
+        stored,
+    })
+}

@@ -1,0 +1,33 @@
+//! The run layer: takes a typed [`Request`] and owns a run end to end
+//! (the target, the benchmark's plan, the record of the environment and
+//! the server, the OS sampler, the engine, the result document, the
+//! store), and a benchmark's other commands. The command line and the
+//! campaign both call it; neither assembles a run itself.
+//!
+//! - [`options`]: the options every run takes (target, engine, output, store).
+//! - [`settings`]: from option values to the target, its connection
+//!   options and the engine's configuration.
+//! - `execute.rs`: [`run`], one run.
+//! - `verbs.rs`: [`command`], prepare / prewarm / check / cleanup / a
+//!   benchmark's own.
+//! - [`record`]: the environment, the server's facts and counters (a
+//!   restart between the two readings is flagged, other clients' sessions
+//!   too), the OS sampler.
+//! - `document.rs`: the run document from the engine's result.
+//! - [`store`]: where results are kept.
+
+mod document;
+mod error;
+mod execute;
+pub mod options;
+pub mod record;
+mod request;
+pub mod settings;
+pub mod store;
+mod verbs;
+
+pub use error::RunError;
+pub use execute::{Outcome, run};
+pub use request::{Observer, Request};
+pub use store::{StoreRequest, Stored, store_spec};
+pub use verbs::command;

@@ -1,0 +1,268 @@
+//! Options every run and benchmark command takes: target, engine, output,
+//! store. A benchmark adds its own ([`dbmeter_benchmarks::Benchmark::options`]).
+
+use dbmeter_benchmarks::Benchmark;
+use dbmeter_benchmarks::options::{OptKind, OptSpec, choice, opt};
+
+/// Options whose value is a password: never printed or stored.
+pub const SECRET_OPTIONS: &[&str] = &["mysql-password", "pgsql-password"];
+
+/// Options of `run` that belong to the store and stay out of the run
+/// document's `options` (the store keeps the tags itself).
+pub const STORE_OPTIONS: &[&str] = &["store", "tag"];
+
+/// The general options and then `benchmark`'s own.
+pub fn specs_for(benchmark: Option<&dyn Benchmark>) -> Vec<OptSpec> {
+    let mut v = GENERAL.to_vec();
+    if let Some(b) = benchmark {
+        v.extend(b.options());
+    }
+    v
+}
+
+pub const GENERAL: &[OptSpec] = &[
+    opt(
+        "db",
+        OptKind::Str,
+        "",
+        "target URL: sqlite:PATH, mysql://user:pass@host:port/db (also mariadb://, ?socket=PATH), postgres://user@host:port/db (default: the SQLite file dbmeter.sqlite in the current directory)",
+    ),
+    opt(
+        "db-driver",
+        choice(&["mysql", "pgsql", "sqlite"]),
+        "",
+        "sysbench-style target, with the --mysql-* or --pgsql-* options instead of --db",
+    ),
+    opt(
+        "mysql-host",
+        OptKind::Str,
+        "localhost",
+        "MySQL/MariaDB host(s); a comma-separated list spreads connections round robin",
+    ),
+    opt(
+        "mysql-port",
+        OptKind::Str,
+        "3306",
+        "MySQL/MariaDB port(s), comma-separated",
+    ),
+    opt(
+        "mysql-socket",
+        OptKind::Str,
+        "",
+        "MySQL/MariaDB Unix socket, used instead of host and port",
+    ),
+    opt("mysql-user", OptKind::Str, "sbtest", "MySQL/MariaDB user"),
+    opt(
+        "mysql-password",
+        OptKind::Str,
+        "",
+        "MySQL/MariaDB password (or MYSQL_PWD in the environment)",
+    ),
+    opt("mysql-db", OptKind::Str, "sbtest", "MySQL/MariaDB database"),
+    opt(
+        "pgsql-host",
+        OptKind::Str,
+        "localhost",
+        "PostgreSQL host(s), comma-separated",
+    ),
+    opt(
+        "pgsql-port",
+        OptKind::Str,
+        "5432",
+        "PostgreSQL port(s), comma-separated",
+    ),
+    opt("pgsql-user", OptKind::Str, "sbtest", "PostgreSQL user"),
+    opt(
+        "pgsql-password",
+        OptKind::Str,
+        "",
+        "PostgreSQL password (or PGPASSWORD in the environment)",
+    ),
+    opt("pgsql-db", OptKind::Str, "sbtest", "PostgreSQL database"),
+    opt(
+        "ssl-mode",
+        OptKind::Str,
+        "",
+        "TLS: disable, prefer, require, verify-ca or verify-full (MySQL's DISABLED..VERIFY_IDENTITY too); default disable for MySQL (as sysbench), prefer for PostgreSQL (as libpq); also sslmode= in the URL",
+    ),
+    opt(
+        "ssl-ca",
+        OptKind::Str,
+        "",
+        "CA certificate(s), PEM, for verify-ca/verify-full (URL: sslrootcert= or ssl-ca=)",
+    ),
+    opt(
+        "ssl-cert",
+        OptKind::Str,
+        "",
+        "client certificate, PEM (URL: sslcert= or ssl-cert=)",
+    ),
+    opt(
+        "ssl-key",
+        OptKind::Str,
+        "",
+        "client private key, PEM (URL: sslkey= or ssl-key=)",
+    ),
+    opt(
+        "ask-password",
+        OptKind::Bool,
+        "off",
+        "read the server password from the terminal (or one line of standard input) before connecting",
+    ),
+    opt(
+        "query-timeout",
+        OptKind::Float,
+        "0",
+        "seconds after which the server cancels a statement (MariaDB max_statement_time, MySQL max_execution_time for SELECTs, PostgreSQL statement_timeout); the event counts as timed out; 0 = none",
+    ),
+    opt(
+        "threads",
+        OptKind::Size,
+        "1",
+        "number of virtual users (connections)",
+    ),
+    opt(
+        "time",
+        OptKind::Float,
+        "10",
+        "measured duration in seconds; 0 = no limit",
+    ),
+    opt(
+        "events",
+        OptKind::Size,
+        "0",
+        "stop after this many events; 0 = no limit",
+    ),
+    opt(
+        "warmup-time",
+        OptKind::Float,
+        "0",
+        "seconds of load before measuring, reported apart and left out of the results",
+    ),
+    opt(
+        "rate",
+        OptKind::Float,
+        "0",
+        "average events per second over all threads (Poisson arrivals); 0 = as fast as possible",
+    ),
+    opt(
+        "reconnect-timeout",
+        OptKind::Float,
+        "5",
+        "seconds a user's reconnects may fail before the run stops as failed (the server is gone)",
+    ),
+    opt(
+        "connect-rate",
+        OptKind::Float,
+        "0",
+        "open at most N connections per second at the start (for servers or poolers that refuse bursts); 0 = all at once, in parallel",
+    ),
+    opt(
+        "report-interval",
+        OptKind::Float,
+        "0",
+        "print interval statistics every N seconds, also the interval of the JSON/CSV series; 0 = no lines and a 1 s series",
+    ),
+    opt(
+        "worker-threads",
+        OptKind::Size,
+        "0",
+        "ignored: every driver blocks, so each user has its own OS thread",
+    ),
+    opt(
+        "percentile",
+        OptKind::FloatList,
+        "50,95,99,99.9",
+        "latency percentiles to report",
+    ),
+    opt(
+        "histogram",
+        OptKind::Bool,
+        "off",
+        "print a latency histogram after the report",
+    ),
+    opt(
+        "rand-seed",
+        OptKind::Size,
+        "0",
+        "seed of the random numbers; 0 = from the clock (the seed used is reported)",
+    ),
+    opt(
+        "db-ps-mode",
+        choice(&["auto", "disable"]),
+        "auto",
+        "prepared statements (auto) or plain SQL text (disable)",
+    ),
+    opt(
+        "ignore-errors",
+        OptKind::Str,
+        "",
+        "error codes that restart an event instead of stopping the run: a list, 'all' or 'none' (default: MySQL 1213,1020,1205; PostgreSQL 40P01,40001,23505; SQLite SQLITE_BUSY,SQLITE_LOCKED)",
+    ),
+    opt(
+        "forced-shutdown",
+        OptKind::Str,
+        "1",
+        "seconds to wait after --time before interrupting running events, or 'off'",
+    ),
+    opt(
+        "client-cpus",
+        OptKind::Str,
+        "",
+        "bind dbmeter itself to these CPUs, e.g. 2-3 (keep it off the server's)",
+    ),
+    opt(
+        "format",
+        choice(&["text", "json", "csv"]),
+        "text",
+        "result format: text report, JSON document, or CSV interval series",
+    ),
+    opt(
+        "output",
+        OptKind::Str,
+        "",
+        "write the result in --format to this file; the console still shows the text report",
+    ),
+    opt(
+        "store",
+        OptKind::Str,
+        "",
+        "run: also save the result in the results store; --store alone: $DBMETER_STORE, else $DBMETER_HOME/results.db; --store=PATH (SQLite file) or --store=postgres://... (`dbmeter help results`)",
+    ),
+    opt(
+        "tag",
+        OptKind::Str,
+        "",
+        "run: label the stored run KEY=VALUE; repeat for more; implies --store",
+    ),
+    opt(
+        "sqlite-journal-mode",
+        choice(&["wal", "delete", "truncate", "persist", "memory", "off"]),
+        "wal",
+        "SQLite journal mode",
+    ),
+    opt(
+        "sqlite-synchronous",
+        choice(&["off", "normal", "full", "extra"]),
+        "normal",
+        "SQLite synchronous setting",
+    ),
+    opt(
+        "sqlite-busy-timeout",
+        OptKind::Size,
+        "1000",
+        "milliseconds an SQLite statement waits for a lock before SQLITE_BUSY",
+    ),
+];
+
+/// Other names accepted for general options (sysbench's).
+pub const ALIASES: &[(&str, &str)] = &[
+    ("mysql-ignore-errors", "ignore-errors"),
+    ("warmup", "warmup-time"),
+    ("pgsql-ignore-errors", "ignore-errors"),
+    ("mysql-ssl", "ssl-mode"),
+    ("pgsql-sslmode", "ssl-mode"),
+    ("mysql-ssl-ca", "ssl-ca"),
+    ("mysql-ssl-cert", "ssl-cert"),
+    ("mysql-ssl-key", "ssl-key"),
+];

@@ -1,0 +1,33 @@
+//! A benchmark's commands besides `run`: prepare, prewarm, check, cleanup
+//! and its own.
+
+use crate::execute::{require_database_file, target_of};
+use crate::request::{Observer, Request};
+use crate::{RunError, settings};
+use dbmeter_benchmarks::Context;
+
+/// Runs command `verb` of the request's benchmark.
+pub fn command(verb: &str, req: &Request, obs: &dyn Observer) -> Result<(), RunError> {
+    let o = &req.options;
+    let bench = req.benchmark.as_ref();
+    let target = target_of(req)?;
+    if verb != "prepare" {
+        require_database_file(target.as_ref(), bench.name())?;
+    }
+    let connect = target
+        .as_ref()
+        .map(|t| settings::connect_options(o, t.clone()));
+    let ctx = Context {
+        options: o,
+        connect: connect.as_ref(),
+        ignore: target
+            .as_ref()
+            .map(|t| settings::ignore_list(o, t))
+            .unwrap_or_else(|| dbmeter_db::IgnoreList::parse("none")),
+        seed: settings::seed(o),
+        threads: settings::threads(o)?,
+        console: obs,
+    };
+    bench.command(verb, &ctx)?;
+    Ok(())
+}
