@@ -213,7 +213,7 @@ pub fn no_such_verb(b: &dyn Benchmark, verb: &str) -> BenchError {
         .chain(b.verbs().into_iter().map(|v| v.name.to_string()))
         .collect();
     BenchError::Usage(format!(
-        "{} has no `{verb}` command; its commands: {}",
+        "{} has no {verb} command (its commands: {})",
         b.name(),
         have.join(", ")
     ))

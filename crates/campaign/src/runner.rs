@@ -5,7 +5,7 @@
 
 use crate::hooks::{HookEnv, HookResult, run_hook};
 use crate::plan::{Cell, cells, estimate, human};
-use crate::spec::{Campaign, Reset, Target, TargetKind, Workload};
+use crate::spec::{Campaign, Reset, TargetKind, TargetSpec, WorkloadSpec};
 use dbmeter_benchmarks::options::{OptValues, canonical};
 use dbmeter_benchmarks::{Console, LoadProgress, registry};
 use dbmeter_engine::StopHandle;
@@ -202,7 +202,7 @@ struct Live {
     snapshot: Option<String>,
 }
 
-fn dataset_key(w: &Workload) -> Option<String> {
+fn dataset_key(w: &WorkloadSpec) -> Option<String> {
     let bench = registry::find(&w.name)?;
     let family = bench.dataset()?;
     let specs = bench.options();
@@ -222,7 +222,7 @@ fn dataset_key(w: &Workload) -> Option<String> {
     Some(format!("{family} {}", parts.join(" ")))
 }
 
-fn server_name(c: &Campaign, t: &Target) -> String {
+fn server_name(c: &Campaign, t: &TargetSpec) -> String {
     let clean: String = c
         .name
         .chars()
@@ -240,7 +240,7 @@ fn server_name(c: &Campaign, t: &Target) -> String {
 fn start_managed(
     home: &Home,
     name: &str,
-    t: &Target,
+    t: &TargetSpec,
     snapshot: Option<&str>,
 ) -> Result<String, String> {
     let TargetKind::Managed {
@@ -328,7 +328,7 @@ impl Quiet {
 
 /// The request for `workload` on `url` with `extra` options (campaign
 /// options, then the workload's, then the cell's).
-fn request(w: &Workload, url: &str, extra: &[(String, String)]) -> Result<Request, String> {
+fn request(w: &WorkloadSpec, url: &str, extra: &[(String, String)]) -> Result<Request, String> {
     let bench = registry::resolve(&w.name)?;
     let specs = specs_for(Some(bench.as_ref()));
     let mut options = OptValues::from_defaults(&specs);
@@ -578,8 +578,8 @@ fn prepare_cell(
     o: &RunOptions,
     home: Option<&Home>,
     l: &mut Live,
-    t: &Target,
-    w: &Workload,
+    t: &TargetSpec,
+    w: &WorkloadSpec,
     say: &mut dyn FnMut(&str),
 ) -> Result<(), String> {
     let key = dataset_key(w);
@@ -643,7 +643,7 @@ enum CellOutcome {
     /// A result document, complete or partial; `failed` when the run did
     /// not end on its limit and was not interrupted.
     Done {
-        doc: RunDocument,
+        doc: Box<RunDocument>,
         line: String,
         failed: bool,
     },
@@ -655,7 +655,7 @@ fn run_cell(
     o: &RunOptions,
     cell: &Cell,
     url: &str,
-    w: &Workload,
+    w: &WorkloadSpec,
     say: &mut dyn FnMut(&str),
 ) -> Result<CellOutcome, String> {
     let mut extra = vec![
@@ -692,14 +692,18 @@ fn run_cell(
             None => line.push_str(&format!(" [{reason}]")),
         }
     }
-    Ok(CellOutcome::Done { doc, line, failed })
+    Ok(CellOutcome::Done {
+        doc: Box::new(doc),
+        line,
+        failed,
+    })
 }
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn w(name: &str, options: &[(&str, &str)]) -> Workload {
-        Workload {
+    fn w(name: &str, options: &[(&str, &str)]) -> WorkloadSpec {
+        WorkloadSpec {
             name: name.into(),
             options: options
                 .iter()

@@ -106,18 +106,18 @@ pub enum TargetKind {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Target {
+pub struct TargetSpec {
     pub name: String,
     pub kind: TargetKind,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Workload {
+pub struct WorkloadSpec {
     pub name: String,
     pub options: Vec<(String, String)>,
 }
 
-impl Workload {
+impl WorkloadSpec {
     /// Whether its runs change the data (and so may need a reset first).
     pub fn writes(&self) -> bool {
         // Names were checked against the registry when the file was read.
@@ -176,8 +176,8 @@ pub struct Campaign {
     pub reset: Reset,
     pub reset_every_run: bool,
     pub options: Vec<(String, String)>,
-    pub targets: Vec<Target>,
-    pub workloads: Vec<Workload>,
+    pub targets: Vec<TargetSpec>,
+    pub workloads: Vec<WorkloadSpec>,
     pub hooks: Hooks,
     /// The campaign file's directory: relative paths start there.
     pub dir: PathBuf,
@@ -357,7 +357,7 @@ impl Campaign {
                     format!("target name '{tname}': use letters, digits, '-', '_' and '.' only"),
                 ));
             }
-            if targets.iter().any(|x: &Target| x.name == tname) {
+            if targets.iter().any(|x: &TargetSpec| x.name == tname) {
                 return Err(at(
                     t.name.span(),
                     format!("target '{tname}' is named twice"),
@@ -402,7 +402,7 @@ impl Campaign {
                     ));
                 }
             };
-            targets.push(Target { name: tname, kind });
+            targets.push(TargetSpec { name: tname, kind });
         }
         if targets.is_empty() {
             return Err(format!(
@@ -428,7 +428,7 @@ impl Campaign {
                     )
                 })?;
             }
-            workloads.push(Workload {
+            workloads.push(WorkloadSpec {
                 name: info.name().to_string(),
                 options: opts,
             });

@@ -207,6 +207,16 @@ impl Connection {
                         "SELECT * FROM pg_stat_database WHERE datname = current_database()",
                     )?
                     .first_row("database.");
+                // Tells a restart between two readings (the statistics
+                // may survive a clean restart).
+                if let Some(up) = self
+                    .query_rows(
+                        "SELECT extract(epoch FROM now() - pg_postmaster_start_time())::float8",
+                    )?
+                    .first_value()
+                {
+                    m.insert("server.uptime_s".into(), up);
+                }
                 for (view, prefix) in [
                     ("pg_stat_bgwriter", "bgwriter."),
                     ("pg_stat_checkpointer", "checkpointer."),

@@ -179,6 +179,13 @@ fn sigint_stops_a_campaign() {
 
 const SECRET: &str = "S3cr3tPw-xyz";
 
+/// Adds `what` to `list` unless it is there already.
+fn note(list: &mut Vec<String>, what: String) {
+    if !list.contains(&what) {
+        list.push(what);
+    }
+}
+
 /// Whether `secret` is in `hay`.
 fn holds(hay: &[u8], secret: &str) -> bool {
     hay.windows(secret.len()).any(|w| w == secret.as_bytes())
@@ -246,7 +253,7 @@ after_run = ["sh: echo done"]
             };
             let shown = String::from_utf8_lossy(&cmdline).replace('\0', " ");
             if holds(&cmdline, SECRET) {
-                leaks.push(format!("pid {pid} command line: {shown}"));
+                note(&mut leaks, format!("pid {pid} command line: {shown}"));
             }
             if let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ"))
                 && holds(&environ, SECRET)
@@ -256,14 +263,14 @@ after_run = ["sh: echo done"]
                     .filter(|v| holds(v, SECRET))
                     .map(|v| String::from_utf8_lossy(v).into_owned())
                     .collect();
-                leaks.push(format!("pid {pid} ({shown}) environment: {vars:?}"));
+                note(
+                    &mut leaks,
+                    format!("pid {pid} ({shown}) environment: {vars:?}"),
+                );
             }
             if pid != root && !seen.contains(&shown) {
                 seen.push(shown);
             }
-        }
-        if leaks.len() > 20 {
-            break;
         }
         std::thread::sleep(Duration::from_millis(50));
     }

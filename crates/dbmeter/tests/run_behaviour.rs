@@ -42,7 +42,7 @@ fn json_document_follows_schema_v1() {
     ]);
     let j = r.json();
     assert_eq!(j["schema"], "dbmeter.run");
-    assert_eq!(j["schema_version"], 1);
+    assert_eq!(j["schema_version"], 2);
     assert_eq!(j["workload"], "oltp_read_only");
     assert_eq!(j["target"]["driver"], "sqlite");
     assert!(

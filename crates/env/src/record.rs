@@ -79,28 +79,40 @@ pub struct CounterRecord {
     pub other_sessions: u64,
 }
 
-/// The counter that tells a server restart: seconds since the server
+/// The counters that tell a server restart: seconds since the server
 /// started (MySQL/MariaDB `Uptime`; PostgreSQL's is read as
 /// `server.uptime_s`).
 pub const UPTIME_COUNTERS: [&str; 2] = ["Uptime", "server.uptime_s"];
 
+/// Slack for the comparison in [`restarted_between`]: MySQL's uptime
+/// counts whole seconds, and each reading takes a moment.
+const UPTIME_SLACK_S: f64 = 1.5;
+
 /// Whether the server restarted between the `before` and `after`
-/// readings: its uptime went down.
+/// readings, taken `elapsed_s` seconds apart: its uptime grew by clearly
+/// less than the time that passed (a freshly restarted server's uptime
+/// may still exceed the first reading's).
 pub fn restarted_between(
     before: &BTreeMap<String, String>,
     after: &BTreeMap<String, String>,
+    elapsed_s: f64,
 ) -> bool {
     UPTIME_COUNTERS.iter().any(|k| {
         let read = |m: &BTreeMap<String, String>| m.get(*k)?.trim().parse::<f64>().ok();
-        matches!((read(before), read(after)), (Some(b), Some(a)) if a < b)
+        matches!((read(before), read(after)), (Some(b), Some(a)) if a < b + elapsed_s - UPTIME_SLACK_S)
     })
 }
 
 impl CounterRecord {
-    /// The two readings and their difference; a restart in between leaves
-    /// the difference out (see [`CounterRecord::restarted`]).
-    pub fn new(before: BTreeMap<String, String>, after: BTreeMap<String, String>) -> Self {
-        let restarted = restarted_between(&before, &after);
+    /// The two readings, taken `elapsed_s` seconds apart, and their
+    /// difference; a restart in between leaves the difference out (see
+    /// [`CounterRecord::restarted`]).
+    pub fn new(
+        before: BTreeMap<String, String>,
+        after: BTreeMap<String, String>,
+        elapsed_s: f64,
+    ) -> Self {
+        let restarted = restarted_between(&before, &after, elapsed_s);
         let delta = if restarted {
             BTreeMap::new()
         } else {
@@ -184,6 +196,7 @@ mod tests {
                 ("v", "OFF"),
                 ("new", "4"),
             ]),
+            1.0,
         );
         assert_eq!(r.delta.get("Questions"), Some(&Number::Int(1000)));
         assert_eq!(r.delta.get("x"), Some(&Number::Float(0.5)));
@@ -195,12 +208,22 @@ mod tests {
         let r = CounterRecord::new(
             map(&[("Questions", "5000"), ("Uptime", "300")]),
             map(&[("Questions", "400"), ("Uptime", "4")]),
+            10.0,
         );
         assert!(r.restarted);
         assert!(r.delta.is_empty());
+        // A server started 3 s before the run, restarted 4 s into a 10 s
+        // run: its uptime is higher after, but by less than 10 s.
+        let young = CounterRecord::new(
+            map(&[("Uptime", "3"), ("x", "1")]),
+            map(&[("Uptime", "6"), ("x", "3")]),
+            10.0,
+        );
+        assert!(young.restarted);
         let ok = CounterRecord::new(
             map(&[("server.uptime_s", "10.5"), ("x", "1")]),
-            map(&[("server.uptime_s", "20.5"), ("x", "3")]),
+            map(&[("server.uptime_s", "20.4"), ("x", "3")]),
+            10.0,
         );
         assert!(!ok.restarted);
         assert_eq!(ok.delta.get("x"), Some(&Number::Int(2)));

@@ -178,6 +178,8 @@ pub(crate) struct Recorder {
     environment: Environment,
     server: Option<ServerRecord>,
     before: Option<BTreeMap<String, String>>,
+    /// When the counters were read before the run.
+    before_at: std::time::Instant,
     sessions_before: u64,
     active_before: u64,
     connect: Option<ConnectOptions>,
@@ -189,6 +191,7 @@ pub(crate) struct Recorder {
 /// were busy then.
 struct After {
     counters: BTreeMap<String, String>,
+    read_at: std::time::Instant,
     active_sessions: u64,
 }
 
@@ -207,6 +210,7 @@ impl Recorder {
         let mut before = None;
         let mut sessions_before = 0;
         let mut active_before = 0;
+        let before_at = std::time::Instant::now();
         if let Some(c) = &connect {
             match server_facts(c) {
                 Ok(f) => {
@@ -238,6 +242,7 @@ impl Recorder {
             environment,
             server,
             before,
+            before_at,
             sessions_before,
             active_before,
             connect,
@@ -261,7 +266,9 @@ impl Recorder {
                 move || counters_after(&c, sessions)
             }) {
                 Some(Ok(after)) => {
-                    let mut record = CounterRecord::new(before, after.counters);
+                    let elapsed = after.read_at.duration_since(self.before_at);
+                    let mut record =
+                        CounterRecord::new(before, after.counters, elapsed.as_secs_f64());
                     record.other_sessions = self.active_before.max(after.active_sessions);
                     if record.restarted {
                         late.push(Warning::new(
@@ -314,8 +321,10 @@ impl Recorder {
 fn counters_after(connect: &ConnectOptions, sessions_before: u64) -> Result<After, DbError> {
     let mut c = Connection::connect(connect)?;
     c.settle_statistics(sessions_before, Duration::from_secs(3))?;
+    let counters = c.server_counters()?;
     Ok(After {
-        counters: c.server_counters()?,
+        counters,
+        read_at: std::time::Instant::now(),
         active_sessions: c.active_other_sessions().unwrap_or(0),
     })
 }

@@ -24,7 +24,7 @@ pub(crate) enum Param {
 
 /// A value read from a row.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Cell {
+pub(crate) enum SqlValue {
     Null,
     Int(i64),
     Real(f64),
@@ -32,43 +32,43 @@ pub(crate) enum Cell {
     Blob(Vec<u8>),
 }
 
-impl Cell {
+impl SqlValue {
     pub fn int(&self) -> Option<i64> {
         match self {
-            Cell::Int(i) => Some(*i),
-            Cell::Real(f) => Some(*f as i64),
+            SqlValue::Int(i) => Some(*i),
+            SqlValue::Real(f) => Some(*f as i64),
             _ => None,
         }
     }
 
     pub fn real(&self) -> Option<f64> {
         match self {
-            Cell::Int(i) => Some(*i as f64),
-            Cell::Real(f) => Some(*f),
+            SqlValue::Int(i) => Some(*i as f64),
+            SqlValue::Real(f) => Some(*f),
             _ => None,
         }
     }
 
     pub fn text(&self) -> Option<String> {
         match self {
-            Cell::Text(s) => Some(s.clone()),
-            Cell::Int(i) => Some(i.to_string()),
-            Cell::Real(f) => Some(f.to_string()),
-            Cell::Blob(b) => Some(String::from_utf8_lossy(b).into_owned()),
-            Cell::Null => None,
+            SqlValue::Text(s) => Some(s.clone()),
+            SqlValue::Int(i) => Some(i.to_string()),
+            SqlValue::Real(f) => Some(f.to_string()),
+            SqlValue::Blob(b) => Some(String::from_utf8_lossy(b).into_owned()),
+            SqlValue::Null => None,
         }
     }
 
     pub fn bytes(&self) -> Option<Vec<u8>> {
         match self {
-            Cell::Blob(b) => Some(b.clone()),
-            Cell::Text(s) => Some(s.clone().into_bytes()),
+            SqlValue::Blob(b) => Some(b.clone()),
+            SqlValue::Text(s) => Some(s.clone().into_bytes()),
             _ => None,
         }
     }
 }
 
-pub(crate) type Row = Vec<Cell>;
+pub(crate) type Row = Vec<SqlValue>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -214,11 +214,11 @@ impl Backend {
                     for i in 0..n {
                         use rusqlite::types::ValueRef;
                         row.push(match r.get_ref(i).map_err(|e| e.to_string())? {
-                            ValueRef::Null => Cell::Null,
-                            ValueRef::Integer(i) => Cell::Int(i),
-                            ValueRef::Real(f) => Cell::Real(f),
-                            ValueRef::Text(t) => Cell::Text(String::from_utf8_lossy(t).into()),
-                            ValueRef::Blob(b) => Cell::Blob(b.to_vec()),
+                            ValueRef::Null => SqlValue::Null,
+                            ValueRef::Integer(i) => SqlValue::Int(i),
+                            ValueRef::Real(f) => SqlValue::Real(f),
+                            ValueRef::Text(t) => SqlValue::Text(String::from_utf8_lossy(t).into()),
+                            ValueRef::Blob(b) => SqlValue::Blob(b.to_vec()),
                         });
                     }
                     out.push(row);
@@ -331,11 +331,11 @@ fn pg_row(r: Vec<dbmeter_db::PgCell>) -> Row {
     use dbmeter_db::PgCell;
     r.into_iter()
         .map(|c| match c {
-            PgCell::Null => Cell::Null,
-            PgCell::Int(i) => Cell::Int(i),
-            PgCell::Real(f) => Cell::Real(f),
-            PgCell::Text(s) => Cell::Text(s),
-            PgCell::Bytes(b) => Cell::Blob(b),
+            PgCell::Null => SqlValue::Null,
+            PgCell::Int(i) => SqlValue::Int(i),
+            PgCell::Real(f) => SqlValue::Real(f),
+            PgCell::Text(s) => SqlValue::Text(s),
+            PgCell::Bytes(b) => SqlValue::Blob(b),
         })
         .collect()
 }

@@ -1,7 +1,7 @@
 //! [`Store`]: open (creating and migrating the schema), save, list, read,
 //! delete, and the runs of a filter.
 
-use crate::backend::{self, Backend, Cell, Location, Param, Row};
+use crate::backend::{self, Backend, Location, Param, Row, SqlValue};
 use crate::{Filter, RunMeta, RunSummary, StoreError, document, schema};
 use std::collections::BTreeMap;
 use std::time::SystemTime;
@@ -32,7 +32,7 @@ const SUMMARY_COLUMNS: &str = "runs.id, runs.stored_at, runs.started_at, runs.ca
      runs.errors, runs.reconnects, runs.hostname, runs.dbmeter_version";
 
 fn summary_from(row: &Row) -> RunSummary {
-    let get = |i: usize| row.get(i).cloned().unwrap_or(Cell::Null);
+    let get = |i: usize| row.get(i).cloned().unwrap_or(SqlValue::Null);
     let small = |i: usize| get(i).int().and_then(|v| u32::try_from(v).ok());
     RunSummary {
         id: get(0).int().unwrap_or(0),
@@ -198,7 +198,7 @@ impl Store {
             let id = rows
                 .first()
                 .and_then(|r| r.first())
-                .and_then(Cell::int)
+                .and_then(SqlValue::int)
                 .ok_or_else(|| "the database returned no run id".to_string())?;
             db.execute(
                 "INSERT INTO documents (run_id, encoding, body) VALUES (?, ?, ?)",
@@ -253,7 +253,7 @@ impl Store {
         Ok(rows
             .first()
             .and_then(|r| r.first())
-            .and_then(Cell::int)
+            .and_then(SqlValue::int)
             .unwrap_or(0)
             > 0)
     }
@@ -278,9 +278,9 @@ impl Store {
         let mut by_id: BTreeMap<i64, Vec<(String, String)>> = BTreeMap::new();
         for r in &tag_rows {
             if let (Some(id), Some(k), Some(v)) = (
-                r.first().and_then(Cell::int),
-                r.get(1).and_then(Cell::text),
-                r.get(2).and_then(Cell::text),
+                r.first().and_then(SqlValue::int),
+                r.get(1).and_then(SqlValue::text),
+                r.get(2).and_then(SqlValue::text),
             ) {
                 by_id.entry(id).or_default().push((k, v));
             }
@@ -315,9 +315,9 @@ impl Store {
         let mut out = BTreeMap::new();
         for r in rows {
             let (Some(id), Some(enc), Some(body)) = (
-                r.first().and_then(Cell::int),
-                r.get(1).and_then(Cell::text),
-                r.get(2).and_then(Cell::bytes),
+                r.first().and_then(SqlValue::int),
+                r.get(1).and_then(SqlValue::text),
+                r.get(2).and_then(SqlValue::bytes),
             ) else {
                 continue;
             };
@@ -385,7 +385,7 @@ impl Store {
         Ok(rows
             .first()
             .and_then(|r| r.first())
-            .and_then(Cell::int)
+            .and_then(SqlValue::int)
             .unwrap_or(0))
     }
 }
