@@ -1,54 +1,19 @@
 //! `prepare tpcc --threads=N` loads warehouses in parallel: the server
-//! sees N bulk loads (MariaDB LOAD DATA, PostgreSQL COPY) at once.
+//! sees N bulk loads at once (MariaDB: bulk INSERTs, or LOAD DATA with
+//! `?load=infile`; PostgreSQL: COPY).
 
 mod common;
 mod procs;
-use common::servers::{ask_n, start};
+use common::servers::{ask_n, start, try_ask};
 use common::*;
 use dbmeter_server::{Flavor, Server};
 use procs::Watched;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// How many bulk loads the server runs right now, asked over a connection
-/// of its own client; None when the question failed (the server busy
-/// starting a connection, say).
+/// How many bulk loads the server runs right now; None when the question
+/// failed (the server busy starting a connection, say).
 fn loads_now(server: &Server, sql: &str) -> Option<i64> {
-    let port = server.port().to_string();
-    let out = match server.flavor() {
-        Flavor::MariaDb => Command::new("mariadb")
-            .args([
-                "-h127.0.0.1",
-                "-P",
-                &port,
-                "-uroot",
-                "test",
-                "-N",
-                "-B",
-                "-e",
-                sql,
-            ])
-            .output(),
-        Flavor::Postgres => Command::new("psql")
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &port,
-                "-U",
-                "postgres",
-                "-d",
-                "test",
-                "-tAc",
-                sql,
-            ])
-            .output(),
-    }
-    .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+    try_ask(server, sql).ok()?.parse().ok()
 }
 
 fn loads_in_parallel(flavor: Flavor) {
@@ -57,7 +22,8 @@ fn loads_in_parallel(flavor: Flavor) {
     };
     let sql = match flavor {
         Flavor::MariaDb => {
-            "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'LOAD DATA%'"
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
+             WHERE INFO LIKE 'LOAD DATA%' OR INFO LIKE 'INSERT INTO%'"
         }
         Flavor::Postgres => {
             "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'COPY%' AND state = 'active'"

@@ -304,6 +304,8 @@ fn survives_restart(flavor: Flavor) {
         &d,
         "--threads=4",
         "--time=6",
+        // A restart on a loaded machine may take longer than the default.
+        "--reconnect-timeout=60",
         "--format=json",
     ]);
     std::thread::sleep(Duration::from_secs(2));

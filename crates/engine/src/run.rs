@@ -644,8 +644,6 @@ fn reconnect(user: &mut dyn User, shared: &Shared, slot: &Slot, lost_at: u64) ->
     };
     let ticks = &shared.ticks;
     let give_up = ticks.add(lost_at, shared.reconnect_timeout);
-    // The give-up moment counts only when it comes before the time limit.
-    let can_fail = timing.deadline.is_none_or(|d| give_up < d);
     let mut backoff = RECONNECT_FIRST_BACKOFF;
     let mut failed = 0u64;
     loop {
@@ -659,24 +657,16 @@ fn reconnect(user: &mut dyn User, shared: &Shared, slot: &Slot, lost_at: u64) ->
         failed += 1;
         slot.stats.lock().counters.failed_reconnects += 1;
         let now = ticks.now();
-        if can_fail && now >= give_up {
+        // Given up after the timeout, or the time limit came with the
+        // server still gone: either way the run did not end healthy.
+        if now >= give_up || timing.deadline.is_some_and(|d| now >= d) {
             return Reconnect::GaveUp(lost_server_message(timing, ticks, lost_at, failed, &error));
         }
-        if timing.deadline.is_some_and(|d| now >= d) {
-            return Reconnect::Cancelled;
-        }
-        let mut wake = ticks.add(now, backoff);
-        if can_fail {
-            // The last attempt is made when the timeout runs out.
-            wake = wake.min(give_up);
-        }
-        if let Some(d) = timing.deadline
-            && wake >= d
-        {
-            // The next attempt would come after the time limit (and, as
-            // `can_fail` is false here, so would giving up).
-            sleep_until(d, shared);
-            return Reconnect::Cancelled;
+        // The last attempt is made when the timeout runs out, or at the
+        // time limit, whichever comes first.
+        let mut wake = ticks.add(now, backoff).min(give_up);
+        if let Some(d) = timing.deadline {
+            wake = wake.min(d);
         }
         if !sleep_until(wake, shared) {
             return Reconnect::Cancelled;

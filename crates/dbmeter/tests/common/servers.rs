@@ -25,8 +25,9 @@ pub fn start_with(flavor: Flavor, settings: &[(&str, &str)]) -> Option<Server> {
     Some(Server::start(&opts).unwrap_or_else(|e| panic!("{e}")))
 }
 
-/// The server's answer to `sql` (first column of the first row), via its client.
-pub fn ask(server: &Server, sql: &str) -> String {
+/// The server's answer to `sql` (first column of the first row), via its
+/// client; Err with the client's message when it fails.
+pub fn try_ask(server: &Server, sql: &str) -> Result<String, String> {
     let port = server.port().to_string();
     let out = match server.flavor() {
         Flavor::MariaDb => Command::new("mariadb")
@@ -57,13 +58,16 @@ pub fn ask(server: &Server, sql: &str) -> String {
             ])
             .output(),
     }
-    .expect("run the client");
-    assert!(
-        out.status.success(),
-        "{sql}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    .map_err(|e| format!("cannot run the client: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("{sql}: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The server's answer to `sql` (first column of the first row), via its client.
+pub fn ask(server: &Server, sql: &str) -> String {
+    try_ask(server, sql).unwrap_or_else(|e| panic!("{e}"))
 }
 
 pub fn ask_n(server: &Server, sql: &str) -> i64 {
