@@ -17,6 +17,8 @@ pub enum Command {
     List,
     Help,
     Version,
+    /// A command of the benchmark's own (see [`Invocation::verb`]).
+    Own,
 }
 
 impl Command {
@@ -44,6 +46,7 @@ impl Command {
             Command::List => "list",
             Command::Help => "help",
             Command::Version => "version",
+            Command::Own => "its own command",
         }
     }
 }
@@ -54,6 +57,8 @@ pub struct Invocation {
     pub workload: Option<Arc<dyn Benchmark>>,
     /// The options as given: canonical name and value.
     pub given: Vec<(String, String)>,
+    /// With [`Command::Own`]: which of the benchmark's own commands.
+    pub verb: Option<String>,
 }
 
 fn is_option(a: &str) -> bool {
@@ -173,9 +178,20 @@ pub fn parse(
     // Second look at the words: one command, at most one workload.
     let mut command_word = None;
     let mut workload_word = None;
+    let mut own_verb = None;
+    let is_own = |w: &str| {
+        Command::parse(w).is_none()
+            && workload
+                .as_ref()
+                .is_some_and(|b| b.verbs().iter().any(|v| v.name == w))
+    };
     for w in words {
         if Command::parse(&w).is_some() && command_word.is_none() {
             command_word = Some(w);
+        } else if is_own(&w) && command_word.is_none() && own_verb.is_none() {
+            own_verb = Some(w.clone());
+            command_word = Some(w);
+            command = Some(Command::Own);
         } else if workload_word.is_none() {
             workload_word = Some(w);
         } else {
@@ -188,6 +204,7 @@ pub fn parse(
             command: Command::Help,
             workload: None,
             given,
+            verb: None,
         });
     }
     if let Some(w) = &workload_word
@@ -221,6 +238,7 @@ pub fn parse(
         command,
         workload,
         given,
+        verb: own_verb,
     })
 }
 

@@ -7,7 +7,6 @@
 mod args;
 mod commands;
 mod error;
-mod pinning;
 mod progress;
 mod signals;
 mod subcommand_args;

@@ -20,6 +20,7 @@ mod document;
 mod error;
 mod execute;
 pub mod options;
+pub mod pinning;
 pub mod record;
 mod request;
 pub mod settings;

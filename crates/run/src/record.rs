@@ -273,7 +273,7 @@ impl Recorder {
                     if record.restarted {
                         late.push(Warning::new(
                             "counters",
-                            "the server restarted during the run: its counters started again from zero, so their deltas are left out",
+                            "the server restarted during the run: its counters cannot be compared across the restart, so their deltas are left out",
                         ));
                     }
                     if record.other_sessions > 0 {

@@ -218,7 +218,11 @@ pub fn engine_config(o: &OptValues, seed: u64) -> Result<EngineConfig, RunError>
         percentiles: percentiles(o)?,
         seed,
         forced_shutdown,
-        reconnect_timeout: secs("reconnect-timeout")?.unwrap_or(Duration::from_secs(5)),
+        reconnect_timeout: secs("reconnect-timeout")?.ok_or_else(|| {
+            RunError::Usage(
+                "--reconnect-timeout=0: expected seconds above 0 (how long reconnects may fail before the run stops)".into(),
+            )
+        })?,
         stop_grace: Duration::from_millis(300),
         kinds: 0,
         connect_rate: (connect_rate > 0.0).then_some(connect_rate),

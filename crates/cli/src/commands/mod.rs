@@ -90,7 +90,6 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
         )));
     };
     let values = args::values(&specs_for(Some(w.as_ref())), &inv.given);
-    crate::pinning::pin_client(&values)?;
     let store = (values.given("store") || !tags.is_empty()).then(|| StoreRequest {
         spec: values.str("store").to_string(),
         meta: RunMeta {
@@ -105,9 +104,10 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
             store,
         },
     };
-    match inv.command {
-        Command::Run => run::run(&ctx),
-        other => run::verb(other.name(), &ctx),
+    match (inv.command, &inv.verb) {
+        (Command::Run, _) => run::run(&ctx),
+        (Command::Own, Some(verb)) => run::verb(verb, &ctx),
+        (other, _) => run::verb(other.name(), &ctx),
     }
 }
 

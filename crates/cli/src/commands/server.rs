@@ -4,8 +4,8 @@
 //! prints).
 
 use crate::CliError;
-use crate::pinning;
 use crate::subcommand_args::{Grammar, SubArgs};
+use dbmeter_run::pinning;
 use dbmeter_server::managed::{Home, STOP_TIMEOUT, ServerState, StartRequest, Stopped};
 use dbmeter_server::{Flavor, ServerError, cpus_allowed_list, format_cpu_list};
 use std::fmt::Write as _;
