@@ -712,38 +712,33 @@ mod tests {
         }
     }
 
+    /// Benchmarks of one data family share a dataset when the options
+    /// that shape the data agree (dashes or underscores), whatever the
+    /// others say; benchmarks without data have none.
     #[test]
     fn workloads_share_a_dataset_when_their_data_options_agree() {
-        let ro = dataset_key(&w(
-            "oltp_read_only",
-            &[("table_size", "1000"), ("range-size", "5")],
-        ));
-        let rw = dataset_key(&w("oltp_read_write", &[("table-size", "1000")]));
-        assert_eq!(ro, rw);
-        assert_eq!(ro.as_deref(), Some("oltp table-size=1000"));
-        let bigger = dataset_key(&w("oltp_read_write", &[("table-size", "2000")]));
-        assert_ne!(ro, bigger);
-        let myisam = dataset_key(&w(
-            "oltp_read_write",
-            &[("table-size", "1000"), ("mysql-storage-engine", "myisam")],
-        ));
-        assert_ne!(ro, myisam);
-        assert_eq!(
-            dataset_key(&w("tpcc", &[("warehouses", "2"), ("think-time", "1")])).as_deref(),
-            Some("tpcc warehouses=2")
-        );
-        assert_eq!(
-            dataset_key(&w("bulk_insert", &[])).as_deref(),
-            Some("bulk ")
-        );
-        assert_eq!(dataset_key(&w("noop", &[])), None);
-    }
-
-    #[test]
-    fn read_only_workloads_do_not_write() {
-        assert!(!w("oltp_point_select", &[]).writes());
-        assert!(!w("select_random_ranges", &[]).writes());
-        assert!(w("oltp_insert", &[]).writes());
-        assert!(w("tpcc", &[]).writes());
+        let all = registry::all();
+        let (a, b) = all
+            .iter()
+            .flat_map(|a| all.iter().map(move |b| (a, b)))
+            .find(|(a, b)| {
+                a.name() != b.name() && a.dataset().is_some() && a.dataset() == b.dataset()
+            })
+            .expect("two benchmarks of one data family");
+        let opts = a.options();
+        let shaping = opts.iter().find(|o| o.shapes_data).expect("a data option");
+        let other = opts.iter().find(|o| !o.shapes_data).expect("a run option");
+        let name = shaping.name.to_string();
+        let underscored = name.replace('-', "_");
+        let ka = dataset_key(&w(a.name(), &[(&name, "1000"), (&other.name, "5")]));
+        let kb = dataset_key(&w(b.name(), &[(&underscored, "1000")]));
+        assert!(ka.is_some());
+        assert_eq!(ka, kb);
+        assert_ne!(ka, dataset_key(&w(b.name(), &[(&name, "2000")])));
+        let none = all
+            .iter()
+            .find(|x| x.dataset().is_none())
+            .expect("one without data");
+        assert_eq!(dataset_key(&w(none.name(), &[])), None);
     }
 }

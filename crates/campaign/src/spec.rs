@@ -479,26 +479,8 @@ impl Campaign {
 mod tests {
     use super::*;
 
-    const GOOD: &str = r#"
-name = "bp"
-duration = 60
-warmup = 10
-repeats = 3
-clients = [1, 4, 16]
-
-[[target]]
-name = "small"
-server = "mariadb"
-settings = { innodb_buffer_pool_size = "128M" }
-
-[[target]]
-name = "file"
-url = "sqlite:bench.sqlite"
-
-[[workload]]
-name = "oltp_read_only"
-options = { tables = 2, table-size = 10000 }
-"#;
+    /// A campaign file with two targets and one workload.
+    const GOOD: &str = include_str!("../tests/fixtures/good.toml");
 
     #[test]
     fn reads_a_good_file() {
@@ -517,7 +499,11 @@ options = { tables = 2, table-size = 10000 }
 
     #[test]
     fn names_the_line_of_a_mistake() {
-        let bad = GOOD.replace("oltp_read_only", "oltp_read_mostly");
+        let bad = GOOD.replacen(
+            "[[workload]]\nname = \"",
+            "[[workload]]\nname = \"no_such_",
+            1,
+        );
         let e = Campaign::parse(&bad, Path::new("c.toml"), &[], &[]).unwrap_err();
         assert!(e.starts_with("c.toml, line 18:"), "{e}");
         let bad = GOOD.replace("warmup = 10", "warmup = 10\nwarmpu = 3");

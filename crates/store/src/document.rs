@@ -105,11 +105,11 @@ mod tests {
     #[test]
     fn a_failed_cell_needs_few_fields() {
         let (_, Extracted { summary: x, .. }) = extract(
-            r#"{"schema":"dbmeter.run","schema_version":1,"workload":"oltp_read_only","threads":4,
+            r#"{"schema":"dbmeter.run","schema_version":1,"workload":"read_mostly","threads":4,
                 "target":{"url":"mysql://u:***@h:3306/db"},"end":{"reason":"failed","error":"boom"}}"#,
         )
         .unwrap();
-        assert_eq!(x.workload, "oltp_read_only");
+        assert_eq!(x.workload, "read_mostly");
         assert_eq!(x.threads, Some(4));
         assert_eq!(x.id, 0);
         assert_eq!(x.end_reason, "failed");

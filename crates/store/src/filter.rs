@@ -195,7 +195,7 @@ mod tests {
             "variant:A",
             "campaign:c1",
             "run:3,4",
-            "workload:oltp_read_only",
+            "workload:read_mostly",
             "threads:8",
         ])
         .unwrap();
@@ -210,7 +210,7 @@ mod tests {
         assert_eq!(f.selectors[3], Selector::Runs(vec![3, 4]));
         assert_eq!(
             f.to_string(),
-            "tag:phase=after variant:A campaign:c1 run:3,4 workload:oltp_read_only threads:8"
+            "tag:phase=after variant:A campaign:c1 run:3,4 workload:read_mostly threads:8"
         );
         let (sql, params) = f.where_clause();
         assert_eq!(sql.matches('?').count(), params.len());

@@ -152,7 +152,7 @@ mod tests {
             variant: "a".into(),
             repeat: Some(1),
             doc: doc(json!({
-                "schema": "dbmeter.run", "workload": "oltp_read_only", "threads": 4,
+                "schema": "dbmeter.run", "workload": "read_mostly", "threads": 4,
                 "end": {"reason": "time_limit"},
                 "totals": {"duration_s": 10.0, "events_per_s": 100.5},
                 "latency_ms": {"percentiles": [{"percentile": 95.0, "ms": 2.0}]},

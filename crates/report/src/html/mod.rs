@@ -549,7 +549,7 @@ mod tests {
             variant: variant.into(),
             repeat: Some(1),
             doc: dbmeter_result::RunDocument::from_json(&json!({
-                "schema": "dbmeter.run", "workload": "oltp_point_select", "threads": threads,
+                "schema": "dbmeter.run", "workload": "point_lookups", "threads": threads,
                 "target": {"url": "mysql://root:***@h/test", "server_version": "MariaDB <x>"},
                 "environment": {"hostname": "vm", "cpus": 2, "memory_bytes": 1073741824u64},
                 "server": {"variables": {"innodb_buffer_pool_size": variant, "port": id.to_string(), "tmpdir": format!("/tmp/{variant}"), "server_uid": id.to_string()}},
@@ -591,10 +591,10 @@ mod tests {
         assert!(!r.html.contains("src=\"http") && !r.html.contains("href=\"http"));
         let names: Vec<&str> = r.charts.iter().map(|c| c.0.as_str()).collect();
         assert!(
-            names.contains(&"oltp_point_select-tps-vs-clients.svg"),
+            names.contains(&"point_lookups-tps-vs-clients.svg"),
             "{names:?}"
         );
-        assert!(names.contains(&"oltp_point_select-4-tps.svg"), "{names:?}");
+        assert!(names.contains(&"point_lookups-4-tps.svg"), "{names:?}");
         assert_eq!(r.html.matches("<svg").count(), r.charts.len());
         assert!(r.html.contains("150 tps"));
     }
