@@ -12,7 +12,6 @@ use dbmeter_server::Flavor;
 use procs::{Watched, descendants};
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// A scratch directory readable by the servers' user, with dbmeter's home
@@ -24,14 +23,6 @@ fn place() -> Scratch {
     s
 }
 
-fn dbm(s: &Scratch, args: &[&str]) -> Run {
-    let mut c = s.cmd(args);
-    c.env("DBMETER_HOME", s.path("home"))
-        .env_remove("DBMETER_STORE")
-        .stdin(Stdio::null());
-    s.output(c)
-}
-
 fn write(s: &Scratch, name: &str, text: &str) -> String {
     let p = s.path(name);
     std::fs::write(&p, text).expect("write the campaign file");
@@ -39,7 +30,7 @@ fn write(s: &Scratch, name: &str, text: &str) -> String {
 }
 
 fn listed(s: &Scratch, store: &str) -> Vec<Value> {
-    let r = dbm(s, &["results", "list", store, "--format=json"]);
+    let r = s.run_home(&["results", "list", store, "--format=json"]);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).expect("list as JSON");
     v.as_array().expect("an array").clone()
@@ -133,16 +124,13 @@ fn stopped_by(sig: libc::c_int, code: i32) -> (Scratch, String, String) {
 fn sigterm_stops_a_campaign_and_resume_reruns_the_cell() {
     let (s, file, store) = stopped_by(libc::SIGTERM, 143);
 
-    let plan = dbm(
-        &s,
-        &["campaign", "run", &file, "--resume", "--dry-run", &store],
-    );
+    let plan = s.run_home(&["campaign", "run", &file, "--resume", "--dry-run", &store]);
     assert_eq!(plan.code, 0, "{}\n{}", plan.stdout, plan.stderr);
     assert_eq!(planned(&plan.stdout), 2, "{}", plan.stdout);
     assert_eq!(listed(&s, &store).len(), 1, "a dry run stores nothing");
 
     std::fs::write(&file, LONG.replace("duration = 60", "duration = 1")).unwrap();
-    let r = dbm(&s, &["campaign", "run", &file, "--resume", &store]);
+    let r = s.run_home(&["campaign", "run", &file, "--resume", &store]);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("[2/2]"), "{}", r.stdout);
     let runs = listed(&s, &store);
@@ -169,10 +157,7 @@ fn sigterm_stops_a_campaign_and_resume_reruns_the_cell() {
 #[test]
 fn sigint_stops_a_campaign() {
     let (s, file, store) = stopped_by(libc::SIGINT, 130);
-    let plan = dbm(
-        &s,
-        &["campaign", "run", &file, "--resume", "--dry-run", &store],
-    );
+    let plan = s.run_home(&["campaign", "run", &file, "--resume", "--dry-run", &store]);
     assert_eq!(plan.code, 0, "{}\n{}", plan.stdout, plan.stderr);
     assert_eq!(planned(&plan.stdout), 2, "{}", plan.stdout);
 }
@@ -296,7 +281,7 @@ after_run = ["sh: echo done"]
     let runs = listed(&s, &store);
     assert_eq!(runs.len(), 1, "{runs:#?}");
     assert_eq!(runs[0]["end_reason"], "time_limit", "{:#}", runs[0]);
-    let export = dbm(&s, &["results", "export", "--format=json", &store]);
+    let export = s.run_home(&["results", "export", "--format=json", &store]);
     assert_eq!(export.code, 0, "{}", export.stderr);
     assert!(
         !export.stdout.contains(SECRET),

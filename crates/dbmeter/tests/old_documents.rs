@@ -9,7 +9,6 @@ use common::*;
 use dbmeter_store::{RunMeta, Store};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::Stdio;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -20,22 +19,6 @@ fn fixture(name: &str) -> PathBuf {
 fn fixture_json(name: &str) -> Value {
     let text = std::fs::read_to_string(fixture(name)).expect("read fixture");
     serde_json::from_str(&text).expect("fixture is JSON")
-}
-
-/// dbmeter with no store or home of the caller's and no terminal.
-fn dbm(s: &Scratch, args: &[&str]) -> Run {
-    let mut c = s.cmd(args);
-    c.env("DBMETER_HOME", s.path("home"))
-        .env_remove("DBMETER_STORE")
-        .stdin(Stdio::null());
-    s.output(c)
-}
-
-fn ok(s: &Scratch, args: &[&str]) -> Run {
-    let r = dbm(s, args);
-    assert_eq!(r.code, 0, "dbmeter {args:?}:\n{}\n{}", r.stdout, r.stderr);
-    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
-    r
 }
 
 /// A scratch directory holding a copy of the old store (the dbmeter under
@@ -58,7 +41,9 @@ const RUNS: [(i64, &str, u64, Option<&str>); 5] = [
 ];
 
 fn listed(s: &Scratch, store: &str) -> Vec<Value> {
-    let out = ok(s, &["results", "list", store, "--format=json"]).stdout;
+    let out = s
+        .ok_home(&["results", "list", store, "--format=json"])
+        .stdout;
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     v.as_array().expect("an array of runs").clone()
 }
@@ -91,7 +76,7 @@ fn the_old_store_lists_its_five_runs() {
     }
 
     // The text list: a header and one line per run.
-    let text = ok(&s, &["results", "list", &store]).stdout;
+    let text = s.ok_home(&["results", "list", &store]).stdout;
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 6, "{text}");
     assert!(lines[0].starts_with("id"), "{text}");
@@ -102,17 +87,15 @@ fn the_old_store_lists_its_five_runs() {
     assert!(lines[5].contains("tpcc"), "{text}");
 
     // Selectors work on the old rows.
-    let after = ok(
-        &s,
-        &[
+    let after = s
+        .ok_home(&[
             "results",
             "list",
             &store,
             "tag:phase=after",
             "--format=json",
-        ],
-    )
-    .stdout;
+        ])
+        .stdout;
     let after: Value = serde_json::from_str(&after).unwrap();
     let ids: Vec<i64> = after
         .as_array()
@@ -126,7 +109,7 @@ fn the_old_store_lists_its_five_runs() {
 #[test]
 fn old_runs_show_their_reports() {
     let (s, store) = old_store();
-    let oltp = ok(&s, &["results", "show", "1", &store]).stdout;
+    let oltp = s.ok_home(&["results", "show", "1", &store]).stdout;
     for want in [
         "#1",
         "oltp_point_select",
@@ -147,7 +130,7 @@ fn old_runs_show_their_reports() {
         "{events} events not shown:\n{oltp}"
     );
 
-    let tpcc = ok(&s, &["results", "show", "5", &store]).stdout;
+    let tpcc = s.ok_home(&["results", "show", "5", &store]).stdout;
     for want in [
         "#5",
         "tpcc",
@@ -180,7 +163,7 @@ fn old_runs_show_their_reports() {
 fn old_runs_show_as_json_documents() {
     let (s, store) = old_store();
     for (id, name) in [("1", "run-v1-oltp.json"), ("5", "run-v1-tpcc.json")] {
-        let shown = ok(&s, &["results", "show", id, &store, "--format=json"]);
+        let shown = s.ok_home(&["results", "show", id, &store, "--format=json"]);
         let doc = shown.json();
         let old = fixture_json(name);
         assert_eq!(doc["schema"], "dbmeter.run", "run {id}");
@@ -206,18 +189,16 @@ fn median2(a: f64, b: f64) -> f64 {
 #[test]
 fn old_runs_compare_and_report() {
     let (s, store) = old_store();
-    let text = ok(
-        &s,
-        &[
+    let text = s
+        .ok_home(&[
             "compare",
             "--baseline",
             "tag:phase=before",
             "--candidate",
             "tag:phase=after",
             &store,
-        ],
-    )
-    .stdout;
+        ])
+        .stdout;
     let row = text
         .lines()
         .find(|l| l.starts_with("oltp_point_select"))
@@ -234,17 +215,15 @@ fn old_runs_compare_and_report() {
     let runs = listed(&s, &store);
     let tps = |i: usize| runs[i]["events_per_s"].as_f64().unwrap();
     let want = median2(tps(2), tps(3)) / median2(tps(0), tps(1)) * 100.0;
-    let csv = ok(
-        &s,
-        &[
+    let csv = s
+        .ok_home(&[
             "compare",
             "--baseline=tag:phase=before",
             "--candidate=tag:phase=after",
             &store,
             "--format=csv",
-        ],
-    )
-    .stdout;
+        ])
+        .stdout;
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
@@ -264,15 +243,12 @@ fn old_runs_compare_and_report() {
     assert!((got - want).abs() <= want * 1e-9, "{got} vs {want}");
 
     // An HTML report of the whole old store, and of the comparison alone.
-    ok(
-        &s,
-        &[
-            "report",
-            &store,
-            "--baseline=tag:phase=before",
-            "--output=all.html",
-        ],
-    );
+    s.ok_home(&[
+        "report",
+        &store,
+        "--baseline=tag:phase=before",
+        "--output=all.html",
+    ]);
     let page = std::fs::read_to_string(s.path("all.html")).expect("the report is written");
     assert!(
         page.starts_with("<!DOCTYPE html>"),
@@ -283,18 +259,15 @@ fn old_runs_compare_and_report() {
     assert!(page.contains("oltp_point_select") && page.contains("tpcc"));
     assert!(page.contains("<table class=\"dbmeter-compare\">"));
     assert!(page.contains("<svg"));
-    let r = ok(
-        &s,
-        &[
-            "report",
-            "workload:oltp_point_select",
-            "--baseline=tag:phase=before",
-            "--candidate=tag:phase=after",
-            &store,
-            "--output=cmp.html",
-            "--title=old documents",
-        ],
-    );
+    let r = s.ok_home(&[
+        "report",
+        "workload:oltp_point_select",
+        "--baseline=tag:phase=before",
+        "--candidate=tag:phase=after",
+        &store,
+        "--output=cmp.html",
+        "--title=old documents",
+    ]);
     assert!(
         r.stderr.contains("cmp.html") || r.stdout.contains("cmp.html"),
         "{}\n{}",
@@ -317,17 +290,14 @@ fn old_runs_compare_and_report() {
 fn old_documents_saved_into_a_new_store() {
     let s = Scratch::new();
     // A new store, created by the dbmeter under test.
-    ok(
-        &s,
-        &[
-            "run",
-            "oltp_point_select",
-            "--table-size=100",
-            "--time=0",
-            "--events=100",
-            "--store=new.db",
-        ],
-    );
+    s.ok_home(&[
+        "run",
+        "oltp_point_select",
+        "--table-size=100",
+        "--time=0",
+        "--events=100",
+        "--store=new.db",
+    ]);
     let path = s.path("new.db");
     let mut st = Store::open(path.to_str().unwrap()).expect("open the new store");
     let mut ids = Vec::new();
@@ -347,11 +317,8 @@ fn old_documents_saved_into_a_new_store() {
     drop(st);
     let store = format!("--store={}", path.display());
     let v: Value = serde_json::from_str(
-        &ok(
-            &s,
-            &["results", "list", &store, "tag:from=v1", "--format=json"],
-        )
-        .stdout,
+        &s.ok_home(&["results", "list", &store, "tag:from=v1", "--format=json"])
+            .stdout,
     )
     .unwrap();
     let v = v.as_array().unwrap();
@@ -361,24 +328,26 @@ fn old_documents_saved_into_a_new_store() {
     for run in v {
         assert_eq!(run["end_reason"], "time_limit", "{run:#}");
     }
-    let oltp = ok(&s, &["results", "show", &ids[0].to_string(), &store]).stdout;
+    let oltp = s
+        .ok_home(&["results", "show", &ids[0].to_string(), &store])
+        .stdout;
     assert!(oltp.contains("SQL statistics:"), "{oltp}");
-    let tpcc = ok(&s, &["results", "show", &ids[1].to_string(), &store]).stdout;
+    let tpcc = s
+        .ok_home(&["results", "show", &ids[1].to_string(), &store])
+        .stdout;
     assert!(
         tpcc.contains("TPC-C-like results") && tpcc.contains("NOPM"),
         "{tpcc}"
     );
-    let doc = ok(
-        &s,
-        &[
+    let doc = s
+        .ok_home(&[
             "results",
             "show",
             &ids[1].to_string(),
             &store,
             "--format=json",
-        ],
-    )
-    .json();
+        ])
+        .json();
     assert_eq!(
         doc["tpcc"]["nopm"],
         fixture_json("run-v1-tpcc.json")["tpcc"]["nopm"]

@@ -11,25 +11,9 @@ use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::time::Duration;
 
-/// dbmeter with its home (and so the default store) inside the scratch
-/// directory, no `DBMETER_STORE`, and no terminal on standard input.
-fn dbm(s: &Scratch, args: &[&str]) -> Run {
-    let mut c = s.cmd(args);
-    c.env("DBMETER_HOME", s.path("home"))
-        .env_remove("DBMETER_STORE")
-        .stdin(Stdio::null());
-    s.output(c)
-}
-
-fn ok(s: &Scratch, args: &[&str]) -> Run {
-    let r = dbm(s, args);
-    assert_eq!(r.code, 0, "dbmeter {args:?}:\n{}\n{}", r.stdout, r.stderr);
-    r
-}
-
 /// A failure: the exit code, and one line on stderr saying `want`.
 fn fails(s: &Scratch, args: &[&str], code: i32, want: &str) {
-    let r = dbm(s, args);
+    let r = s.run_home(args);
     assert_eq!(
         r.code, code,
         "dbmeter {args:?}:\n{}\n{}",
@@ -46,7 +30,7 @@ const QUICK: &[&str] = &["run", "oltp_point_select", "--time=0", "--events=3000"
 fn quick(s: &Scratch, extra: &[&str]) -> Run {
     let mut args = QUICK.to_vec();
     args.extend_from_slice(extra);
-    ok(s, &args)
+    s.ok_home(&args)
 }
 
 fn stored_id(r: &Run) -> i64 {
@@ -102,10 +86,10 @@ fn run_stores_its_document_and_results_show_list_and_export_it() {
     assert!(doc["options"].get("store").is_none() && doc["options"].get("tag").is_none());
 
     // show --format json: exactly what the run printed.
-    let shown = ok(&s, &["results", "show", "1", "--format=json"]);
+    let shown = s.ok_home(&["results", "show", "1", "--format=json"]);
     assert_eq!(shown.stdout, r.stdout);
     // show: where it came from, then the usual report.
-    let text = ok(&s, &["results", "show", "1"]).stdout;
+    let text = s.ok_home(&["results", "show", "1"]).stdout;
     for want in [
         "run:            #1",
         "workload:       oltp_point_select",
@@ -125,7 +109,7 @@ fn run_stores_its_document_and_results_show_list_and_export_it() {
     assert_eq!(stored_id(&r3), 2);
 
     // list as text, CSV, JSON.
-    let list = ok(&s, &["results", "list"]).stdout;
+    let list = s.ok_home(&["results", "list"]).stdout;
     let lines: Vec<&str> = list.lines().collect();
     assert_eq!(lines.len(), 3, "{list}");
     assert!(
@@ -133,7 +117,7 @@ fn run_stores_its_document_and_results_show_list_and_export_it() {
         "{list}"
     );
     assert!(lines[1].contains("phase=before,who=me") && lines[1].contains("event_limit"));
-    let rows = parse_csv(&ok(&s, &["results", "list", "--format=csv"]).stdout);
+    let rows = parse_csv(&s.ok_home(&["results", "list", "--format=csv"]).stdout);
     assert_eq!(rows.len(), 2);
     let tps: f64 = rows[0]["tps"].parse().unwrap();
     assert_eq!(tps, doc["totals"]["events_per_s"].as_f64().unwrap());
@@ -149,26 +133,28 @@ fn run_stores_its_document_and_results_show_list_and_export_it() {
         doc["latency_ms"]["percentiles"][2]["ms"].as_f64().unwrap()
     );
     // A bare --store is the default store here too.
-    let bare = ok(&s, &["results", "list", "--store", "--format=csv"]).stdout;
+    let bare = s
+        .ok_home(&["results", "list", "--store", "--format=csv"])
+        .stdout;
     assert_eq!(parse_csv(&bare).len(), 2);
     let json: Value =
-        serde_json::from_str(&ok(&s, &["results", "list", "--format=json"]).stdout).unwrap();
+        serde_json::from_str(&s.ok_home(&["results", "list", "--format=json"]).stdout).unwrap();
     assert_eq!(json[0]["id"], 1);
     assert_eq!(json[0]["tags"]["phase"], "before");
     assert_eq!(json[1]["threads"], 2);
 
     // Selectors.
-    let only = ok(&s, &["results", "list", "tag:phase=after", "--format=csv"]).stdout;
+    let only = s
+        .ok_home(&["results", "list", "tag:phase=after", "--format=csv"])
+        .stdout;
     assert_eq!(parse_csv(&only).len(), 1);
-    let only = ok(
-        &s,
-        &["results", "list", "run:1,2", "tag:who=me", "--format=csv"],
-    )
-    .stdout;
+    let only = s
+        .ok_home(&["results", "list", "run:1,2", "tag:who=me", "--format=csv"])
+        .stdout;
     assert_eq!(parse_csv(&only)[0]["id"], "1");
 
     // export JSON: the documents, each with a "store" object added.
-    let out = ok(&s, &["results", "export", "--format=json"]).stdout;
+    let out = s.ok_home(&["results", "export", "--format=json"]).stdout;
     let docs: Vec<Value> = serde_json::from_str(&out).unwrap();
     assert_eq!(docs.len(), 2);
     let mut first = docs[0].clone();
@@ -181,16 +167,13 @@ fn run_stores_its_document_and_results_show_list_and_export_it() {
     assert_eq!(meta["id"], 1);
     assert_eq!(meta["tags"]["who"], "me");
     // export CSV to a file.
-    let r = ok(
-        &s,
-        &[
-            "results",
-            "export",
-            "threads:2",
-            "--format=csv",
-            "--output=x.csv",
-        ],
-    );
+    let r = s.ok_home(&[
+        "results",
+        "export",
+        "threads:2",
+        "--format=csv",
+        "--output=x.csv",
+    ]);
     assert!(r.stderr.contains("exported 1 run to x.csv"), "{}", r.stderr);
     let rows = parse_csv(&std::fs::read_to_string(s.path("x.csv")).unwrap());
     assert_eq!(rows.len(), 1);
@@ -211,15 +194,19 @@ fn delete_asks_for_yes_and_removes_runs() {
         "without --yes",
     );
     assert_eq!(
-        parse_csv(&ok(&s, &["results", "list", "--store=r.db", "--format=csv"]).stdout).len(),
+        parse_csv(
+            &s.ok_home(&["results", "list", "--store=r.db", "--format=csv"])
+                .stdout
+        )
+        .len(),
         3
     );
-    let r = ok(
-        &s,
-        &["results", "delete", "1", "2", "--store=r.db", "--yes"],
-    );
+    let r = s.ok_home(&["results", "delete", "1", "2", "--store=r.db", "--yes"]);
     assert!(r.stdout.contains("deleted 2 runs (#1, #2)"), "{}", r.stdout);
-    let left = parse_csv(&ok(&s, &["results", "list", "--store=r.db", "--format=csv"]).stdout);
+    let left = parse_csv(
+        &s.ok_home(&["results", "list", "--store=r.db", "--format=csv"])
+            .stdout,
+    );
     let ids: Vec<&str> = left.iter().map(|r| r["id"].as_str()).collect();
     assert_eq!(ids, vec!["3"], "{}", r.stdout);
     fails(
@@ -228,10 +215,7 @@ fn delete_asks_for_yes_and_removes_runs() {
         1,
         "there is no run #1",
     );
-    let r = ok(
-        &s,
-        &["results", "delete", "tag:k=v", "--store=r.db", "--yes"],
-    );
+    let r = s.ok_home(&["results", "delete", "tag:k=v", "--store=r.db", "--yes"]);
     assert!(r.stdout.contains("deleted 1 run (#3)"), "{}", r.stdout);
     fails(
         &s,
@@ -307,7 +291,8 @@ fn compare_cells_are_ratios_of_medians_over_repeats() {
     drop(st);
 
     let docs: Vec<Value> = serde_json::from_str(
-        &ok(&s, &["results", "export", "--store=c.db", "--format=json"]).stdout,
+        &s.ok_home(&["results", "export", "--store=c.db", "--format=json"])
+            .stdout,
     )
     .unwrap();
     let values = |phase: &str, threads: u64, m: &str| -> Vec<f64> {
@@ -321,9 +306,8 @@ fn compare_cells_are_ratios_of_medians_over_repeats() {
             .collect()
     };
     for (m, noise) in [("tps", "5"), ("p99", "5"), ("tps", "0"), ("tps", "1000")] {
-        let out = ok(
-            &s,
-            &[
+        let out = s
+            .ok_home(&[
                 "compare",
                 "--store=c.db",
                 "--baseline=tag:phase=before",
@@ -332,9 +316,8 @@ fn compare_cells_are_ratios_of_medians_over_repeats() {
                 &format!("--metric={m}"),
                 &format!("--noise={noise}"),
                 "--format=csv",
-            ],
-        )
-        .stdout;
+            ])
+            .stdout;
         let rows = parse_csv(&out);
         assert_eq!(rows.len(), 2, "{out}");
         let noise: f64 = noise.parse().unwrap();
@@ -356,17 +339,15 @@ fn compare_cells_are_ratios_of_medians_over_repeats() {
     }
     // Text: the marks and the legend go together.
     for (noise, marked) in [("0", true), ("1000", false)] {
-        let t = ok(
-            &s,
-            &[
+        let t = s
+            .ok_home(&[
                 "compare",
                 "--store=c.db",
                 "--baseline=tag:phase=before",
                 "--candidate=tag:phase=after",
                 &format!("--noise={noise}"),
-            ],
-        )
-        .stdout;
+            ])
+            .stdout;
         assert!(t.contains("candidate / baseline x 100"), "{t}");
         assert!(t.contains("oltp_point_select"), "{t}");
         assert_eq!(t.contains("* the spread over repeats"), marked, "{t}");
@@ -378,17 +359,14 @@ fn compare_cells_are_ratios_of_medians_over_repeats() {
     }
     // --diff: the signed difference.
     let d = parse_csv(
-        &ok(
-            &s,
-            &[
-                "compare",
-                "--store=c.db",
-                "--baseline=tag:phase=before",
-                "--candidate=tag:phase=after",
-                "--diff",
-                "--format=csv",
-            ],
-        )
+        &s.ok_home(&[
+            "compare",
+            "--store=c.db",
+            "--baseline=tag:phase=before",
+            "--candidate=tag:phase=after",
+            "--diff",
+            "--format=csv",
+        ])
         .stdout,
     );
     let (b, c) = (values("before", 1, "tps"), values("after", 1, "tps"));
@@ -396,31 +374,26 @@ fn compare_cells_are_ratios_of_medians_over_repeats() {
     let got: f64 = d[0]["value"].parse().unwrap();
     assert!((got - want).abs() < 1e-9, "{got} vs {want}");
     // Latency: lower is better, said in the header.
-    let t = ok(
-        &s,
-        &[
+    let t = s
+        .ok_home(&[
             "compare",
             "--store=c.db",
             "--baseline=tag:phase=before",
             "--candidate=tag:phase=after",
             "--metric=p99",
             "--format=markdown",
-        ],
-    )
-    .stdout;
+        ])
+        .stdout;
     assert!(t.contains("lower is better"), "{t}");
     assert!(t.contains("| workload | 1 | 2 |"), "{t}");
-    let html = ok(
-        &s,
-        &[
-            "compare",
-            "--store=c.db",
-            "--baseline=tag:phase=before",
-            "--candidate=tag:phase=after",
-            "--format=html",
-            "--output=c.html",
-        ],
-    );
+    let html = s.ok_home(&[
+        "compare",
+        "--store=c.db",
+        "--baseline=tag:phase=before",
+        "--candidate=tag:phase=after",
+        "--format=html",
+        "--output=c.html",
+    ]);
     assert!(html.stdout.is_empty());
     let page = std::fs::read_to_string(s.path("c.html")).unwrap();
     assert!(
@@ -465,15 +438,12 @@ fn compare_without_candidate_takes_the_rest_of_the_campaign() {
     drop(st);
     let store_opt = format!("--store={}", store.display());
     let rows = parse_csv(
-        &ok(
-            &s,
-            &[
-                "compare",
-                &store_opt,
-                "--baseline=variant:A",
-                "--format=csv",
-            ],
-        )
+        &s.ok_home(&[
+            "compare",
+            &store_opt,
+            "--baseline=variant:A",
+            "--format=csv",
+        ])
         .stdout,
     );
     let tps = |i: usize| -> f64 {
@@ -488,7 +458,9 @@ fn compare_without_candidate_takes_the_rest_of_the_campaign() {
         let want = tps(i) / tps(0) * 100.0;
         assert!((got - want).abs() <= want * 1e-12, "{got} {want}");
     }
-    let t = ok(&s, &["compare", &store_opt, "--baseline=variant:A"]).stdout;
+    let t = s
+        .ok_home(&["compare", &store_opt, "--baseline=variant:A"])
+        .stdout;
     assert!(t.contains("the other runs of campaign c1"), "{t}");
     assert!(
         t.lines()
@@ -507,7 +479,7 @@ fn compare_without_candidate_takes_the_rest_of_the_campaign() {
 #[test]
 fn interrupted_runs_are_stored_too() {
     let s = Scratch::new();
-    ok(&s, &["prepare", "oltp_point_select"]);
+    s.ok_home(&["prepare", "oltp_point_select"]);
     let mut c = s.cmd(&["run", "oltp_point_select", "--time=60", "--store=i.db"]);
     c.env("DBMETER_HOME", s.path("home"))
         .stdout(Stdio::piped())
@@ -520,7 +492,10 @@ fn interrupted_runs_are_stored_too() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("stored as run #1 in i.db"), "{err}");
-    let rows = parse_csv(&ok(&s, &["results", "list", "--store=i.db", "--format=csv"]).stdout);
+    let rows = parse_csv(
+        &s.ok_home(&["results", "list", "--store=i.db", "--format=csv"])
+            .stdout,
+    );
     assert_eq!(rows[0]["end_reason"], "interrupted");
     assert!(rows[0]["events"].parse::<u64>().unwrap() > 0);
 }
@@ -528,7 +503,7 @@ fn interrupted_runs_are_stored_too() {
 #[test]
 fn two_processes_store_into_one_file_at_once() {
     let s = Scratch::new();
-    ok(&s, &["prepare", "oltp_point_select"]);
+    s.ok_home(&["prepare", "oltp_point_select"]);
     let spawn = || {
         let mut c = s.cmd(&["run", "oltp_point_select", "--time=1", "--store=shared.db"]);
         c.env("DBMETER_HOME", s.path("home"))
@@ -547,11 +522,8 @@ fn two_processes_store_into_one_file_at_once() {
         );
     }
     let rows = parse_csv(
-        &ok(
-            &s,
-            &["results", "list", "--store=shared.db", "--format=csv"],
-        )
-        .stdout,
+        &s.ok_home(&["results", "list", "--store=shared.db", "--format=csv"])
+            .stdout,
     );
     assert_eq!(rows.len(), 2);
 }
@@ -570,14 +542,11 @@ fn postgres_store_end_to_end() {
         "{}",
         r.stderr
     );
-    let shown = ok(&s, &["results", "show", "1", &store_opt, "--format=json"]);
+    let shown = s.ok_home(&["results", "show", "1", &store_opt, "--format=json"]);
     assert_eq!(shown.stdout, r.stdout);
     let json: Value = serde_json::from_str(
-        &ok(
-            &s,
-            &["results", "list", &store_opt, "--format=json", "tag:db=pg"],
-        )
-        .stdout,
+        &s.ok_home(&["results", "list", &store_opt, "--format=json", "tag:db=pg"])
+            .stdout,
     )
     .unwrap();
     assert_eq!(json.as_array().unwrap().len(), 1);
@@ -599,7 +568,7 @@ fn postgres_store_end_to_end() {
         "--store=postgres://postgres:secret@127.0.0.1:{}/nope",
         server.port()
     );
-    let r = dbm(&s, &["results", "list", &bad]);
+    let r = s.run_home(&["results", "list", &bad]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
         r.stderr.contains("cannot open the results store"),
@@ -733,15 +702,12 @@ fn bad_inputs_get_one_line() {
         "--tag=oops: expected KEY=VALUE",
     );
     // Some other SQLite file is not taken for a store, and the run does not start.
-    let r = dbm(
-        &s,
-        &[
-            "run",
-            "oltp_point_select",
-            "--time=1",
-            "--store=dbmeter.sqlite",
-        ],
-    );
+    let r = s.run_home(&[
+        "run",
+        "oltp_point_select",
+        "--time=1",
+        "--store=dbmeter.sqlite",
+    ]);
     assert_eq!(r.code, 1);
     assert!(
         r.stderr.contains("not a dbmeter results store"),
@@ -750,11 +716,11 @@ fn bad_inputs_get_one_line() {
     );
     assert!(!r.stdout.contains("Threads started"), "{}", r.stdout);
     // Help.
-    let h = ok(&s, &["help", "results"]).stdout;
+    let h = s.ok_home(&["help", "results"]).stdout;
     assert!(h.contains("Selectors") && h.contains("delete"), "{h}");
-    let h = ok(&s, &["help", "compare"]).stdout;
+    let h = s.ok_home(&["help", "compare"]).stdout;
     assert!(h.contains("--baseline") && h.contains("--noise"), "{h}");
-    assert!(ok(&s, &["help"]).stdout.contains("compare"));
+    assert!(s.ok_home(&["help"]).stdout.contains("compare"));
 }
 
 #[test]
@@ -764,10 +730,7 @@ fn a_run_that_loses_its_server_is_stored_with_what_it_measured() {
     };
     let s = Scratch::new();
     let db = format!("--db={}", server.url());
-    ok(
-        &s,
-        &["prepare", "oltp_point_select", &db, "--table-size=1000"],
-    );
+    s.ok_home(&["prepare", "oltp_point_select", &db, "--table-size=1000"]);
     let mut c = s.cmd(&[
         "run",
         "oltp_point_select",
@@ -786,7 +749,10 @@ fn a_run_that_loses_its_server_is_stored_with_what_it_measured() {
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("stored as run #1 in lost.db"), "{err}");
-    let rows = parse_csv(&ok(&s, &["results", "list", "--store=lost.db", "--format=csv"]).stdout);
+    let rows = parse_csv(
+        &s.ok_home(&["results", "list", "--store=lost.db", "--format=csv"])
+            .stdout,
+    );
     assert_eq!(rows.len(), 1);
     assert!(rows[0]["events"].parse::<u64>().unwrap() > 0, "{rows:?}");
     assert!(rows[0]["errors"].parse::<u64>().unwrap() > 0, "{rows:?}");

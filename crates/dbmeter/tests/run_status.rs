@@ -11,26 +11,10 @@ use common::*;
 use dbmeter_server::{Flavor, Server};
 use procs::Watched;
 use serde_json::Value;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 fn db(server: &Server) -> String {
     format!("--db={}", server.url())
-}
-
-/// dbmeter with its home in the scratch directory and no $DBMETER_STORE.
-fn dbm(s: &Scratch, args: &[&str]) -> Run {
-    let mut c = s.cmd(args);
-    c.env("DBMETER_HOME", s.path("home"))
-        .env_remove("DBMETER_STORE")
-        .stdin(Stdio::null());
-    s.output(c)
-}
-
-fn ok(s: &Scratch, args: &[&str]) -> Run {
-    let r = dbm(s, args);
-    assert_eq!(r.code, 0, "dbmeter {args:?}:\n{}\n{}", r.stdout, r.stderr);
-    r
 }
 
 fn watch(s: &Scratch, args: &[&str]) -> Watched {
@@ -61,10 +45,7 @@ fn a_lost_server_fails_the_run(flavor: Flavor) {
     let s = Scratch::new();
     let d = db(&server);
     let store = format!("--store={}", s.path("r.db").display());
-    ok(
-        &s,
-        &["prepare", "oltp_point_select", &d, "--table-size=1000"],
-    );
+    s.ok_home(&["prepare", "oltp_point_select", &d, "--table-size=1000"]);
     let run = watch(
         &s,
         &[
@@ -105,9 +86,11 @@ fn a_lost_server_fails_the_run(flavor: Flavor) {
     // What was measured before the loss is reported.
     assert!(end.stdout.contains("SQL statistics:"), "{}", end.output());
 
-    let listed: Value =
-        serde_json::from_str(&ok(&s, &["results", "list", &store, "--format=json"]).stdout)
-            .expect("list as JSON");
+    let listed: Value = serde_json::from_str(
+        &s.ok_home(&["results", "list", &store, "--format=json"])
+            .stdout,
+    )
+    .expect("list as JSON");
     let runs = listed.as_array().expect("an array");
     assert_eq!(runs.len(), 1, "{listed:#}");
     let failed = &runs[0];
@@ -121,18 +104,15 @@ fn a_lost_server_fails_the_run(flavor: Flavor) {
     let mut ids = Vec::new();
     for phase in ["before", "after"] {
         let tag = format!("--tag=phase={phase}");
-        let r = ok(
-            &s,
-            &[
-                "run",
-                "oltp_point_select",
-                "--table-size=1000",
-                "--threads=2",
-                "--time=1",
-                &store,
-                &tag,
-            ],
-        );
+        let r = s.ok_home(&[
+            "run",
+            "oltp_point_select",
+            "--table-size=1000",
+            "--threads=2",
+            "--time=1",
+            &store,
+            &tag,
+        ]);
         let line = r
             .stderr
             .lines()
@@ -145,33 +125,29 @@ fn a_lost_server_fails_the_run(flavor: Flavor) {
             .unwrap_or_else(|| panic!("{line}"));
         ids.push(id);
     }
-    let text = ok(
-        &s,
-        &[
+    let text = s
+        .ok_home(&[
             "compare",
             "--baseline",
             "tag:phase=before",
             "--candidate",
             "tag:phase=after",
             &store,
-        ],
-    )
-    .stdout;
+        ])
+        .stdout;
     assert!(
         text.lines().any(|l| l.contains("left out")),
         "no 'left out' line:\n{text}"
     );
-    let csv = ok(
-        &s,
-        &[
+    let csv = s
+        .ok_home(&[
             "compare",
             "--baseline=tag:phase=before",
             "--candidate=tag:phase=after",
             &store,
             "--format=csv",
-        ],
-    )
-    .stdout;
+        ])
+        .stdout;
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
     let row: Vec<&str> = lines.next().expect("a row").split(',').collect();
@@ -215,10 +191,7 @@ fn a_restart_flags_the_counters(flavor: Flavor) {
     };
     let s = Scratch::new();
     let d = db(&server);
-    ok(
-        &s,
-        &["prepare", "oltp_point_select", &d, "--table-size=1000"],
-    );
+    s.ok_home(&["prepare", "oltp_point_select", &d, "--table-size=1000"]);
     let run = watch(
         &s,
         &[
@@ -289,10 +262,7 @@ fn other_sessions_on_mariadb_are_reported() {
     };
     let s = Scratch::new();
     let d = db(&server);
-    ok(
-        &s,
-        &["prepare", "oltp_point_select", &d, "--table-size=1000"],
-    );
+    s.ok_home(&["prepare", "oltp_point_select", &d, "--table-size=1000"]);
     let port = server.port().to_string();
     let mut other = std::process::Command::new("mariadb");
     other.args([
@@ -315,17 +285,14 @@ fn other_sessions_on_mariadb_are_reported() {
         assert!(Instant::now() < until, "the other session never started");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let r = ok(
-        &s,
-        &[
-            "run",
-            "oltp_point_select",
-            &d,
-            "--table-size=1000",
-            "--time=3",
-            "--format=json",
-        ],
-    );
+    let r = s.ok_home(&[
+        "run",
+        "oltp_point_select",
+        &d,
+        "--table-size=1000",
+        "--time=3",
+        "--format=json",
+    ]);
     // It was there all along.
     assert!(ask_n(&server, busy) >= 1);
     drop(other);

@@ -88,15 +88,25 @@ impl Scratch {
     }
 
     /// Runs dbmeter with a dbmeter home of its own in the scratch directory
-    /// (managed servers, the default results store) and no $DBMETER_STORE.
+    /// (managed servers, the default results store), no $DBMETER_STORE and
+    /// no terminal on standard input.
     pub fn run_home(&self, args: &[&str]) -> Run {
         Run::from(
             self.cmd(args)
                 .env("DBMETER_HOME", self.path("home"))
                 .env_remove("DBMETER_STORE")
+                .stdin(std::process::Stdio::null())
                 .output()
                 .expect("run dbmeter"),
         )
+    }
+
+    /// [`Scratch::run_home`], insisting on exit code 0 and no panic.
+    pub fn ok_home(&self, args: &[&str]) -> Run {
+        let r = self.run_home(args);
+        assert_eq!(r.code, 0, "dbmeter {args:?}:\n{}\n{}", r.stdout, r.stderr);
+        assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+        r
     }
 
     /// Runs dbmeter with `input` on its standard input.
