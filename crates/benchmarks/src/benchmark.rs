@@ -14,7 +14,6 @@ use dbmeter_engine::{RunResult, UserFactory};
 use dbmeter_result::{Interval, RunDocument};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use std::time::Duration;
 
 /// A command of a benchmark besides `run`.
 #[derive(Clone, Debug, PartialEq)]
@@ -180,12 +179,6 @@ pub trait Benchmark: Send + Sync {
     /// Plans a run: checks (or, where the benchmark does that, prepares)
     /// its data and makes its users. Lines for the user go to the console.
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError>;
-
-    /// How long a user's reconnects may fail before the run stops, when
-    /// the benchmark knows better than the default; None = the default.
-    fn reconnect_timeout(&self) -> Option<Duration> {
-        None
-    }
 
     /// Its own interval line, when the common one does not fit it.
     fn interval_line(&self, interval: &Interval, percentile: f64) -> Option<String> {

@@ -2,23 +2,11 @@
 //! in its environment; `sql: STATEMENT` runs against the run's target.
 //! What they print is kept with the run.
 
-use serde::Serialize;
+use dbmeter_result::HookRecord;
 use std::process::Command;
 
 /// Output kept per hook.
 const KEEP_BYTES: usize = 64 * 1024;
-
-#[derive(Clone, Debug, Serialize)]
-pub struct HookResult {
-    /// before_campaign, before_run, after_run, after_campaign.
-    pub when: String,
-    pub command: String,
-    pub ok: bool,
-    /// Exit code of a shell command.
-    pub exit_code: Option<i32>,
-    /// Standard output and error (shell), or the outcome (SQL).
-    pub output: String,
-}
 
 /// The facts a hook sees as environment variables.
 #[derive(Clone, Debug, Default)]
@@ -43,12 +31,12 @@ fn clip(mut s: String) -> String {
     s
 }
 
-pub fn run_hook(when: &str, command: &str, env: &HookEnv) -> HookResult {
+pub fn run_hook(when: &str, command: &str, env: &HookEnv) -> HookRecord {
     let (kind, body) = match command.split_once(':') {
         Some((k, b)) if matches!(k.trim(), "sh" | "sql") => (k.trim(), b.trim()),
         _ => ("sh", command.trim()),
     };
-    let mut r = HookResult {
+    let mut r = HookRecord {
         when: when.to_string(),
         command: command.to_string(),
         ok: false,
@@ -116,16 +104,4 @@ fn rows_text(r: &dbmeter_db::Rows) -> String {
         out.push('\n');
     }
     out
-}
-
-impl From<&HookResult> for dbmeter_result::HookRecord {
-    fn from(h: &HookResult) -> Self {
-        dbmeter_result::HookRecord {
-            when: h.when.clone(),
-            command: h.command.clone(),
-            ok: h.ok,
-            exit_code: h.exit_code,
-            output: h.output.clone(),
-        }
-    }
 }

@@ -3,7 +3,7 @@
 //! target's URL and password never reach a command line or a child's
 //! environment), and stores each result the moment it lands.
 
-use crate::hooks::{HookEnv, HookResult, run_hook};
+use crate::hooks::{HookEnv, run_hook};
 use crate::plan::{Cell, cells, estimate, human};
 use crate::spec::{Campaign, Reset, TargetKind, TargetSpec, WorkloadSpec};
 use dbmeter_benchmarks::options::{OptValues, canonical};
@@ -66,9 +66,9 @@ pub fn store_spec(c: &Campaign, given: Option<&str>, default: &str) -> String {
     default.to_string()
 }
 
-/// Checks what can be checked before anything runs: every target's URL
-/// and server flavor (workload names and options were checked when the
-/// file was read). The error names the target.
+/// Checks what can be checked before anything runs: every target's URL,
+/// or its server flavor and CPU list (workload names and options were
+/// checked when the file was read). The error names the target.
 pub fn check(c: &Campaign) -> Result<(), String> {
     for t in &c.targets {
         match &t.kind {
@@ -76,25 +76,10 @@ pub fn check(c: &Campaign) -> Result<(), String> {
                 dbmeter_db::Target::parse(url)
                     .map_err(|e| format!("target {}: {}", t.name, e.message))?;
             }
-            TargetKind::Managed {
-                flavor,
-                server_cpus,
-                ..
-            } => {
-                Flavor::parse(flavor).ok_or_else(|| {
-                    format!(
-                        "target {}: unknown server flavor '{flavor}' (mariadb or postgres)",
-                        t.name
-                    )
-                })?;
-                if let Some(cpus) = server_cpus {
-                    parse_cpu_list(cpus).map_err(|e| format!("target {}: {e}", t.name))?;
-                }
+            TargetKind::Managed { .. } => {
+                start_request(t, "check", None)?;
             }
         }
-    }
-    for w in &c.workloads {
-        registry::resolve(&w.name)?;
     }
     Ok(())
 }
@@ -237,12 +222,13 @@ fn server_name(c: &Campaign, t: &TargetSpec) -> String {
     format!("{clean}-{}", t.name)
 }
 
-fn start_managed(
-    home: &Home,
-    name: &str,
+/// How to start the managed server of target `t` as `name` (from
+/// `snapshot` when given); the error names the target.
+fn start_request(
     t: &TargetSpec,
+    name: &str,
     snapshot: Option<&str>,
-) -> Result<String, String> {
+) -> Result<StartRequest, String> {
     let TargetKind::Managed {
         flavor,
         settings,
@@ -253,7 +239,12 @@ fn start_managed(
     else {
         return Err("not a managed target".into());
     };
-    let fl = Flavor::parse(flavor).ok_or_else(|| format!("unknown server flavor '{flavor}'"))?;
+    let fl = Flavor::parse(flavor).ok_or_else(|| {
+        format!(
+            "target {}: unknown server flavor '{flavor}' (mariadb or postgres)",
+            t.name
+        )
+    })?;
     let mut req = StartRequest::new(fl);
     req.name = Some(name.to_string());
     req.settings = settings.clone();
@@ -263,6 +254,16 @@ fn start_managed(
     if let Some(cpus) = server_cpus {
         req.cpus = Some(parse_cpu_list(cpus).map_err(|e| format!("target {}: {e}", t.name))?);
     }
+    Ok(req)
+}
+
+fn start_managed(
+    home: &Home,
+    name: &str,
+    t: &TargetSpec,
+    snapshot: Option<&str>,
+) -> Result<String, String> {
+    let req = start_request(t, name, snapshot)?;
     // A server of that name left from an earlier campaign goes first.
     if home.load(name).is_ok() {
         let _ = home.stop(name, STOP_TIMEOUT);
@@ -464,7 +465,7 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                 clients: cell.clients,
                 repeat: cell.repeat,
             };
-            let mut hooks: Vec<HookResult> = campaign_hooks.clone();
+            let mut hooks: Vec<HookRecord> = campaign_hooks.clone();
             for h in &c.hooks.before_run {
                 let r = run_hook("before_run", h, &env);
                 report_hook(say, &r);
@@ -482,7 +483,7 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                     line,
                     failed,
                 } => {
-                    doc.hooks = hooks.iter().map(HookRecord::from).collect();
+                    doc.hooks = hooks;
                     let id = store
                         .save(&doc.to_json(), &meta(c, cell))
                         .map_err(|e| format!("cannot store the result: {e}"))?;
@@ -529,7 +530,7 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
     Ok(summary)
 }
 
-fn report_hook(say: &mut dyn FnMut(&str), r: &HookResult) {
+fn report_hook(say: &mut dyn FnMut(&str), r: &HookRecord) {
     if !r.ok {
         say(&format!(
             "  hook {} '{}' failed: {}",

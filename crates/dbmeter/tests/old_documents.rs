@@ -224,16 +224,13 @@ fn old_runs_compare_and_report() {
             "--format=csv",
         ])
         .stdout;
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
-    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let rows = csv_rows(&csv);
     assert_eq!(rows.len(), 1, "{csv}");
     let col = |name: &str| {
-        let i = header
-            .iter()
-            .position(|h| *h == name)
-            .unwrap_or_else(|| panic!("no {name} column: {csv}"));
-        rows[0][i]
+        rows[0]
+            .get(name)
+            .map(String::as_str)
+            .unwrap_or_else(|| panic!("no {name} column: {csv}"))
     };
     assert_eq!(col("workload"), "oltp_point_select");
     assert_eq!(col("threads"), "1");

@@ -148,15 +148,12 @@ fn a_lost_server_fails_the_run(flavor: Flavor) {
             "--format=csv",
         ])
         .stdout;
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
-    let row: Vec<&str> = lines.next().expect("a row").split(',').collect();
+    let rows = csv_rows(&csv);
+    let row = rows.first().unwrap_or_else(|| panic!("no row: {csv}"));
     let col = |name: &str| {
-        let i = header
-            .iter()
-            .position(|h| *h == name)
-            .unwrap_or_else(|| panic!("no {name} in {csv}"));
-        row[i]
+        row.get(name)
+            .map(String::as_str)
+            .unwrap_or_else(|| panic!("no {name} in {csv}"))
     };
     assert_eq!(col("threads"), "2", "{csv}");
     // The medians are over the completed runs only.

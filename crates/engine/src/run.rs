@@ -622,8 +622,8 @@ fn sleep_until(at: u64, shared: &Shared) -> bool {
 enum Reconnect {
     /// The user has a connection again.
     Done,
-    /// The run stopped, or its time limit passed, before a reconnect
-    /// succeeded: the event in progress is cancelled.
+    /// The run stopped before a reconnect succeeded: the event in progress
+    /// is cancelled.
     Cancelled,
     /// The attempts kept failing for longer than the reconnect timeout:
     /// the run fails with this message.
@@ -632,12 +632,10 @@ enum Reconnect {
 
 /// Reconnects a user whose connection was found lost at tick `lost_at`,
 /// retrying with a doubling backoff. Every failed attempt is counted in
-/// the user's slot as it fails. Gives up when the attempts have kept
-/// failing for `Shared::reconnect_timeout` after `lost_at` (the last attempt
-/// is made at that moment), unless the run's time limit comes first: the
-/// time limit wins when it passes before the timeout does, but a timeout
-/// that passed before the time limit is a failure even when the attempt
-/// that saw it ended after the time limit.
+/// the user's slot as it fails. Gives up (the run fails) when the attempts
+/// have kept failing for `Shared::reconnect_timeout` after `lost_at`, or
+/// when the run's time limit comes with the server still gone: the last
+/// attempt is made at whichever comes first.
 fn reconnect(user: &mut dyn User, shared: &Shared, slot: &Slot, lost_at: u64) -> Reconnect {
     let Some(timing) = shared.timing.get() else {
         return Reconnect::Cancelled;

@@ -49,6 +49,17 @@ pub(crate) fn target_of(req: &Request) -> Result<Option<Target>, RunError> {
     }
 }
 
+/// The error codes that restart an event on `target` (none without one).
+pub(crate) fn ignore_of(
+    o: &dbmeter_benchmarks::options::OptValues,
+    target: Option<&Target>,
+) -> dbmeter_db::IgnoreList {
+    target.map_or_else(
+        || dbmeter_db::IgnoreList::parse("none"),
+        |t| settings::ignore_list(o, t),
+    )
+}
+
 /// The options as the document records them: no secrets, no store
 /// options, the URL's password masked, the ignore list resolved.
 fn recorded_options(
@@ -119,11 +130,6 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let mut store = req.store.as_ref().map(OpenStore::open).transpose()?;
     let seed = settings::seed(o);
     let mut engine = settings::engine_config(o, seed)?;
-    if !req.options.given("reconnect-timeout")
-        && let Some(t) = bench.reconnect_timeout()
-    {
-        engine.reconnect_timeout = t;
-    }
     let query_timeout = settings::query_timeout(o)?;
     let target = target_of(req)?;
     require_database_file(target.as_ref(), bench.name())?;
@@ -134,10 +140,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let ctx = Context {
         options: o,
         connect: connect.as_ref(),
-        ignore: target
-            .as_ref()
-            .map(|t| settings::ignore_list(o, t))
-            .unwrap_or_else(|| dbmeter_db::IgnoreList::parse("none")),
+        ignore: ignore_of(o, target.as_ref()),
         seed,
         threads: engine.threads,
         console: obs,

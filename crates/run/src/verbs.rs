@@ -1,7 +1,7 @@
 //! A benchmark's commands besides `run`: prepare, prewarm, check, cleanup
 //! and its own.
 
-use crate::execute::{require_database_file, target_of};
+use crate::execute::{ignore_of, require_database_file, target_of};
 use crate::request::{Observer, Request};
 use crate::{RunError, settings};
 use dbmeter_benchmarks::Context;
@@ -21,10 +21,7 @@ pub fn command(verb: &str, req: &Request, obs: &dyn Observer) -> Result<(), RunE
     let ctx = Context {
         options: o,
         connect: connect.as_ref(),
-        ignore: target
-            .as_ref()
-            .map(|t| settings::ignore_list(o, t))
-            .unwrap_or_else(|| dbmeter_db::IgnoreList::parse("none")),
+        ignore: ignore_of(o, target.as_ref()),
         seed: settings::seed(o),
         threads: settings::threads(o)?,
         console: obs,

@@ -158,3 +158,19 @@ pub fn tables(conn: &rusqlite::Connection) -> Vec<String> {
 pub fn exists(p: &Path) -> bool {
     p.exists()
 }
+
+/// The rows of a CSV table with a header and no quoted fields (e.g.
+/// `compare --format=csv`), each as column name to value.
+pub fn csv_rows(csv: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .zip(l.split(','))
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
