@@ -10,7 +10,7 @@
 
 use crate::options::{OptSpec, OptValues, Text};
 use dbmeter_db::{ConnectOptions, DbError, ErrorKind, IgnoreList};
-use dbmeter_engine::{RunResult, UserFactory};
+use dbmeter_engine::{EngineConfig, RunResult, UserFactory};
 use dbmeter_result::{Interval, RunDocument};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -46,6 +46,19 @@ pub trait Console: Send + Sync {
     fn progress(&self) -> &LoadProgress;
 }
 
+/// What a run may do to the machine and the server around its queries:
+/// restart a server dbmeter manages, drop the OS page cache (cold runs).
+pub trait ServerControl: Send + Sync {
+    /// What is restarted, for messages (`managed server 'pg1'`, or `no
+    /// server (SQLite)`).
+    fn describe(&self) -> String;
+    /// Stops the server cleanly and starts it again with the same data,
+    /// settings and port; Ok(false) when there is no server to restart.
+    fn restart_server(&self) -> Result<bool, String>;
+    /// Writes dirty pages out and drops the OS page cache.
+    fn drop_page_cache(&self) -> Result<(), String>;
+}
+
 /// What a benchmark's command or run plan gets to work with.
 pub struct Context<'a> {
     /// Every option, the general ones included, defaults filled in.
@@ -60,6 +73,9 @@ pub struct Context<'a> {
     pub seed: u64,
     /// `--threads`: virtual users of a run, loaders of a prepare.
     pub threads: usize,
+    /// The server's control, when dbmeter manages the target's server (or
+    /// the target is an SQLite file); None otherwise.
+    pub server: Option<Arc<dyn ServerControl>>,
     pub console: &'a dyn Console,
 }
 
@@ -131,6 +147,13 @@ pub trait RunPlan: Send {
 
     /// The virtual users.
     fn users(&self) -> Arc<dyn UserFactory>;
+
+    /// Shapes the engine to the plan before the run starts: a benchmark
+    /// whose users have finite work (query streams) sets how many users
+    /// there are and lifts the default time limit here.
+    fn shape_engine(&self, engine: &mut EngineConfig) {
+        let _ = engine;
+    }
 
     /// Called as the measurement starts (at the end of the warm-up): a
     /// benchmark that reads counters from the database takes its first

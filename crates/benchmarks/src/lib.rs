@@ -22,5 +22,8 @@ pub mod parallel;
 pub mod random;
 pub mod registry;
 pub mod tpcc;
+pub mod tpch;
 
-pub use benchmark::{BenchError, Benchmark, Console, Context, LoadProgress, RunPlan, Verb};
+pub use benchmark::{
+    BenchError, Benchmark, Console, Context, LoadProgress, RunPlan, ServerControl, Verb,
+};

@@ -6,6 +6,7 @@ use crate::benchmark::Benchmark;
 use crate::noop::Noop;
 use crate::oltp::{Oltp, OltpKind};
 use crate::tpcc::Tpcc;
+use crate::tpch::Tpch;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -76,6 +77,7 @@ pub fn all() -> Vec<Arc<dyn Benchmark>> {
             "each thread appends rows to its own table with multi-row INSERTs",
         ),
         Arc::new(Tpcc),
+        Arc::new(Tpch),
         Arc::new(Noop),
     ]
 }

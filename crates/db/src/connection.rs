@@ -148,6 +148,70 @@ impl Connection {
         }
     }
 
+    /// Loads rows given as lines of text, fields separated by `delimiter`
+    /// (e.g. TPC-H's `.tbl` rows without their trailing `|`): `fill`
+    /// appends whole lines, each ending in `\n`, and returns false when it
+    /// has no more. Fields are taken as they are (no escapes, no NULLs), so
+    /// they must not contain the delimiter, a newline or a backslash.
+    /// PostgreSQL loads them with COPY, MySQL/MariaDB with LOAD DATA LOCAL
+    /// INFILE, both streamed; SQLite (and a MySQL server that refuses
+    /// LOCAL INFILE) gets the fields as text values through
+    /// [`Connection::bulk_insert`]. Returns the number of rows loaded.
+    pub fn load_delimited(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        delimiter: u8,
+        fill: &mut (dyn FnMut(&mut Vec<u8>) -> bool + Send),
+    ) -> Result<u64, DbError> {
+        match self {
+            Connection::Postgres(c) => return c.copy_delimited(table, columns, delimiter, fill),
+            Connection::Mysql(c) => {
+                if let Some(n) = c.load_delimited(table, columns, delimiter, fill)? {
+                    return Ok(n);
+                }
+            }
+            Connection::Sqlite(_) => {}
+        }
+        let mut text = Vec::new();
+        let mut at = 0usize;
+        let mut more = true;
+        let mut next_row = |row: &mut Vec<Value>| -> bool {
+            loop {
+                if let Some(end) = text[at..].iter().position(|&b| b == b'\n') {
+                    let line = &text[at..at + end];
+                    row.extend(
+                        line.split(|&b| b == delimiter)
+                            .map(|f| Value::Text(String::from_utf8_lossy(f).into_owned())),
+                    );
+                    at += end + 1;
+                    return true;
+                }
+                if !more {
+                    return false;
+                }
+                text.drain(..at);
+                at = 0;
+                more = fill(&mut text);
+            }
+        };
+        self.bulk_insert(table, columns, &mut next_row)
+    }
+
+    /// How [`Connection::load_delimited`] loads text on this target.
+    pub fn delimited_method(&mut self) -> Result<&'static str, DbError> {
+        match self {
+            Connection::Postgres(_) => return Ok("COPY"),
+            Connection::Mysql(c) => {
+                if c.text_by_infile()? {
+                    return Ok("LOAD DATA LOCAL INFILE");
+                }
+            }
+            Connection::Sqlite(_) => {}
+        }
+        self.bulk_method()
+    }
+
     /// How [`Connection::bulk_insert`] loads rows on this target.
     pub fn bulk_method(&mut self) -> Result<&'static str, DbError> {
         Ok(match self {

@@ -118,7 +118,8 @@ pub fn is_local(t: &Target) -> bool {
 }
 
 impl Connection {
-    /// Runs `sql` and returns every row, values as text.
+    /// Runs `sql` and returns every row, values as text (under the
+    /// connection's statement timeout, as any statement).
     pub fn query_rows(&mut self, sql: &str) -> Result<Rows, DbError> {
         match self {
             Connection::Mysql(c) => {
@@ -135,9 +136,9 @@ impl Connection {
                     rows: r.rows,
                 })
             }
-            Connection::Sqlite(c) => {
+            Connection::Sqlite(c) => c.with_timeout(|conn| {
                 let map = crate::drivers::sqlite::map_err;
-                let mut st = c.conn.prepare(sql).map_err(map)?;
+                let mut st = conn.prepare(sql).map_err(map)?;
                 let columns: Vec<String> = st.column_names().map(|s| s.to_string()).collect();
                 let n = columns.len();
                 let mut rows = Vec::new();
@@ -150,7 +151,7 @@ impl Connection {
                     rows.push(row);
                 }
                 Ok(Rows { columns, rows })
-            }
+            }),
         }
     }
 

@@ -123,6 +123,23 @@ pub fn describe(path: &Path) -> Option<Storage> {
     })
 }
 
+/// Bytes an unprivileged writer can still use on the filesystem under
+/// `path` (statvfs); None when the path is not on this machine.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c` is a valid NUL-terminated path and `st` points to memory
+    // large enough for the statvfs the call fills on success.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: statvfs returned 0, so it initialised `st`.
+    let st = unsafe { st.assume_init() };
+    Some(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +155,8 @@ mod tests {
         let m = mountinfo(SAMPLE);
         assert_eq!(m.len(), 3);
         assert_eq!(m[1].mount_point, "/var/lib/my db");
+        assert!(free_bytes(Path::new("/")).is_some_and(|b| b > 0));
+        assert_eq!(free_bytes(Path::new("/no/such/dir")), None);
         assert_eq!(m[2].fstype, "xfs");
         assert_eq!(m[2].source, "/dev/nvme0n1p2");
         let at = |p: &str| mount_of(&m, Path::new(p)).map(|m| m.mount_point.clone());

@@ -29,7 +29,11 @@ pub fn title(c: &Comparison) -> String {
         "{} ({}{}): {what} of the medians over repeats; {better}",
         m.name(),
         m.describe(),
-        if m.lower_is_better() { ", ms" } else { "" }
+        match m {
+            Metric::Figures => ", each in its own unit",
+            _ if m.lower_is_better() => ", ms",
+            _ => "",
+        }
     )
 }
 
@@ -98,6 +102,9 @@ fn fmt_num(x: f64) -> String {
 /// A cell's number: `101.3` (ratio) or `+1.3` / `-4.0` (difference);
 /// `n/a` when the baseline's median is 0.
 pub fn cell_value(c: &Comparison, cell: &ComparisonCell) -> String {
+    if cell.timeout {
+        return "timeout".into();
+    }
     match (cell.value, c.options.mode) {
         (None, _) => "n/a".into(),
         (Some(v), CompareMode::Ratio) => format!("{v:.1}"),

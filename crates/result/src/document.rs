@@ -89,11 +89,42 @@ pub struct RunDocument {
     /// Commands a campaign ran around the run, with their output.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hooks: Vec<HookRecord>,
+    /// The benchmark's own figures, each compared on its own across runs
+    /// (TPC-H: one per query, its time); empty for most benchmarks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<Figure>,
     /// Each benchmark's own section, under the key its benchmark chose
     /// (`tpcc`: NOPM, TPM, the transactions); the benchmark owns its type
     /// (see [`RunDocument::section`]).
     #[serde(flatten)]
     pub sections: BTreeMap<String, serde_json::Value>,
+}
+
+/// One of a benchmark's own figures (e.g. a TPC-H query's time).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    /// Its name, unique in the run, e.g. `Q1`; figures keep their order.
+    pub name: String,
+    /// None when it has no value (see `status`).
+    pub value: Option<f64>,
+    /// The slowest and fastest of its repeats within the run, when it has
+    /// several (DBT3's min/max whiskers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    /// e.g. `s`.
+    pub unit: String,
+    pub lower_is_better: bool,
+    /// `ok`, `timeout` or `error`.
+    pub status: String,
+    /// Text that goes with it in reports (TPC-H: the query's plan).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Figure {
+    pub const TIMEOUT: &'static str = "timeout";
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

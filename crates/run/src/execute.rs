@@ -144,8 +144,10 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         seed,
         threads: engine.threads,
         console: obs,
+        server: crate::managed::control_for(target.as_ref()),
     };
     let mut plan = bench.plan(&ctx)?;
+    plan.shape_engine(&mut engine);
     let kinds = plan.kinds();
     engine.kinds = kinds.len();
     let version = plan.server_version();

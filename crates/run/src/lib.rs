@@ -15,10 +15,13 @@
 //!   too), the OS sampler.
 //! - `document.rs`: the run document from the engine's result.
 //! - [`store`]: where results are kept.
+//! - `managed.rs`: the target's server when dbmeter manages it (restart,
+//!   drop the page cache: cold runs).
 
 mod document;
 mod error;
 mod execute;
+mod managed;
 pub mod options;
 pub mod pinning;
 pub mod record;

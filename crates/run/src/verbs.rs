@@ -25,6 +25,7 @@ pub fn command(verb: &str, req: &Request, obs: &dyn Observer) -> Result<(), RunE
         seed: settings::seed(o),
         threads: settings::threads(o)?,
         console: obs,
+        server: crate::managed::control_for(target.as_ref()),
     };
     bench.command(verb, &ctx)?;
     Ok(())

@@ -29,15 +29,21 @@ pub enum Metric {
     P99,
     /// Average latency.
     Avg,
+    /// The benchmark's own figures, a row each (TPC-H: each query's time).
+    Figures,
+    /// Figures when the baseline's runs have them, else tps.
+    Auto,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 5] = [
+    pub const ALL: [Metric; 7] = [
+        Metric::Auto,
         Metric::Tps,
         Metric::Qps,
         Metric::P95,
         Metric::P99,
         Metric::Avg,
+        Metric::Figures,
     ];
 
     /// `tps`, `qps`, `p95`, `p99` or `avg`.
@@ -54,6 +60,8 @@ impl Metric {
             Metric::P95 => "p95",
             Metric::P99 => "p99",
             Metric::Avg => "avg",
+            Metric::Figures => "figures",
+            Metric::Auto => "auto",
         }
     }
 
@@ -65,12 +73,17 @@ impl Metric {
             Metric::P95 => "95th percentile latency",
             Metric::P99 => "99th percentile latency",
             Metric::Avg => "average latency",
+            Metric::Figures => "the benchmark's own figures (e.g. query times)",
+            Metric::Auto => "figures, or transactions per second",
         }
     }
 
     /// True for latencies.
     pub fn lower_is_better(self) -> bool {
-        matches!(self, Metric::P95 | Metric::P99 | Metric::Avg)
+        matches!(
+            self,
+            Metric::P95 | Metric::P99 | Metric::Avg | Metric::Figures
+        )
     }
 
     /// The run's value of this metric (ms for latencies), if stored.
@@ -81,6 +94,8 @@ impl Metric {
             Metric::P95 => r.latency_p95_ms,
             Metric::P99 => r.latency_p99_ms,
             Metric::Avg => r.latency_avg_ms,
+            Metric::Figures => r.figure.as_ref().and_then(|f| f.value),
+            Metric::Auto => None,
         }
     }
 }
@@ -126,6 +141,9 @@ pub struct Side {
     /// `(max - min) / median x 100`; 0 for one run; infinite when the
     /// median is 0 but the values differ.
     pub spread_pct: f64,
+    /// Runs whose figure timed out (they have no value).
+    #[serde(default)]
+    pub timeouts: usize,
 }
 
 impl Side {
@@ -150,6 +168,7 @@ impl Side {
             min,
             max,
             spread_pct,
+            timeouts: 0,
         }
     }
 }
@@ -174,6 +193,10 @@ pub struct ComparisonCell {
     pub value: Option<f64>,
     /// Either side's spread is above the noise threshold.
     pub noisy: bool,
+    /// A run of either side timed out: the cell has no value (as in
+    /// DBT3, one timeout makes the result a timeout).
+    #[serde(default)]
+    pub timeout: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -233,11 +256,50 @@ fn not_completed(baseline: &[RunSummary], candidate: &[RunSummary]) -> Vec<(i64,
     m.into_iter().collect()
 }
 
-/// Runs that count: completed, with a thread count and a value.
+/// Runs that count: completed, with a thread count and a value (or a
+/// figure that timed out).
 fn usable(runs: &[RunSummary], metric: Metric) -> Vec<&RunSummary> {
     runs.iter()
-        .filter(|r| r.completed() && r.threads.is_some() && metric.value(r).is_some())
+        .filter(|r| {
+            r.completed()
+                && r.threads.is_some()
+                && (metric.value(r).is_some() || r.figure.as_ref().is_some_and(|f| f.timed_out()))
+        })
         .collect()
+}
+
+/// Metric::Auto for these baseline runs: figures when they all have some.
+fn resolve(metric: Metric, baseline: &[RunSummary]) -> Metric {
+    match metric {
+        Metric::Auto => {
+            let done: Vec<&RunSummary> = baseline.iter().filter(|r| r.completed()).collect();
+            if !done.is_empty() && done.iter().all(|r| !r.figures.is_empty()) {
+                Metric::Figures
+            } else {
+                Metric::Tps
+            }
+        }
+        m => m,
+    }
+}
+
+/// A row per run and figure, the figure named after the workload
+/// (`tpch Q1`); and each label's place in its run's figure order.
+fn by_figure(runs: &[RunSummary], order: &mut BTreeMap<String, usize>) -> Vec<RunSummary> {
+    let mut out = Vec::new();
+    for r in runs {
+        for (i, f) in r.figures.iter().enumerate() {
+            let label = format!("{} {}", r.workload, f.name);
+            order.entry(label.clone()).or_insert(i);
+            out.push(RunSummary {
+                workload: label,
+                figures: Vec::new(),
+                figure: Some(f.clone()),
+                ..r.clone()
+            });
+        }
+    }
+    out
 }
 
 type Key = (String, Option<String>, u32);
@@ -254,10 +316,15 @@ fn group<'a>(runs: &[&'a RunSummary], by_variant: bool) -> BTreeMap<Key, Vec<&'a
 }
 
 fn side(runs: &[&RunSummary], metric: Metric) -> Side {
-    Side::new(
+    let mut s = Side::new(
         runs.iter().map(|r| r.id).collect(),
         runs.iter().filter_map(|r| metric.value(r)).collect(),
-    )
+    );
+    s.timeouts = runs
+        .iter()
+        .filter(|r| r.figure.as_ref().is_some_and(|f| f.timed_out()))
+        .count();
+    s
 }
 
 /// Compares `candidate` runs with `baseline` runs. Only completed runs with
@@ -269,7 +336,17 @@ pub fn compare(
     candidate: &[RunSummary],
     opts: &CompareOptions,
 ) -> Result<Comparison, StoreError> {
-    let metric = opts.metric;
+    let metric = resolve(opts.metric, baseline);
+    let opts = &CompareOptions { metric, ..*opts };
+    let mut order = BTreeMap::new();
+    let (expanded_base, expanded_cand);
+    let (baseline, candidate) = if metric == Metric::Figures {
+        expanded_base = by_figure(baseline, &mut order);
+        expanded_cand = by_figure(candidate, &mut order);
+        (&expanded_base[..], &expanded_cand[..])
+    } else {
+        (baseline, candidate)
+    };
     let base = usable(baseline, metric);
     if base.is_empty() {
         return Err(StoreError::new(format!(
@@ -329,7 +406,8 @@ pub fn compare(
                 let b = base_groups.get(&(workload.clone(), None, t))?;
                 let c = cand_groups.get(&(workload.clone(), variant.clone(), t))?;
                 let (b, c) = (side(b, metric), side(c, metric));
-                let value = (b.median != 0.0).then(|| match opts.mode {
+                let timeout = b.timeouts > 0 || c.timeouts > 0;
+                let value = (b.median != 0.0 && !timeout).then(|| match opts.mode {
                     CompareMode::Ratio => c.median / b.median * 100.0,
                     CompareMode::Diff => (c.median - b.median) / b.median * 100.0,
                 });
@@ -338,7 +416,8 @@ pub fn compare(
                     baseline: b,
                     candidate: c,
                     value,
-                    noisy,
+                    noisy: noisy && !timeout,
+                    timeout,
                 })
             })
             .collect::<Vec<_>>();
@@ -349,6 +428,8 @@ pub fn compare(
             cells,
         });
     }
+    // Figures keep their order (Q2 before Q10).
+    rows.sort_by_key(|r| order.get(&r.workload).copied().unwrap_or(0));
     if filled == 0 {
         return Err(StoreError::new(
             "no workload and thread count has completed runs in both the baseline and the candidate",

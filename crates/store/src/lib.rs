@@ -30,4 +30,4 @@ pub use schema::SCHEMA_VERSION;
 
 pub use dbmeter_result::{COMPLETED_REASONS, is_completed};
 pub use store::{Store, StoredRun};
-pub use summary::{RunMeta, RunSummary};
+pub use summary::{FigureValue, RunMeta, RunSummary};

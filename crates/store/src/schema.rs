@@ -19,6 +19,9 @@
 //! (run_id, encoding, body: the run document as saved, `deflate`-compressed
 //! (zlib format) since the interval and OS series of a long run are large
 //! and repetitive; `identity` is read too).
+//! Version 2: `figures` (run_id, position, name, value, min_value,
+//! max_value, unit, lower_is_better, status): a benchmark's own figures
+//! (the run document's `figures`), compared one by one.
 //! To change the schema, append a migration; never edit an applied one.
 
 use crate::StoreError;
@@ -31,10 +34,11 @@ pub(crate) struct Migration {
     pub sql: &'static str,
 }
 
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    description: "runs with their main numbers, tags, run documents",
-    sql: "
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        description: "runs with their main numbers, tags, run documents",
+        sql: "
 CREATE TABLE runs (
     id {id},
     stored_at TEXT NOT NULL,
@@ -81,7 +85,26 @@ CREATE TABLE documents (
     body {blob} NOT NULL
 );
 ",
-}];
+    },
+    Migration {
+        version: 2,
+        description: "the benchmarks' own figures per run (TPC-H: each query's time)",
+        sql: "
+CREATE TABLE figures (
+    run_id {int} NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position {int} NOT NULL,
+    name TEXT NOT NULL,
+    value {real},
+    min_value {real},
+    max_value {real},
+    unit TEXT NOT NULL,
+    lower_is_better {int} NOT NULL,
+    status TEXT NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
+",
+    },
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS[MIGRATIONS.len() - 1].version;

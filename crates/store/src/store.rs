@@ -2,6 +2,7 @@
 //! delete, and the runs of a filter.
 
 use crate::backend::{self, Backend, Location, Param, Row, SqlValue};
+use crate::summary::FigureValue;
 use crate::{Filter, RunMeta, RunSummary, StoreError, document, schema};
 use std::collections::BTreeMap;
 use std::time::SystemTime;
@@ -63,6 +64,8 @@ fn summary_from(row: &Row) -> RunSummary {
         hostname: get(25).text(),
         dbmeter_version: get(26).text(),
         tags: Vec::new(),
+        figures: Vec::new(),
+        figure: None,
     }
 }
 
@@ -141,7 +144,7 @@ impl Store {
     /// document of a cell that failed before measuring.
     pub fn save(&mut self, json: &str, meta: &RunMeta) -> Result<i64, StoreError> {
         let (
-            _,
+            doc,
             document::Extracted {
                 document_version,
                 summary: x,
@@ -208,6 +211,23 @@ impl Store {
                     Param::Blob(Some(body)),
                 ],
             )?;
+            for (i, f) in doc.figures.iter().enumerate() {
+                db.execute(
+                    "INSERT INTO figures (run_id, position, name, value, min_value, max_value, unit, lower_is_better, status) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    &[
+                        Param::Int(Some(id)),
+                        Param::Int(Some(i as i64)),
+                        Param::Text(Some(f.name.clone())),
+                        Param::Real(f.value),
+                        Param::Real(f.min),
+                        Param::Real(f.max),
+                        Param::Text(Some(f.unit.clone())),
+                        Param::Int(Some(i64::from(f.lower_is_better))),
+                        Param::Text(Some(f.status.clone())),
+                    ],
+                )?;
+            }
             for (k, v) in &tags {
                 db.execute(
                     "INSERT INTO tags (run_id, key, value) VALUES (?, ?, ?)",
@@ -288,6 +308,33 @@ impl Store {
         for run in &mut runs {
             if let Some(tags) = by_id.remove(&run.id) {
                 run.tags = tags;
+            }
+        }
+        let fig_sql = format!(
+            "SELECT figures.run_id, figures.name, figures.value, figures.unit, figures.status FROM figures \
+             WHERE figures.run_id IN (SELECT runs.id FROM runs{clause}) ORDER BY figures.run_id, figures.position"
+        );
+        let fig_rows = self
+            .db
+            .query(&fig_sql, &params)
+            .map_err(|e| self.fail("cannot list figures", e))?;
+        let mut figs: BTreeMap<i64, Vec<FigureValue>> = BTreeMap::new();
+        for r in &fig_rows {
+            if let (Some(id), Some(name)) = (
+                r.first().and_then(SqlValue::int),
+                r.get(1).and_then(SqlValue::text),
+            ) {
+                figs.entry(id).or_default().push(FigureValue {
+                    name,
+                    value: r.get(2).and_then(SqlValue::real),
+                    unit: r.get(3).and_then(SqlValue::text).unwrap_or_default(),
+                    status: r.get(4).and_then(SqlValue::text).unwrap_or_default(),
+                });
+            }
+        }
+        for run in &mut runs {
+            if let Some(f) = figs.remove(&run.id) {
+                run.figures = f;
             }
         }
         Ok(runs)

@@ -56,6 +56,27 @@ pub struct RunSummary {
     /// Sorted by key (a JSON object when serialised).
     #[serde(serialize_with = "tags_as_object")]
     pub tags: Vec<(String, String)>,
+    /// The benchmark's own figures, in order (TPC-H: the query times).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<FigureValue>,
+    /// In a comparison by figure: the figure this row stands for.
+    #[serde(skip)]
+    pub figure: Option<FigureValue>,
+}
+
+/// A stored figure of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FigureValue {
+    pub name: String,
+    pub value: Option<f64>,
+    pub unit: String,
+    pub status: String,
+}
+
+impl FigureValue {
+    pub fn timed_out(&self) -> bool {
+        self.status == dbmeter_result::Figure::TIMEOUT
+    }
 }
 
 fn tags_as_object<S: serde::Serializer>(

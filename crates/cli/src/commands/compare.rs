@@ -24,9 +24,13 @@ Options:
   --candidate=SELECTORS    the runs to compare with it [every other run of the
                            baseline's campaign(s); runs without a campaign
                            need --candidate]
-  --metric=tps|qps|p95|p99|avg
-                           transactions/s, queries/s, or latency (95th or 99th
-                           percentile, average) [tps]; for latency lower is
+  --metric=auto|tps|qps|p95|p99|avg|figures
+                           transactions/s, queries/s, latency (95th or 99th
+                           percentile, average), or the benchmark's own
+                           figures, a row each (tpch: each query's time; a
+                           timeout on either side shows as 'timeout');
+                           auto: figures when the baseline's runs have them,
+                           else tps [auto]; for latency and figures lower is
                            better, so below 100 the candidate is faster
   --diff                   cells are the difference in %, (candidate -
                            baseline) / baseline x 100, signed, instead of the ratio
@@ -92,7 +96,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         ));
     }
     let metric = match a.get("metric") {
-        None => Metric::Tps,
+        None => Metric::Auto,
         Some(m) => Metric::parse(m).ok_or_else(|| {
             CliError::Usage(format!(
                 "--metric={m}: expected one of {}",

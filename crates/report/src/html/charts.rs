@@ -108,10 +108,23 @@ fn span(values: &[f64], scale: Scale) -> (f64, f64) {
             (lo, hi)
         }
         Scale::Log | Scale::Nines => {
-            if hi <= lo {
+            let (lo, hi) = if hi <= lo {
                 (lo / 2.0, hi * 2.0)
             } else {
                 (lo / 1.25, hi * 1.25)
+            };
+            // A log axis is labelled at powers of ten: take in the nearest
+            // one so the axis always carries a label where the data is.
+            let below = 10f64.powf(lo.log10().floor());
+            let above = 10f64.powf(hi.log10().ceil());
+            if below * 10.0 > hi && scale == Scale::Log {
+                if lo / below <= above / hi {
+                    (below, hi)
+                } else {
+                    (lo, above)
+                }
+            } else {
+                (lo, hi)
             }
         }
     }
@@ -251,6 +264,20 @@ mod tests {
             );
             assert!(svg.contains("tps vs clients"));
         }
+    }
+
+    #[test]
+    fn a_narrow_log_axis_still_has_labels() {
+        let mut c = chart(Scale::Log, Scale::Log);
+        c.series = vec![Series {
+            name: "A".into(),
+            points: vec![(1.0, 32.0), (2.0, 41.0), (4.0, 48.0)],
+        }];
+        let (lo, hi) = span(&[32.0, 41.0, 48.0], Scale::Log);
+        assert!(lo <= 10.0 || hi >= 100.0, "{lo}..{hi}");
+        let svg = render(&c).unwrap();
+        let has = |label: &str| svg.contains(&format!("\n{label}\n</text>"));
+        assert!(has("10") || has("100"), "no y label: {svg}");
     }
 
     #[test]

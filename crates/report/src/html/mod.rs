@@ -5,6 +5,7 @@
 //! CPU, I/O) and latency distributions. Every chart is also returned as an
 //! SVG document of its own, for `--charts DIR`.
 
+pub mod bars;
 pub mod charts;
 mod data;
 
@@ -83,7 +84,8 @@ h1{font-size:1.6em;margin-bottom:0}h2{margin-top:2em;border-bottom:1px solid #dd
 td,th{border:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}th{background:#f4f4f4}\
 td:first-child,th:first-child{text-align:left}.charts{display:flex;flex-wrap:wrap;gap:8px}\
 .chart svg{max-width:100%;height:auto;border:1px solid #eee}details{margin:6px 0}summary{cursor:pointer;font-weight:600}\
-.bad{color:#b00}.muted{color:#888}";
+.bad{color:#b00}.muted{color:#888}.plans{display:flex;gap:8px}.plans>div{flex:1;min-width:0}\
+pre{font-size:0.8em;overflow-x:auto;background:#fafafa;border:1px solid #eee;padding:4px}";
 
 /// Builds the report.
 pub fn render(input: &ReportInput) -> Result<Report, String> {
@@ -147,6 +149,17 @@ struct Page {
 }
 
 impl Page {
+    /// Puts a drawn chart into the page and keeps it as a file too.
+    fn svg(&mut self, file: String, svg: String) {
+        let _ = writeln!(
+            self.html,
+            "<div class=\"chart\" id=\"{}\">{}</div>",
+            slug(&file),
+            svg
+        );
+        self.charts.push((format!("{}.svg", slug(&file)), svg));
+    }
+
     /// Draws a chart into the page and keeps it as a file too.
     fn chart(&mut self, file: String, chart: &LineChart) -> Result<(), String> {
         let svg = charts::render(chart)?;
@@ -267,6 +280,37 @@ fn environment(page: &mut Page, runs: &[ReportRun], variants: &[String]) {
             let _ = write!(page.html, "</tr>\n{rows}</table>\n");
         }
     }
+    // Every variable, folded away: long lists stay off the page.
+    let names: BTreeSet<&String> = first
+        .iter()
+        .filter_map(|r| r.doc.server.as_ref())
+        .flat_map(|s| s.variables.keys())
+        .collect();
+    if !names.is_empty() {
+        let _ = write!(
+            page.html,
+            "<details><summary>All server variables ({})</summary><table><tr><th>variable</th>",
+            names.len()
+        );
+        for r in &first {
+            let _ = write!(page.html, "<th>{}</th>", escape(&r.variant));
+        }
+        page.html.push_str("</tr>\n");
+        for name in names {
+            let _ = write!(page.html, "<tr><td>{}</td>", escape(name));
+            for r in &first {
+                let v = r
+                    .doc
+                    .server
+                    .as_ref()
+                    .and_then(|s| s.variables.get(name.as_str()))
+                    .map_or_else(|| "–".to_string(), |v| or_dash(v));
+                let _ = write!(page.html, "<td>{}</td>", escape(&v));
+            }
+            page.html.push_str("</tr>\n");
+        }
+        page.html.push_str("</table></details>\n");
+    }
 }
 
 /// Variables that differ between any two servers without being settings:
@@ -307,6 +351,14 @@ fn workload(
     let mine: Vec<&ReportRun> = runs.iter().filter(|r| r.workload() == w).collect();
     let clients: BTreeSet<u64> = mine.iter().map(|r| r.threads()).collect();
     let _ = writeln!(page.html, "<h2 id=\"w-{}\">{}</h2>", slug(w), escape(w));
+    if mine.iter().any(|r| !r.doc.figures.is_empty()) {
+        figures(page, &mine, variants, w);
+        for &c in &clients {
+            let cell: Vec<&ReportRun> = mine.iter().copied().filter(|r| r.threads() == c).collect();
+            cell_details(page, w, c, &cell)?;
+        }
+        return Ok(());
+    }
 
     // Medians over repeats per variant and client count.
     let mut tps: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
@@ -406,6 +458,152 @@ fn workload(
         cell_details(page, w, c, &cell)?;
     }
     Ok(())
+}
+
+/// One figure of one variant over its completed runs.
+#[derive(Default)]
+struct FigureAgg {
+    median: Option<f64>,
+    low: Option<f64>,
+    high: Option<f64>,
+    timeout: bool,
+    runs: usize,
+    detail: Option<String>,
+}
+
+/// Bars above this many percent of the first variant are cut off.
+const FIGURE_CAP: f64 = 400.0;
+
+/// A workload with figures of its own (TPC-H's queries): DBT3's chart, a
+/// bar per figure and variant normalised to the first variant = 100%,
+/// min/max whiskers, timeouts as cut-off bars; a table of the values; the
+/// figures' details (plans) side by side.
+fn figures(page: &mut Page, mine: &[&ReportRun], variants: &[String], w: &str) {
+    let mut names: Vec<String> = Vec::new();
+    for r in mine {
+        for f in &r.doc.figures {
+            if !names.contains(&f.name) {
+                names.push(f.name.clone());
+            }
+        }
+    }
+    let shown: Vec<&String> = variants
+        .iter()
+        .filter(|v| mine.iter().any(|r| &r.variant == *v))
+        .collect();
+    let agg = |v: &str, name: &str| -> FigureAgg {
+        let figs: Vec<&dbmeter_result::Figure> = mine
+            .iter()
+            .filter(|r| r.variant == v && r.completed())
+            .flat_map(|r| r.doc.figures.iter().filter(|f| f.name == name))
+            .collect();
+        let values: Vec<f64> = figs.iter().filter_map(|f| f.value).collect();
+        let lows = figs.iter().filter_map(|f| f.min.or(f.value));
+        let highs = figs.iter().filter_map(|f| f.max.or(f.value));
+        FigureAgg {
+            median: median(&values),
+            low: lows.min_by(f64::total_cmp),
+            high: highs.max_by(f64::total_cmp),
+            timeout: figs
+                .iter()
+                .any(|f| f.status == dbmeter_result::Figure::TIMEOUT),
+            runs: figs.len(),
+            detail: figs.iter().find_map(|f| f.detail.clone()),
+        }
+    };
+    let table: Vec<Vec<FigureAgg>> = names
+        .iter()
+        .map(|n| shown.iter().map(|v| agg(v, n)).collect())
+        .collect();
+    let unit = mine
+        .iter()
+        .flat_map(|r| r.doc.figures.iter())
+        .map(|f| f.unit.clone())
+        .next()
+        .unwrap_or_default();
+    let base_name = shown.first().map_or("", |v| v.as_str());
+    let groups: Vec<bars::Group> = names
+        .iter()
+        .zip(&table)
+        .map(|(n, row)| {
+            let base = row
+                .first()
+                .and_then(|b| (!b.timeout).then_some(b.median).flatten());
+            let pct = |x: Option<f64>| match (x, base) {
+                (Some(x), Some(b)) if b > 0.0 => Some(x / b * 100.0),
+                _ => None,
+            };
+            bars::Group {
+                label: n.clone(),
+                bars: row
+                    .iter()
+                    .map(|a| bars::Bar {
+                        value: if a.timeout { None } else { pct(a.median) },
+                        low: pct(a.low),
+                        high: pct(a.high),
+                        timeout: a.timeout,
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let chart = bars::BarChart {
+        title: format!("{w}: each figure relative to {base_name} (median of repeats)"),
+        y_label: format!("% of {base_name}"),
+        series: shown.iter().map(|v| v.to_string()).collect(),
+        groups,
+        cap: FIGURE_CAP,
+    };
+    page.svg(format!("{w}-figures"), bars::render(&chart));
+    let _ = write!(page.html, "<table><tr><th>figure</th>");
+    for v in &shown {
+        let _ = write!(page.html, "<th>{}</th>", escape(v));
+    }
+    page.html.push_str("</tr>\n");
+    for (n, row) in names.iter().zip(&table) {
+        let _ = write!(page.html, "<tr><td>{}</td>", escape(n));
+        let base = row.first().and_then(|b| b.median);
+        for (i, a) in row.iter().enumerate() {
+            let text = if a.timeout {
+                "<span class=\"bad\">timeout</span>".to_string()
+            } else {
+                match (a.median, base) {
+                    (Some(m), Some(b)) if i > 0 && b > 0.0 => {
+                        format!("{} {unit} ({:.1}%)", num(Some(m)), m / b * 100.0)
+                    }
+                    (Some(m), _) => format!("{} {unit}", num(Some(m))),
+                    (None, _) => "–".into(),
+                }
+            };
+            let _ = write!(
+                page.html,
+                "<td>{text}<br><span class=\"muted\">{} run(s)</span></td>",
+                a.runs
+            );
+        }
+        page.html.push_str("</tr>\n");
+    }
+    page.html.push_str("</table>\n");
+    if table.iter().flatten().any(|a| a.detail.is_some()) {
+        page.html
+            .push_str("<details><summary>Plans (EXPLAIN), variants side by side</summary>\n");
+        for (n, row) in names.iter().zip(&table) {
+            if row.iter().all(|a| a.detail.is_none()) {
+                continue;
+            }
+            let _ = write!(page.html, "<h4>{}</h4><div class=\"plans\">", escape(n));
+            for (v, a) in shown.iter().zip(row) {
+                let _ = write!(
+                    page.html,
+                    "<div><b>{}</b><pre>{}</pre></div>",
+                    escape(v),
+                    escape(a.detail.as_deref().unwrap_or("–"))
+                );
+            }
+            page.html.push_str("</div>\n");
+        }
+        page.html.push_str("</details>\n");
+    }
 }
 
 fn run_label(r: &ReportRun) -> String {
@@ -583,8 +781,14 @@ mod tests {
         assert!(r.html.contains("<title>A &amp; B</title>"));
         assert!(r.html.contains("Server variables that differ (1)"));
         assert!(r.html.contains("innodb_buffer_pool_size"));
-        assert!(!r.html.contains("<td>port</td>") && !r.html.contains("<td>tmpdir</td>"));
-        assert!(!r.html.contains("<td>server_uid</td>"));
+        let (differ, all) = r
+            .html
+            .split_once("All server variables")
+            .unwrap_or((&r.html, ""));
+        assert!(!differ.contains("<td>port</td>") && !differ.contains("<td>tmpdir</td>"));
+        assert!(!differ.contains("<td>server_uid</td>"));
+        // The full lists are there, folded away.
+        assert!(all.contains("<td>port</td>"), "{all}");
         assert!(r.html.contains("MariaDB &lt;x&gt;"));
         assert!(r.html.contains("Throughput, b vs a"));
         // Self-contained: nothing to fetch.

@@ -372,6 +372,45 @@ impl MysqlConn {
         loaded
     }
 
+    /// Whether [`MysqlConn::load_delimited`] sends the text as it is
+    /// (LOAD DATA LOCAL INFILE): unless the target asks for another
+    /// method (`load=`) or the server refuses it.
+    pub(crate) fn text_by_infile(&mut self) -> Result<bool, DbError> {
+        Ok(!matches!(self.load, LoadMethod::Insert | LoadMethod::Bulk)
+            && self.local_infile_allowed()?)
+    }
+
+    /// Loads lines of `delimiter`-separated text (see
+    /// [`crate::Connection::load_delimited`]) with LOAD DATA LOCAL INFILE;
+    /// None when the server refuses it (local_infile=OFF) or the target
+    /// asks for another method, and the caller falls back to rows.
+    pub(crate) fn load_delimited(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        delimiter: u8,
+        fill: &mut (dyn FnMut(&mut Vec<u8>) -> bool + Send),
+    ) -> Result<Option<u64>, DbError> {
+        if !self.text_by_infile()? {
+            return Ok(None);
+        }
+        let sql = format!(
+            "LOAD DATA LOCAL INFILE 'dbmeter-{table}' INTO TABLE {table} CHARACTER SET latin1 \
+             FIELDS TERMINATED BY '{}' ESCAPED BY '' LINES TERMINATED BY '\\n' ({})",
+            delimiter as char,
+            columns.join(",")
+        );
+        let mut lines = 0u64;
+        let mut counted = |buf: &mut Vec<u8>| -> bool {
+            let start = buf.len();
+            let more = fill(buf);
+            lines += buf[start..].iter().filter(|&&b| b == b'\n').count() as u64;
+            more
+        };
+        self.conn.load_local(&sql, &mut counted).map_err(map_err)?;
+        Ok(Some(lines))
+    }
+
     /// Loads rows with LOAD DATA LOCAL INFILE, streamed from memory as the
     /// rows are generated (256 KiB per packet).
     fn load_data(

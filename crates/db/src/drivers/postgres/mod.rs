@@ -284,6 +284,23 @@ impl PgConn {
         Ok(produced)
     }
 
+    /// Loads lines of `delimiter`-separated text (see
+    /// [`crate::Connection::load_delimited`]) with COPY FROM STDIN.
+    pub(crate) fn copy_delimited(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        delimiter: u8,
+        fill: &mut (dyn FnMut(&mut Vec<u8>) -> bool + Send),
+    ) -> Result<u64, DbError> {
+        let sql = format!(
+            "COPY {table} ({}) FROM STDIN WITH (FORMAT text, DELIMITER '{}')",
+            columns.join(","),
+            delimiter as char
+        );
+        self.conn.copy_in(&sql, fill).map_err(map_err)
+    }
+
     /// Interrupts the running statement with a cancel request (from a
     /// thread of its own: the caller does not wait).
     pub(crate) fn interrupter(&self) -> Arc<dyn Fn() + Send + Sync> {

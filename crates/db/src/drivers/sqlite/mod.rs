@@ -299,6 +299,21 @@ impl SqliteConn {
 
     /// Runs a registered statement and appends every value of every row
     /// to `out`, row after row; returns the number of rows.
+    /// Runs `f` on the connection under the statement timeout.
+    pub(crate) fn with_timeout<T>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Connection) -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
+        if let Some(t) = &self.timeout {
+            t.arm();
+        }
+        let r = f(&self.conn);
+        match &self.timeout {
+            Some(t) => t.finish(r),
+            None => r,
+        }
+    }
+
     pub(crate) fn fetch(
         &mut self,
         id: StmtId,

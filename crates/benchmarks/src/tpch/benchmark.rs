@@ -1,0 +1,457 @@
+//! tpch behind the [`Benchmark`] interface: prepare (into a database or
+//! .tbl files), check (row counts, the official answers, another
+//! engine's answers), cleanup, queries (the SQL of a stream), and a run:
+//! the power or throughput test with the DBT3 automation's options.
+
+use super::check::{self, CheckConfig};
+use super::load::{self, PrepareConfig};
+use super::report::{self as tpch_report, SECTION, TpchResult};
+use super::schema::IndexTime;
+use super::stream::{self, Explain, Extract, RunSpec, Shared, StreamFactory};
+use super::{Dialect, min_streams, parse_queries, qgen, queries, refresh, scale_factor, sf_text};
+use crate::benchmark::{BenchError, Benchmark, Context, RunPlan, Verb, no_such_verb, verb};
+use crate::options::OptSpec;
+use dbmeter_db::Connection;
+use dbmeter_engine::{EngineConfig, RunResult, UserFactory};
+use dbmeter_result::RunDocument;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct Tpch;
+
+/// The command that loads what a tpch command misses.
+fn prepare_hint(ctx: &Context) -> String {
+    let db = ctx.options.str("db");
+    let db = if db.is_empty() {
+        String::new()
+    } else {
+        format!(" --db={}", dbmeter_db::mask_password(db))
+    };
+    let sf = if ctx.options.given("scale-factor") {
+        format!(" --scale-factor={}", ctx.options.str("scale-factor"))
+    } else {
+        String::new()
+    };
+    format!("run `dbmeter prepare tpch{sf}{db}` first")
+}
+
+fn usage(e: String) -> BenchError {
+    BenchError::Usage(e)
+}
+
+/// Loaders of a prepare: `--threads` when given, else one per CPU.
+fn workers(ctx: &Context) -> usize {
+    if ctx.options.given("threads") {
+        ctx.threads.max(1)
+    } else {
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    }
+}
+
+/// `--query-timeout`, at least a second when given.
+fn query_timeout(ctx: &Context) -> Result<Option<Duration>, BenchError> {
+    let t = ctx.options.f64("query-timeout");
+    if t > 0.0 && t < 1.0 {
+        return Err(usage(format!(
+            "--query-timeout={t}: analytic queries need a timeout of at least 1 second"
+        )));
+    }
+    Ok((t > 0.0).then(|| Duration::from_secs_f64(t)))
+}
+
+impl Benchmark for Tpch {
+    fn name(&self) -> &str {
+        "tpch"
+    }
+
+    fn summary(&self) -> &str {
+        "TPC-H-like: the 22 analytic queries, refresh functions, power and throughput tests; DBT3's per-query runs"
+    }
+
+    fn options(&self) -> Vec<OptSpec> {
+        super::options()
+    }
+
+    fn verbs(&self) -> Vec<Verb> {
+        vec![
+            verb(
+                "prepare",
+                "create and load the eight tables, then keys, indexes and statistics (--output=DIR: write .tbl files instead)",
+            ),
+            verb(
+                "check",
+                "verify the row counts; --validation: the answers against the official SF1 answers; --against=URL: against another target's",
+            ),
+            verb("cleanup", "drop the tables"),
+            verb(
+                "queries",
+                "print the SQL a query stream runs (--stream=N, --db for the dialect)",
+            ),
+        ]
+    }
+
+    fn dataset(&self) -> Option<String> {
+        Some("tpch".into())
+    }
+
+    fn writes(&self) -> bool {
+        // The refresh functions insert and delete orders.
+        true
+    }
+
+    fn command(&self, verb: &str, ctx: &Context) -> Result<(), BenchError> {
+        match verb {
+            "prepare" => {
+                let sf = scale_factor(ctx.options).map_err(usage)?;
+                let dir = ctx.options.str("output");
+                if !dir.is_empty() {
+                    let sets = u32::try_from(ctx.options.u64("update-sets"))
+                        .map_err(|_| usage("--update-sets: at most 4294967295".into()))?;
+                    return load::write_files(
+                        ctx,
+                        std::path::Path::new(dir),
+                        sf,
+                        workers(ctx),
+                        sets,
+                    );
+                }
+                if ctx.options.u64("update-sets") > 0 {
+                    return Err(usage(
+                        "--update-sets writes files: give --output=DIR too (runs make their update sets themselves)".into(),
+                    ));
+                }
+                let cfg = PrepareConfig {
+                    sf,
+                    index_time: if ctx.options.str("create-indexes") == "before" {
+                        IndexTime::Before
+                    } else {
+                        IndexTime::After
+                    },
+                    foreign_keys: ctx.options.bool("foreign-keys"),
+                    workers: workers(ctx),
+                };
+                load::prepare(ctx, &ctx.setup_connection()?, &cfg)
+            }
+            "check" => {
+                let opts = ctx.setup_connection()?;
+                let against = ctx.options.str("against");
+                let against = if against.is_empty() {
+                    None
+                } else {
+                    let target = dbmeter_db::Target::parse(against)?;
+                    Some(dbmeter_db::ConnectOptions {
+                        target,
+                        ..opts.clone()
+                    })
+                };
+                let cfg = CheckConfig {
+                    queries: parse_queries(ctx.options.str("queries")).map_err(usage)?,
+                    validation: ctx.options.bool("validation"),
+                    seed: stream::qgen_seed(ctx.seed),
+                    against,
+                };
+                check::check(ctx, &opts, &cfg, &prepare_hint(ctx))
+            }
+            "cleanup" => {
+                let opts = ctx.setup_connection()?;
+                let dropped = load::cleanup(&opts)?;
+                if dropped.is_empty() {
+                    ctx.say(&format!(
+                        "No TPC-H tables in {}: nothing to drop",
+                        opts.target
+                    ));
+                } else {
+                    ctx.say(&format!("Dropped {} table(s)", dropped.len()));
+                }
+                Ok(())
+            }
+            "queries" => print_queries(ctx),
+            _ => Err(no_such_verb(self, verb)),
+        }
+    }
+
+    fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError> {
+        let o = ctx.options;
+        let timeout = query_timeout(ctx)?;
+        let queries = parse_queries(o.str("queries")).map_err(usage)?;
+        let connect = ctx.setup_connection()?;
+        let mut conn = Connection::connect(&connect)?;
+        let (sf, next_set) = load::read_state(&mut conn, &prepare_hint(ctx))?;
+        if o.given("scale-factor") {
+            let asked = scale_factor(o).map_err(usage)?;
+            if (asked - sf).abs() > 1e-9 {
+                return Err(BenchError::Failed(format!(
+                    "--scale-factor={}: the database holds SF {}; leave the option out or prepare SF {} elsewhere",
+                    sf_text(asked),
+                    sf_text(sf),
+                    sf_text(asked)
+                )));
+            }
+        }
+        let throughput = o.str("test") == "throughput";
+        let streams = if throughput {
+            match o.u64("streams") {
+                0 => min_streams(sf),
+                n => u32::try_from(n).map_err(|_| usage(format!("--streams={n}: too many")))?,
+            }
+        } else {
+            1
+        };
+        let refresh_on = o.bool("refresh");
+        let first_set = if refresh_on {
+            refresh::reserve(&mut conn, next_set, streams)?
+        } else {
+            next_set
+        };
+        let extract = Extract::parse(o.str("extract"));
+        let best_plan_count = u32::try_from(o.u64("best-plan-count").max(1)).unwrap_or(3);
+        let explain = match o.str("explain") {
+            "off" => Explain::Off,
+            "analyze" => Explain::Analyze,
+            _ => Explain::Plan,
+        };
+        let cold = o.bool("cold");
+        if cold {
+            if throughput {
+                return Err(usage(
+                    "--cold restarts the server before each query: it goes with the power test, not --test=throughput".into(),
+                ));
+            }
+            if o.u64("warmup-runs") > 0 {
+                return Err(usage(
+                    "--cold and --warmup-runs contradict each other: a warm-up run warms what the restart empties".into(),
+                ));
+            }
+            if ctx.server.is_none() {
+                return Err(BenchError::Failed(format!(
+                    "--cold restarts the server, and {} is not a server dbmeter manages: start one with `dbmeter server start`, or use a campaign's managed target",
+                    connect.target
+                )));
+            }
+        }
+        let version = conn.server_version();
+        let runs = u32::try_from(o.u64("runs")).map_err(|_| usage("--runs: too many".into()))?;
+        if runs == 0 {
+            return Err(usage("--runs=0: each query needs at least one run".into()));
+        }
+        let spec = RunSpec {
+            dialect: conn.dialect(),
+            mariadb: version.contains("MariaDB"),
+            sf,
+            throughput,
+            streams,
+            queries,
+            refresh: refresh_on,
+            first_set,
+            runs,
+            warmup_runs: u32::try_from(o.u64("warmup-runs")).unwrap_or(u32::MAX),
+            extract,
+            best_plan_count,
+            explain,
+            timeout,
+            validation: o.bool("validation"),
+            seed: stream::qgen_seed(ctx.seed),
+            cold,
+            update_sets: if refresh_on {
+                (first_set..first_set + streams)
+                    .map(|set| (set, refresh::prepare(sf, set)))
+                    .collect()
+            } else {
+                Default::default()
+            },
+        };
+        if refresh_on {
+            let sets = if streams == 1 {
+                format!("update set {first_set}")
+            } else {
+                format!("update sets {first_set}..{}", first_set + streams - 1)
+            };
+            ctx.say(&format!(
+                "Refresh functions use {sets} (the next run goes on after it)"
+            ));
+        }
+        let shared = Arc::new(Shared::default());
+        let spec = Arc::new(spec);
+        Ok(Box::new(TpchPlan {
+            version,
+            time_given: o.given("time"),
+            users: Arc::new(StreamFactory {
+                server: ctx.server.clone(),
+                spec: spec.clone(),
+                shared: shared.clone(),
+                connect: ctx.user_connection()?,
+            }),
+            spec,
+            shared,
+        }))
+    }
+
+    fn report_text(&self, doc: &RunDocument) -> Option<String> {
+        doc.section::<TpchResult>(SECTION)
+            .map(|t| tpch_report::text(&t))
+    }
+
+    fn headline(&self, doc: &RunDocument) -> Vec<(String, f64)> {
+        let Some(t) = doc.section::<TpchResult>(SECTION) else {
+            return Vec::new();
+        };
+        let sf = sf_text(t.scale_factor);
+        let m = &t.metrics;
+        [
+            (format!("Power@{sf}"), m.power_at_size),
+            (format!("Throughput@{sf}"), m.throughput_at_size),
+            (format!("QphH@{sf}"), m.qphh_at_size),
+            ("geomean s".to_string(), m.geomean_seconds),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+        .collect()
+    }
+}
+
+struct TpchPlan {
+    version: String,
+    time_given: bool,
+    users: Arc<StreamFactory>,
+    spec: Arc<RunSpec>,
+    shared: Arc<Shared>,
+}
+
+impl RunPlan for TpchPlan {
+    fn server_version(&self) -> String {
+        self.version.clone()
+    }
+
+    fn kinds(&self) -> Vec<String> {
+        stream::kinds()
+    }
+
+    fn users(&self) -> Arc<dyn UserFactory> {
+        self.users.clone()
+    }
+
+    fn shape_engine(&self, engine: &mut EngineConfig) {
+        // A query stream per user, and the refresh stream.
+        engine.threads = if self.spec.throughput {
+            self.spec.streams as usize + usize::from(self.spec.refresh)
+        } else {
+            1
+        };
+        // The streams end the run; --time only when given, as a cap.
+        if !self.time_given {
+            engine.time = None;
+        }
+        // A stream's query runs for minutes: at a stop, interrupt it soon.
+        engine.forced_shutdown = Some(Duration::from_secs(1));
+    }
+
+    fn finish(&mut self, result: &RunResult, doc: &mut RunDocument) {
+        let s = &self.spec;
+        let mut queries = self
+            .shared
+            .queries
+            .lock()
+            .map(|v| v.clone())
+            .unwrap_or_default();
+        queries.sort_by_key(|q| (q.stream, q.position));
+        let mut refreshes = self
+            .shared
+            .refreshes
+            .lock()
+            .map(|v| v.clone())
+            .unwrap_or_default();
+        refreshes.sort_by_key(|r| (r.update_set, r.name.clone()));
+        let mut r = TpchResult {
+            test: if s.throughput { "throughput" } else { "power" }.into(),
+            scale_factor: s.sf,
+            streams: s.streams,
+            refresh: s.refresh,
+            validation: s.validation,
+            qgen_seed: s.seed,
+            runs: s.runs,
+            warmup_runs: s.warmup_runs,
+            extract: match s.extract {
+                Extract::Average => "average",
+                Extract::MinMax => "min-max",
+                Extract::BestPlan => "best-plan",
+            }
+            .into(),
+            query_timeout_seconds: s.timeout.map(|t| t.as_secs_f64()),
+            cold: s.cold,
+            restarts: self
+                .shared
+                .restarts
+                .load(std::sync::atomic::Ordering::Relaxed),
+            cold_notes: self
+                .shared
+                .cold_notes
+                .lock()
+                .map(|v| v.clone())
+                .unwrap_or_default(),
+            queries,
+            refreshes,
+            metrics: Default::default(),
+        };
+        let ts = s
+            .throughput
+            .then_some(result.measured.duration.as_secs_f64());
+        r.compute_metrics(ts);
+        let planned = s.queries.len() * s.streams as usize;
+        if r.queries.len() < planned {
+            doc.warnings.push(dbmeter_env::Warning::new(
+                "tpch",
+                format!(
+                    "{} of {planned} queries ran before the run ended; the metrics need them all",
+                    r.queries.len()
+                ),
+            ));
+        }
+        doc.figures = tpch_report::figures(&r);
+        doc.set_section(SECTION, &r);
+    }
+}
+
+/// `dbmeter queries tpch`: the SQL of stream `--stream` in the dialect of
+/// `--db`, with its parameters.
+fn print_queries(ctx: &Context) -> Result<(), BenchError> {
+    let o = ctx.options;
+    let stream = u32::try_from(o.u64("stream")).map_err(|_| usage("--stream: too large".into()))?;
+    let wanted = parse_queries(o.str("queries")).map_err(usage)?;
+    let sf = scale_factor(o).map_err(usage)?;
+    let dialect = ctx.connect.map_or(Dialect::Sqlite, |c| c.target.dialect());
+    let validation = o.bool("validation");
+    ctx.say(&format!(
+        "-- TPC-H stream {stream}, SF {}, {}, {} dialect",
+        sf_text(sf),
+        if validation {
+            "validation parameters".to_string()
+        } else {
+            format!(
+                "qgen seed {} (this stream's: {})",
+                stream::qgen_seed(ctx.seed),
+                stream::qgen_seed(stream::qgen_seed(ctx.seed) + u64::from(stream))
+            )
+        },
+        match dialect {
+            Dialect::Mysql => "MySQL/MariaDB",
+            Dialect::Postgres => "PostgreSQL",
+            Dialect::Sqlite => "SQLite",
+        }
+    ));
+    let order = qgen::stream_order(stream);
+    for (i, q) in order.iter().filter(|q| wanted.contains(q)).enumerate() {
+        let params = stream::parameters(validation, *q, stream, stream::qgen_seed(ctx.seed), sf);
+        let Some(sql) = queries::query(*q, dialect, &params, stream) else {
+            return Err(BenchError::Failed(format!("Q{q}: no SQL for {params:?}")));
+        };
+        ctx.say(&format!(
+            "\n-- Q{q} (position {} of stream {stream}); parameters: {}",
+            i + 1,
+            params.join(", ")
+        ));
+        for s in sql.before.iter().chain([&sql.query]).chain(&sql.after) {
+            ctx.say(&format!("{};", s.trim_end().trim_end_matches(';')));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,838 @@
+//! A virtual user of a TPC-H run: a query stream (the power test's, or
+//! one of the throughput test's) or the refresh stream. Each event is one
+//! step: a measured run of a query, a warm-up run, an EXPLAIN, or a
+//! refresh function. Query timeouts are enforced by the server and, should
+//! it not stop the query, by killing it; a timed-out query is recorded and
+//! the stream goes on.
+
+use super::queries::{self, QuerySql};
+use super::refresh::{self, Rf};
+use super::report::{QueryResult, QueryRun, RefreshResult};
+use super::{Dialect, qgen};
+use crate::benchmark::ServerControl;
+use dbmeter_db::{ConnectOptions, Connection, DbError, ErrorKind};
+use dbmeter_engine::{EventError, Flow, Interrupter, Tally, User, UserFactory};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How a query's runs become its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extract {
+    Average,
+    MinMax,
+    BestPlan,
+}
+
+impl Extract {
+    pub fn parse(s: &str) -> Extract {
+        match s {
+            "min-max" => Extract::MinMax,
+            "best-plan" => Extract::BestPlan,
+            _ => Extract::Average,
+        }
+    }
+}
+
+/// Whether and how plans are captured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Explain {
+    Off,
+    Plan,
+    Analyze,
+}
+
+/// The run as every stream sees it.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    pub dialect: Dialect,
+    pub mariadb: bool,
+    pub sf: f64,
+    pub throughput: bool,
+    pub streams: u32,
+    pub queries: Vec<u8>,
+    pub refresh: bool,
+    pub first_set: u32,
+    pub runs: u32,
+    pub warmup_runs: u32,
+    pub extract: Extract,
+    pub best_plan_count: u32,
+    pub explain: Explain,
+    pub timeout: Option<Duration>,
+    pub validation: bool,
+    pub seed: u64,
+    /// Restart the server and drop the page cache before each measured run.
+    pub cold: bool,
+    /// The refresh functions' statements by update set, made before the run.
+    pub update_sets: BTreeMap<u32, refresh::Prepared>,
+}
+
+impl RunSpec {
+    /// The most runs a query gets with best-plan extraction.
+    fn best_plan_cap(&self) -> u32 {
+        self.runs.max(3 * self.best_plan_count)
+    }
+}
+
+/// qgen's seeds are below 2^31 - 1 (the specification takes a time stamp,
+/// mmddhhmmss; larger ones overflow qgen's arithmetic): dbmeter's seed
+/// folded into 1..=2147483646.
+pub fn qgen_seed(seed: u64) -> u64 {
+    const MOD: u64 = 2_147_483_646;
+    (seed.wrapping_sub(1)) % MOD + 1
+}
+
+/// The parameters of query `q` in `stream`: the validation ones, or
+/// qgen's from seed + stream (the specification seeds each stream so);
+/// `seed` is a qgen seed ([`qgen_seed`]).
+pub fn parameters(spec_validation: bool, q: u8, stream: u32, seed: u64, sf: f64) -> Vec<String> {
+    if spec_validation {
+        let mut p = qgen::validation_parameters(q);
+        // qgen -d divides Q11's fraction by the scale factor too.
+        if q == 11
+            && let Some(f) = p.get_mut(1)
+        {
+            *f = qgen::q11_fraction(sf);
+        }
+        p
+    } else {
+        let seed = qgen_seed(seed.wrapping_add(u64::from(stream)));
+        qgen::parameters(q, stream, seed, sf)
+    }
+}
+
+/// What the streams report, read by the plan after the run.
+#[derive(Debug, Default)]
+pub struct Shared {
+    pub queries: Mutex<Vec<QueryResult>>,
+    pub refreshes: Mutex<Vec<RefreshResult>>,
+    /// Server restarts of a cold run.
+    pub restarts: AtomicU64,
+    /// What a cold run could not do (the page cache not dropped, say),
+    /// once each.
+    pub cold_notes: Mutex<Vec<String>>,
+}
+
+/// The event kinds, in order: Q1..Q22, RF1, RF2, warm-up, explain, and
+/// the restarts of a cold run.
+pub fn kinds() -> Vec<String> {
+    (1..=22)
+        .map(|q| format!("Q{q}"))
+        .chain(["RF1", "RF2", "warm-up", "explain", "cold restart"].map(String::from))
+        .collect()
+}
+const KIND_RF1: usize = 22;
+const KIND_WARMUP: usize = 24;
+const KIND_EXPLAIN: usize = 25;
+const KIND_COLD: usize = 26;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Step {
+    Query { q: u8, position: u32 },
+    Refresh { rf: Rf, set: u32 },
+}
+
+/// The stream user `user` runs, and its steps.
+fn steps(spec: &RunSpec, user: usize) -> (u32, Vec<Step>) {
+    let order = |stream: u32| -> Vec<Step> {
+        qgen::stream_order(stream)
+            .iter()
+            .filter(|q| spec.queries.contains(q))
+            .enumerate()
+            .map(|(i, &q)| Step::Query {
+                q,
+                position: i as u32 + 1,
+            })
+            .collect()
+    };
+    if !spec.throughput {
+        let mut v = Vec::new();
+        if spec.refresh {
+            v.push(Step::Refresh {
+                rf: Rf::Rf1,
+                set: spec.first_set,
+            });
+        }
+        v.extend(order(0));
+        if spec.refresh {
+            v.push(Step::Refresh {
+                rf: Rf::Rf2,
+                set: spec.first_set,
+            });
+        }
+        return (0, v);
+    }
+    let user = user as u32;
+    if user < spec.streams {
+        return (user + 1, order(user + 1));
+    }
+    // The refresh stream: one RF1/RF2 pair per query stream.
+    let v = (0..spec.streams)
+        .flat_map(|i| {
+            let set = spec.first_set + i;
+            [
+                Step::Refresh { rf: Rf::Rf1, set },
+                Step::Refresh { rf: Rf::Rf2, set },
+            ]
+        })
+        .collect();
+    (0, v)
+}
+
+/// Interrupts the running statement when it outlives its deadline: the
+/// kill behind the server's own timeout.
+struct Watchdog {
+    deadline: Mutex<Option<Instant>>,
+    wake: Condvar,
+    fired: AtomicBool,
+    done: AtomicBool,
+}
+
+impl Watchdog {
+    fn start(interrupt: Option<Interrupter>) -> Arc<Watchdog> {
+        let w = Arc::new(Watchdog {
+            deadline: Mutex::new(None),
+            wake: Condvar::new(),
+            fired: AtomicBool::new(false),
+            done: AtomicBool::new(false),
+        });
+        let Some(interrupt) = interrupt else {
+            return w;
+        };
+        let me = w.clone();
+        let _ = std::thread::Builder::new()
+            .name("dbmeter-tpch-watchdog".into())
+            .spawn(move || {
+                let Ok(mut g) = me.deadline.lock() else {
+                    return;
+                };
+                while !me.done.load(Ordering::Relaxed) {
+                    match *g {
+                        None => {
+                            g = match me.wake.wait(g) {
+                                Ok(g) => g,
+                                Err(_) => return,
+                            };
+                        }
+                        Some(at) if Instant::now() >= at => {
+                            me.fired.store(true, Ordering::Relaxed);
+                            *g = None;
+                            interrupt();
+                        }
+                        Some(at) => {
+                            let wait = at.saturating_duration_since(Instant::now());
+                            g = match me.wake.wait_timeout(g, wait) {
+                                Ok((g, _)) => g,
+                                Err(_) => return,
+                            };
+                        }
+                    }
+                }
+            });
+        w
+    }
+
+    fn arm(&self, after: Option<Duration>) {
+        self.fired.store(false, Ordering::Relaxed);
+        if let (Some(after), Ok(mut g)) = (after, self.deadline.lock()) {
+            *g = Some(Instant::now() + after);
+            self.wake.notify_all();
+        }
+    }
+
+    /// Disarms; true when it killed the statement.
+    fn disarm(&self) -> bool {
+        if let Ok(mut g) = self.deadline.lock() {
+            *g = None;
+        }
+        self.fired.load(Ordering::Relaxed)
+    }
+
+    fn stop(&self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Ok(mut g) = self.deadline.lock() {
+            *g = None;
+        }
+        self.wake.notify_all();
+    }
+}
+
+/// The query in progress: its SQL, runs so far and plans seen.
+struct Current {
+    q: u8,
+    position: u32,
+    params: Vec<String>,
+    sql: QuerySql,
+    warmups_left: u32,
+    runs: Vec<QueryRun>,
+    /// The plan to capture before the next measured run.
+    explain_next: bool,
+    /// A cold start (restart, page cache) is due before the next run.
+    cold_next: bool,
+    plan_hash: Option<String>,
+    plans: BTreeMap<String, String>,
+    rows: u64,
+    error: Option<String>,
+}
+
+pub struct StreamUser {
+    conn: Connection,
+    server: Option<Arc<dyn ServerControl>>,
+    spec: Arc<RunSpec>,
+    shared: Arc<Shared>,
+    stream: u32,
+    steps: Vec<Step>,
+    at: usize,
+    current: Option<Current>,
+    watchdog: Arc<Watchdog>,
+}
+
+impl Drop for StreamUser {
+    fn drop(&mut self) {
+        self.watchdog.stop();
+    }
+}
+
+/// The statement's outcome in the terms of a run.
+enum Ran {
+    Rows(u64),
+    TimedOut,
+}
+
+impl StreamUser {
+    /// How long past --query-timeout the watchdog waits for the server
+    /// to cancel the statement itself before killing it.
+    fn kill_after(&self) -> Option<Duration> {
+        self.spec
+            .timeout
+            .map(|t| t + Duration::from_secs_f64((t.as_secs_f64() * 0.1).clamp(1.0, 10.0)))
+    }
+
+    /// Runs the statements of one execution of a query.
+    fn execute(&mut self, sql: &QuerySql) -> Result<Ran, DbError> {
+        self.watchdog.arm(self.kill_after());
+        let r = (|| -> Result<u64, DbError> {
+            for s in &sql.before {
+                self.conn.execute(s)?;
+            }
+            let rows = self.conn.query_rows(&sql.query)?.rows.len() as u64;
+            for s in &sql.after {
+                self.conn.execute(s)?;
+            }
+            Ok(rows)
+        })();
+        let killed = self.watchdog.disarm();
+        match r {
+            Ok(n) => Ok(Ran::Rows(n)),
+            Err(e) if e.kind == ErrorKind::Timeout => {
+                self.cleanup_after(sql);
+                Ok(Ran::TimedOut)
+            }
+            Err(e) if e.kind == ErrorKind::Interrupted && killed => {
+                self.cleanup_after(sql);
+                Ok(Ran::TimedOut)
+            }
+            Err(e) => {
+                if e.kind != ErrorKind::ConnectionLost {
+                    self.cleanup_after(sql);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// After a failed Q15, its view must not stay behind.
+    fn cleanup_after(&mut self, sql: &QuerySql) {
+        for s in &sql.after {
+            let _ = self.conn.execute(s);
+        }
+    }
+
+    fn explain_sql(&self, query: &str) -> String {
+        match (self.spec.dialect, self.spec.explain) {
+            (Dialect::Sqlite, _) => format!("EXPLAIN QUERY PLAN {query}"),
+            (Dialect::Postgres, Explain::Analyze) => {
+                format!("EXPLAIN (ANALYZE, BUFFERS) {query}")
+            }
+            (Dialect::Mysql, Explain::Analyze) if self.spec.mariadb => {
+                format!("ANALYZE FORMAT=JSON {query}")
+            }
+            (Dialect::Mysql, Explain::Analyze) => format!("EXPLAIN ANALYZE {query}"),
+            _ => format!("EXPLAIN {query}"),
+        }
+    }
+
+    /// Captures the plan of `sql`; returns (hash, text).
+    fn explain(&mut self, sql: &QuerySql) -> Result<(String, String), DbError> {
+        let stmt = self.explain_sql(&sql.query);
+        self.watchdog.arm(self.kill_after());
+        let r = (|| {
+            for s in &sql.before {
+                self.conn.execute(s)?;
+            }
+            let rows = self.conn.query_rows(&stmt);
+            for s in &sql.after {
+                self.conn.execute(s)?;
+            }
+            rows
+        })();
+        self.watchdog.disarm();
+        let rows = r?;
+        let mut text = String::new();
+        if rows.columns.len() > 1 {
+            text.push_str(&rows.columns.join(" | "));
+            text.push('\n');
+        }
+        for row in &rows.rows {
+            let cells: Vec<&str> = row.iter().map(|c| c.as_deref().unwrap_or("NULL")).collect();
+            text.push_str(&cells.join(" | "));
+            text.push('\n');
+        }
+        Ok((plan_hash(&text), text))
+    }
+
+    /// Restarts the server (when there is one) and drops the OS page
+    /// cache, then reconnects: the next run starts cold.
+    fn cold_start(&mut self) -> Result<(), EventError> {
+        let Some(server) = self.server.clone() else {
+            return Err(EventError::Fatal {
+                code: "tpch".into(),
+                message: "--cold: no server control".into(),
+            });
+        };
+        let fatal = |message: String| EventError::Fatal {
+            code: "cold".into(),
+            message,
+        };
+        if server.restart_server().map_err(fatal)? {
+            self.shared.restarts.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Err(e) = server.drop_page_cache()
+            && let Ok(mut notes) = self.shared.cold_notes.lock()
+            && !notes.contains(&e)
+        {
+            notes.push(e);
+        }
+        self.conn
+            .reconnect()
+            .map_err(|e| fatal(format!("cannot reconnect after the restart: {}", e.message)))
+    }
+
+    fn event_error(e: DbError) -> EventError {
+        match e.kind {
+            ErrorKind::Interrupted => EventError::Cancelled,
+            ErrorKind::ConnectionLost => EventError::ConnectionLost {
+                code: e.code,
+                message: e.message,
+            },
+            _ => EventError::Fatal {
+                code: e.code,
+                message: e.message,
+            },
+        }
+    }
+
+    fn next_step(&mut self) -> Flow {
+        self.at += 1;
+        if self.at >= self.steps.len() {
+            Flow::UserDone
+        } else {
+            Flow::Continue
+        }
+    }
+
+    fn refresh(&mut self, rf: Rf, set: u32, tally: &mut Tally) -> Result<Flow, EventError> {
+        let spec = self.spec.clone();
+        let Some(prepared) = spec.update_sets.get(&set) else {
+            return Err(EventError::Fatal {
+                code: "tpch".into(),
+                message: format!("update set {set} was not prepared"),
+            });
+        };
+        let t = Instant::now();
+        let r = refresh::run(&mut self.conn, rf, prepared);
+        let seconds = t.elapsed().as_secs_f64();
+        tally.kind = KIND_RF1 + if rf == Rf::Rf1 { 0 } else { 1 };
+        let (status, rows, error) = match r {
+            Ok(n) => {
+                tally.writes += 1;
+                ("ok", n, None)
+            }
+            Err(e) if e.kind == ErrorKind::ConnectionLost || e.kind == ErrorKind::Interrupted => {
+                return Err(Self::event_error(e));
+            }
+            Err(e) => ("error", 0, Some(e.message)),
+        };
+        if let Ok(mut v) = self.shared.refreshes.lock() {
+            v.push(RefreshResult {
+                name: rf.name().into(),
+                stream: self.stream,
+                update_set: set,
+                seconds,
+                rows,
+                status: status.into(),
+                error,
+            });
+        }
+        Ok(self.next_step())
+    }
+
+    fn start_query(&self, q: u8, position: u32) -> Result<Current, EventError> {
+        let s = &self.spec;
+        let params = parameters(s.validation, q, self.stream, s.seed, s.sf);
+        let sql = queries::query(q, s.dialect, &params, self.stream).ok_or_else(|| {
+            EventError::Fatal {
+                code: "tpch".into(),
+                message: format!("Q{q}: no SQL for these parameters: {params:?}"),
+            }
+        })?;
+        Ok(Current {
+            q,
+            position,
+            params,
+            sql,
+            warmups_left: s.warmup_runs,
+            runs: Vec::new(),
+            explain_next: s.explain != Explain::Off || s.extract == Extract::BestPlan,
+            cold_next: s.cold,
+            plan_hash: None,
+            plans: BTreeMap::new(),
+            rows: 0,
+            error: None,
+        })
+    }
+
+    /// Whether the query has had all the runs it gets.
+    fn query_done(&self, c: &Current) -> bool {
+        let s = &self.spec;
+        if c.error.is_some() {
+            return true;
+        }
+        match s.extract {
+            Extract::BestPlan => {
+                let n = c.runs.len() as u32;
+                if n >= s.best_plan_cap() {
+                    return true;
+                }
+                let fastest = c
+                    .runs
+                    .iter()
+                    .filter(|r| !r.timeout)
+                    .min_by(|a, b| a.seconds.total_cmp(&b.seconds));
+                match fastest {
+                    Some(f) => {
+                        let seen =
+                            c.runs.iter().filter(|r| r.plan_hash == f.plan_hash).count() as u32;
+                        seen >= s.best_plan_count
+                    }
+                    None => c.runs.iter().all(|r| r.timeout) && n >= s.runs.max(1),
+                }
+            }
+            _ => c.runs.len() as u32 >= s.runs.max(1),
+        }
+    }
+
+    fn query(&mut self, q: u8, position: u32, tally: &mut Tally) -> Result<Flow, EventError> {
+        let mut cur = match self.current.take() {
+            Some(c) => c,
+            None => self.start_query(q, position)?,
+        };
+        let result = self.query_step(&mut cur, tally);
+        match result {
+            Ok(()) | Err(EventError::TimedOut { .. }) if self.query_done(&cur) => {
+                self.finish_query(cur);
+                match (self.next_step(), result) {
+                    // The engine counts the timeout; the stream goes on.
+                    (Flow::Continue, Err(e)) => Err(e),
+                    (flow, _) => Ok(flow),
+                }
+            }
+            Ok(()) => {
+                self.current = Some(cur);
+                Ok(Flow::Continue)
+            }
+            Err(e) => {
+                // A timeout before the last run, a restart after a
+                // reconnect, or a stop: the query goes on from here.
+                self.current = Some(cur);
+                Err(e)
+            }
+        }
+    }
+
+    /// One event of a query: an EXPLAIN, a warm-up run or a measured run.
+    fn query_step(&mut self, cur: &mut Current, tally: &mut Tally) -> Result<(), EventError> {
+        if cur.cold_next {
+            tally.kind = KIND_COLD;
+            tally.others += 1;
+            self.cold_start()?;
+            cur.cold_next = false;
+            return Ok(());
+        }
+        if cur.explain_next {
+            tally.kind = KIND_EXPLAIN;
+            tally.others += 1;
+            let sql = cur.sql.clone();
+            match self.explain(&sql) {
+                Ok((hash, text)) => {
+                    cur.plans.entry(hash.clone()).or_insert(text);
+                    cur.plan_hash = Some(hash);
+                }
+                Err(e) if matches!(e.kind, ErrorKind::ConnectionLost | ErrorKind::Interrupted) => {
+                    return Err(Self::event_error(e));
+                }
+                // A plan that cannot be had (a timeout of EXPLAIN ANALYZE)
+                // does not stop the query.
+                Err(_) => cur.plan_hash = None,
+            }
+            cur.explain_next = false;
+            return Ok(());
+        }
+        let warmup = cur.warmups_left > 0;
+        tally.kind = if warmup {
+            KIND_WARMUP
+        } else {
+            usize::from(cur.q - 1)
+        };
+        tally.reads += 1;
+        let sql = cur.sql.clone();
+        let t = Instant::now();
+        let ran = self.execute(&sql);
+        let seconds = t.elapsed().as_secs_f64();
+        let ran = match ran {
+            Ok(r) => r,
+            Err(e) if matches!(e.kind, ErrorKind::ConnectionLost | ErrorKind::Interrupted) => {
+                return Err(Self::event_error(e));
+            }
+            Err(e) => {
+                cur.error = Some(format!("{} ({})", e.message, e.code));
+                return Ok(());
+            }
+        };
+        if warmup {
+            cur.warmups_left -= 1;
+            return Ok(());
+        }
+        let timeout = matches!(ran, Ran::TimedOut);
+        if let Ran::Rows(n) = ran {
+            cur.rows = n;
+        }
+        cur.runs.push(QueryRun {
+            seconds,
+            timeout,
+            plan_hash: cur.plan_hash.clone(),
+        });
+        cur.explain_next = self.spec.extract == Extract::BestPlan;
+        cur.cold_next = self.spec.cold;
+        if timeout {
+            return Err(EventError::TimedOut {
+                code: "query-timeout".into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn finish_query(&mut self, cur: Current) {
+        let s = &self.spec;
+        let done: Vec<&QueryRun> = cur.runs.iter().filter(|r| !r.timeout).collect();
+        let min = done.iter().map(|r| r.seconds).min_by(f64::total_cmp);
+        let max = done.iter().map(|r| r.seconds).max_by(f64::total_cmp);
+        let any_timeout = cur.runs.iter().any(|r| r.timeout);
+        let fastest_plan = done
+            .iter()
+            .min_by(|a, b| a.seconds.total_cmp(&b.seconds))
+            .and_then(|r| r.plan_hash.clone());
+        let (seconds, status) = if cur.error.is_some() {
+            (None, "error")
+        } else {
+            match s.extract {
+                Extract::Average if any_timeout || done.is_empty() => (None, "timeout"),
+                Extract::Average => (
+                    Some(done.iter().map(|r| r.seconds).sum::<f64>() / done.len() as f64),
+                    "ok",
+                ),
+                _ if done.is_empty() => (None, "timeout"),
+                Extract::MinMax => (min, "ok"),
+                Extract::BestPlan => (
+                    done.iter()
+                        .filter(|r| r.plan_hash == fastest_plan)
+                        .map(|r| r.seconds)
+                        .min_by(f64::total_cmp),
+                    "ok",
+                ),
+            }
+        };
+        let plan = fastest_plan
+            .as_ref()
+            .and_then(|h| cur.plans.get(h))
+            .or_else(|| cur.plans.values().next())
+            .cloned();
+        let r = QueryResult {
+            query: cur.q,
+            stream: self.stream,
+            position: cur.position,
+            parameters: cur.params,
+            runs: cur.runs,
+            status: status.into(),
+            seconds,
+            min_seconds: min,
+            max_seconds: max,
+            rows: cur.rows,
+            error: cur.error,
+            plan,
+        };
+        if let Ok(mut v) = self.shared.queries.lock() {
+            v.push(r);
+        }
+    }
+}
+
+/// A plan's identity: its text without numbers (estimates and costs
+/// change from run to run; the operators and their order do not).
+fn plan_hash(text: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let shape: String = text.chars().filter(|c| !c.is_ascii_digit()).collect();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    shape.hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
+impl User for StreamUser {
+    fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
+        match self.steps.get(self.at).copied() {
+            None => Ok(Flow::UserDone),
+            Some(Step::Refresh { rf, set }) => self.refresh(rf, set, tally),
+            Some(Step::Query { q, position }) => self.query(q, position, tally),
+        }
+    }
+
+    fn reconnect(&mut self) -> Result<(), String> {
+        self.conn.reconnect().map_err(|e| e.message)
+    }
+
+    fn interrupter(&self) -> Option<Interrupter> {
+        self.conn.interrupter()
+    }
+}
+
+pub struct StreamFactory {
+    pub server: Option<Arc<dyn ServerControl>>,
+    pub spec: Arc<RunSpec>,
+    pub shared: Arc<Shared>,
+    pub connect: ConnectOptions,
+}
+
+impl UserFactory for StreamFactory {
+    fn create(&self, user_id: usize) -> Result<Box<dyn User>, String> {
+        let conn = Connection::connect_nth(&self.connect, user_id).map_err(|e| e.message)?;
+        let (stream, steps) = steps(&self.spec, user_id);
+        let watchdog = Watchdog::start(conn.interrupter());
+        Ok(Box::new(StreamUser {
+            conn,
+            server: self.server.clone(),
+            spec: self.spec.clone(),
+            shared: self.shared.clone(),
+            stream,
+            steps,
+            at: 0,
+            current: None,
+            watchdog,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(throughput: bool, refresh: bool) -> RunSpec {
+        RunSpec {
+            dialect: Dialect::Sqlite,
+            mariadb: false,
+            sf: 1.0,
+            throughput,
+            streams: 2,
+            queries: (1..=22).collect(),
+            refresh,
+            first_set: 5,
+            runs: 1,
+            warmup_runs: 0,
+            extract: Extract::Average,
+            best_plan_count: 3,
+            explain: Explain::Plan,
+            timeout: None,
+            validation: false,
+            seed: 1,
+            cold: false,
+            update_sets: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn power_and_throughput_steps() {
+        let (s, v) = steps(&spec(false, true), 0);
+        assert_eq!(s, 0);
+        assert_eq!(v.len(), 24);
+        assert_eq!(
+            v[0],
+            Step::Refresh {
+                rf: Rf::Rf1,
+                set: 5
+            }
+        );
+        assert_eq!(v[1], Step::Query { q: 14, position: 1 });
+        assert_eq!(
+            v[23],
+            Step::Refresh {
+                rf: Rf::Rf2,
+                set: 5
+            }
+        );
+        let (s, v) = steps(&spec(true, true), 1);
+        assert_eq!((s, v.len()), (2, 22));
+        let (s, v) = steps(&spec(true, true), 2);
+        assert_eq!(s, 0);
+        assert_eq!(v.len(), 4);
+        assert_eq!(
+            v[2],
+            Step::Refresh {
+                rf: Rf::Rf1,
+                set: 6
+            }
+        );
+        let mut sub = spec(false, false);
+        sub.queries = vec![1, 3];
+        let (_, v) = steps(&sub, 0);
+        assert_eq!(v.len(), 2);
+        assert_eq!(kinds().len(), 27);
+    }
+
+    #[test]
+    fn plan_identity_ignores_numbers() {
+        assert_eq!(
+            plan_hash("Seq Scan rows=100"),
+            plan_hash("Seq Scan rows=250")
+        );
+        assert_ne!(plan_hash("Seq Scan"), plan_hash("Index Scan"));
+    }
+
+    #[test]
+    fn stream_parameters() {
+        assert_eq!(qgen_seed(1), 1);
+        assert_eq!(qgen_seed(2_147_483_646), 2_147_483_646);
+        assert_eq!(qgen_seed(2_147_483_647), 1);
+        assert!((1..=2_147_483_646).contains(&qgen_seed(0)));
+        for seed in [0, 1, u64::MAX, 1_795_533_316_262_114_701] {
+            for q in 1..=22 {
+                let p = parameters(false, q, 3, qgen_seed(seed), 1.0);
+                assert!(
+                    p.iter().all(|x| !x.contains(".-") && !x.contains("#-")),
+                    "{seed} Q{q}: {p:?}"
+                );
+            }
+        }
+        assert_eq!(parameters(true, 1, 0, 7, 1.0), vec!["90".to_string()]);
+        assert_eq!(parameters(true, 11, 0, 7, 0.01)[1], "0.0100000000");
+    }
+}
