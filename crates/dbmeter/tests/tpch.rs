@@ -578,6 +578,9 @@ options = { scale-factor = 0.01, refresh = false, runs = 2, extract = "min-max" 
         "chart title"
     );
     assert!(html.contains("Plans (EXPLAIN), variants side by side"));
+    // The comparison section is per query, not in transactions per second.
+    assert!(html.contains("The benchmark&#39;s own figures") || html.contains("figures against first"), "no per-figure comparison");
+    assert!(!html.contains("Transactions per second against first"));
     assert!(s.path("charts/tpch-figures.svg").exists());
     let svg = std::fs::read_to_string(s.path("charts/tpch-figures.svg")).unwrap_or_default();
     assert_eq!(svg.matches("middle\">Q").count(), 22, "a group label per query");
@@ -599,7 +602,7 @@ options = { scale-factor = 0.01, refresh = false, runs = 2, extract = "min-max" 
             s.path("chromium-profile").display()
         ))
         .args([
-            "--window-size=1200,1600",
+            "--window-size=1200,2400",
             &format!("--screenshot={}", shot.display()),
         ])
         .arg(format!("file://{}", s.path("dbt3.html").display()))
@@ -684,4 +687,38 @@ fn cold_runs_restart_a_managed_server() {
         (true.into(), 0.into())
     );
     s.ok_home(&["server", "stop", "cold", "--remove"]);
+}
+
+/// SF1 on PostgreSQL: all 22 answers match the TPC's official answers,
+/// and a changed row is named by query, row and column.
+#[test]
+fn postgres_sf1_answers_match_the_official_answers() {
+    let Some(server) = start(Flavor::Postgres) else {
+        return;
+    };
+    let s = Scratch::new();
+    let db = url(&server);
+    s.ok(&["prepare", "tpch", &db, "--scale-factor=1", "--threads=2"]);
+    assert_eq!(ask_n(&server, "SELECT COUNT(*) FROM lineitem"), 6_001_215);
+    let r = s.ok(&["check", "tpch", &db, "--validation"]);
+    assert_eq!(
+        r.stdout.matches(" rows match the official answer").count(),
+        22,
+        "{}",
+        r.stdout
+    );
+    // One order's discount changed: Q6's revenue moves by far more than
+    // the tolerance, and the check says where.
+    ask(
+        &server,
+        "UPDATE lineitem SET l_extendedprice = l_extendedprice + 100000 WHERE l_orderkey = (SELECT MIN(l_orderkey) FROM lineitem WHERE l_shipdate >= date '1994-01-01' AND l_shipdate < date '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24) AND l_shipdate >= date '1994-01-01' AND l_shipdate < date '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24",
+    );
+    let r = s.run(&["check", "tpch", &db, "--validation", "--queries=6"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("FAILED Q6: row 1 column revenue: got '")
+            && r.stdout.contains("(sums must be within 100)"),
+        "{}",
+        r.stdout
+    );
 }

@@ -165,7 +165,15 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         None
     };
     if let Some((base, cand, name)) = sides {
-        for metric in [Metric::Tps, Metric::P95, Metric::P99] {
+        // Runs with figures of their own (TPC-H's queries) are compared
+        // figure by figure; events per second mean little there.
+        let with_figures = base.iter().chain(&cand).all(|r| !r.figures.is_empty());
+        let metrics: &[Metric] = if with_figures {
+            &[Metric::Figures]
+        } else {
+            &[Metric::Tps, Metric::P95, Metric::P99]
+        };
+        for &metric in metrics {
             let opts = CompareOptions {
                 metric,
                 mode: CompareMode::Ratio,
