@@ -579,11 +579,18 @@ options = { scale-factor = 0.01, refresh = false, runs = 2, extract = "min-max" 
     );
     assert!(html.contains("Plans (EXPLAIN), variants side by side"));
     // The comparison section is per query, not in transactions per second.
-    assert!(html.contains("The benchmark&#39;s own figures") || html.contains("figures against first"), "no per-figure comparison");
+    assert!(
+        html.contains("The benchmark&#39;s own figures") || html.contains("figures against first"),
+        "no per-figure comparison"
+    );
     assert!(!html.contains("Transactions per second against first"));
     assert!(s.path("charts/tpch-figures.svg").exists());
     let svg = std::fs::read_to_string(s.path("charts/tpch-figures.svg")).unwrap_or_default();
-    assert_eq!(svg.matches("middle\">Q").count(), 22, "a group label per query");
+    assert_eq!(
+        svg.matches("middle\">Q").count(),
+        22,
+        "a group label per query"
+    );
     assert!(svg.contains(">100</text>"), "y labels");
 
     let Some(browser) = chromium() else { return };

@@ -17,6 +17,6 @@ pub mod warnings;
 pub use build::BuildInfo;
 pub use machine::{Environment, FileLimit};
 pub use record::{CounterRecord, Number, ServerRecord, TableSize, restarted_between};
-pub use sampler::{OsRecord, OsSample, Sampler};
+pub use sampler::{MachineCounters, MachineDelta, OsRecord, OsSample, Sampler};
 pub use storage::Storage;
 pub use warnings::{Checks, Warning};

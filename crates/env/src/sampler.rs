@@ -109,6 +109,63 @@ impl OsRecord {
     }
 }
 
+/// The machine's CPU times and whole-disk I/O at one moment, to take the
+/// difference over a span (one query, say) without a sampler thread.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MachineCounters {
+    cpu: crate::procfs::CpuTimes,
+    read_sectors: u64,
+    write_sectors: u64,
+}
+
+/// What the machine did between two [`MachineCounters`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MachineDelta {
+    /// CPU time in user (and nice), system (and interrupts) and iowait, in
+    /// percent of all CPUs' time.
+    pub user_pct: f64,
+    pub system_pct: f64,
+    pub iowait_pct: f64,
+    /// Megabytes read from and written to the whole disks.
+    pub read_mb: f64,
+    pub write_mb: f64,
+}
+
+impl MachineCounters {
+    /// Now; None where /proc cannot be read.
+    pub fn now() -> Option<MachineCounters> {
+        let stat = crate::procfs::stat(&read("/proc/stat")?);
+        let disks = whole_disks();
+        let io = crate::procfs::diskstats(&read("/proc/diskstats").unwrap_or_default());
+        let mine = io.iter().filter(|d| disks.contains(&d.name));
+        let (r, w) = mine.fold((0, 0), |(r, w), d| {
+            (r + d.read_sectors, w + d.write_sectors)
+        });
+        Some(MachineCounters {
+            cpu: stat.cpu,
+            read_sectors: r,
+            write_sectors: w,
+        })
+    }
+
+    /// The work done since `before`.
+    pub fn since(&self, before: &MachineCounters) -> MachineDelta {
+        let (a, b) = (&before.cpu, &self.cpu);
+        let total = b.total().saturating_sub(a.total()).max(1) as f64;
+        let d = |x: u64, y: u64| y.saturating_sub(x) as f64;
+        let pct = |x: f64| (x / total * 1000.0).round() / 10.0;
+        let mb =
+            |s: u64, t: u64| (t.saturating_sub(s) as f64 * 512.0 / 1e6 * 100.0).round() / 100.0;
+        MachineDelta {
+            user_pct: pct(d(a.user, b.user) + d(a.nice, b.nice)),
+            system_pct: pct(d(a.system, b.system) + d(a.irq, b.irq) + d(a.softirq, b.softirq)),
+            iowait_pct: pct(d(a.iowait, b.iowait)),
+            read_mb: mb(before.read_sectors, self.read_sectors),
+            write_mb: mb(before.write_sectors, self.write_sectors),
+        }
+    }
+}
+
 /// Whole disks worth watching: /sys/block without loop and RAM disks.
 fn whole_disks() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir("/sys/block")

@@ -3,8 +3,10 @@
 //! the metrics (Power@Size, Throughput@Size, QphH@Size, or the geometric
 //! mean when the refresh functions are off); and its text.
 
+use dbmeter_env::MachineDelta;
 use dbmeter_result::Figure;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// One execution of a query.
@@ -17,6 +19,14 @@ pub struct QueryRun {
     /// A hash of the plan this run had (best-plan extraction).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_hash: Option<String>,
+    /// What the machine did during the run (all of it: a local server's
+    /// work shows, and so do other streams').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<MachineDelta>,
+    /// The server's counters that moved during the run (MySQL/MariaDB
+    /// `SHOW GLOBAL STATUS`, PostgreSQL `pg_stat_database`): after - before.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<String, f64>,
 }
 
 /// One query of one stream.

@@ -12,6 +12,7 @@ use super::{Dialect, qgen};
 use crate::benchmark::ServerControl;
 use dbmeter_db::{ConnectOptions, Connection, DbError, ErrorKind};
 use dbmeter_engine::{EventError, Flow, Interrupter, Tally, User, UserFactory};
+use dbmeter_env::{MachineCounters, MachineDelta};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -258,6 +259,12 @@ impl Watchdog {
     }
 }
 
+/// Counters read around a measured run.
+struct Probe {
+    machine: Option<MachineCounters>,
+    counters: BTreeMap<String, String>,
+}
+
 /// The query in progress: its SQL, runs so far and plans seen.
 struct Current {
     q: u8,
@@ -390,6 +397,37 @@ impl StreamUser {
             text.push('\n');
         }
         Ok((plan_hash(&text), text))
+    }
+
+    /// The machine's and the server's counters now (outside the timed
+    /// span); what cannot be read is left out.
+    fn probe(&mut self) -> Probe {
+        let counters = self.conn.server_counters().unwrap_or_default();
+        Probe {
+            machine: MachineCounters::now(),
+            counters,
+        }
+    }
+
+    /// What moved since `before`: the machine's work and the server's
+    /// numeric counters that changed.
+    fn delta(&mut self, before: &Probe) -> (Option<MachineDelta>, BTreeMap<String, f64>) {
+        let after = self.probe();
+        let os = match (&before.machine, &after.machine) {
+            (Some(b), Some(a)) => Some(a.since(b)),
+            _ => None,
+        };
+        let counters = after
+            .counters
+            .iter()
+            .filter(|(k, _)| !k.to_ascii_lowercase().contains("uptime"))
+            .filter_map(|(k, v)| {
+                let a: f64 = v.trim().parse().ok()?;
+                let b: f64 = before.counters.get(k)?.trim().parse().ok()?;
+                (a != b).then(|| (k.clone(), a - b))
+            })
+            .collect();
+        (os, counters)
     }
 
     /// Restarts the server (when there is one) and drops the OS page
@@ -597,9 +635,14 @@ impl StreamUser {
         };
         tally.reads += 1;
         let sql = cur.sql.clone();
+        let before = (!warmup).then(|| self.probe());
         let t = Instant::now();
         let ran = self.execute(&sql);
         let seconds = t.elapsed().as_secs_f64();
+        let (os, counters) = match &before {
+            Some(b) => self.delta(b),
+            None => (None, BTreeMap::new()),
+        };
         let ran = match ran {
             Ok(r) => r,
             Err(e) if matches!(e.kind, ErrorKind::ConnectionLost | ErrorKind::Interrupted) => {
@@ -622,6 +665,8 @@ impl StreamUser {
             seconds,
             timeout,
             plan_hash: cur.plan_hash.clone(),
+            os,
+            counters,
         });
         cur.explain_next = self.spec.extract == Extract::BestPlan;
         cur.cold_next = self.spec.cold;
