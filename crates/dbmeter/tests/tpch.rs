@@ -278,8 +278,40 @@ fn stream_sql_and_bad_inputs() {
         assert_eq!(r.stderr.trim().lines().count(), 1, "{args:?}: {}", r.stderr);
         assert!(!r.stderr.contains("panicked"));
     }
+    // A scale factor no disk here can hold: refused before anything is
+    // written, with the estimate.
+    for args in [
+        vec!["prepare", "tpch", "--scale-factor=100000", "--output=big"],
+        vec![
+            "prepare",
+            "tpch",
+            "--db=sqlite:big.sqlite",
+            "--scale-factor=100000",
+        ],
+    ] {
+        let r = s.run(&args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("needs about") && r.stderr.contains("free"),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    }
+    assert!(!s.path("big/lineitem.tbl").exists());
+    // A missing table: named, with what to do.
+    s.db("h.sqlite")
+        .execute_batch("DROP TABLE lineitem")
+        .expect("drop");
+    let r = s.run(&["run", "tpch", db]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("table lineitem does not exist") && r.stderr.contains("prepare tpch"),
+        "{}",
+        r.stderr
+    );
     let r = s.ok(&["cleanup", "tpch", db]);
-    assert!(r.stdout.contains("Dropped 8 table(s)"), "{}", r.stdout);
+    assert!(r.stdout.contains("Dropped 7 table(s)"), "{}", r.stdout);
     let left: Vec<String> = tables(&s.db("h.sqlite"))
         .into_iter()
         .filter(|t| !t.starts_with("sqlite_"))
