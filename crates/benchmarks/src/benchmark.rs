@@ -103,6 +103,17 @@ impl Context<'_> {
     pub fn say(&self, line: &str) {
         self.console.line(line);
     }
+
+    /// ` --db=URL` (password masked) when the user gave one, for the
+    /// command lines that errors suggest; empty otherwise.
+    pub fn db_option(&self) -> String {
+        let db = self.options.str("db");
+        if db.is_empty() {
+            String::new()
+        } else {
+            format!(" --db={}", dbmeter_db::mask_password(db))
+        }
+    }
 }
 
 /// Why a benchmark's command failed.

@@ -6,6 +6,7 @@
 //! stream, and bad inputs.
 
 mod common;
+use common::browser::{chromium, headless, pixels_of};
 use common::servers::{ask, ask_n, start};
 use common::*;
 use dbmeter_server::{Flavor, Server};
@@ -353,28 +354,15 @@ impl Drop for Blocker<'_> {
 }
 
 fn block_lineitem(server: &Server) -> Blocker<'_> {
-    let port = server.port().to_string();
-    let child = match server.flavor() {
-        Flavor::MariaDb => std::process::Command::new("mariadb")
-            .args(["-h127.0.0.1", "-P", &port, "-uroot", "test", "-e"])
-            .arg("LOCK TABLES lineitem WRITE; SELECT SLEEP(120);")
-            .spawn(),
-        Flavor::Postgres => std::process::Command::new("psql")
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &port,
-                "-U",
-                "postgres",
-                "-d",
-                "test",
-                "-c",
-            ])
-            .arg("BEGIN; LOCK TABLE lineitem IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(120);")
-            .spawn(),
-    }
-    .unwrap_or_else(|e| panic!("cannot start the client: {e}"));
+    let sql = match server.flavor() {
+        Flavor::MariaDb => "LOCK TABLES lineitem WRITE; SELECT SLEEP(120);",
+        Flavor::Postgres => {
+            "BEGIN; LOCK TABLE lineitem IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(120);"
+        }
+    };
+    let child = common::servers::client(server, sql)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start the client: {e}"));
     let blocker = Blocker(child, server);
     let held = match server.flavor() {
         Flavor::MariaDb => {
@@ -486,40 +474,6 @@ fn postgres_end_to_end_agrees_with_mariadb() {
     }
 }
 
-/// Pixels of colour `rgb` (within a small tolerance) in a PNG.
-fn pixels_of(png_file: &std::path::Path, rgb: (u8, u8, u8)) -> usize {
-    let decoder = png::Decoder::new(std::fs::File::open(png_file).expect("open screenshot"));
-    let mut reader = decoder.read_info().expect("PNG header");
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).expect("PNG frame");
-    let step = info.color_type.samples();
-    buf[..info.buffer_size()]
-        .chunks(step)
-        .filter(|p| {
-            (p[0] as i32 - rgb.0 as i32).abs() < 12
-                && (p[1] as i32 - rgb.1 as i32).abs() < 12
-                && (p[2] as i32 - rgb.2 as i32).abs() < 12
-        })
-        .count()
-}
-
-fn chromium() -> Option<&'static str> {
-    for c in ["chromium", "chromium-browser", "google-chrome"] {
-        if std::process::Command::new(c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-        {
-            return Some(c);
-        }
-    }
-    if std::env::var_os("DBMETER_REQUIRE_CHROMIUM").is_some() {
-        panic!("DBMETER_REQUIRE_CHROMIUM is set, but chromium is not installed");
-    }
-    eprintln!("skipping the rendering: chromium not found");
-    None
-}
-
 /// DBT3's automation as a campaign: two configurations x the 22 queries x
 /// 2 repeats of 2 runs each, stored per query, compared query by query,
 /// and drawn as DBT3's chart.
@@ -627,26 +581,15 @@ options = { scale-factor = 0.01, refresh = false, runs = 2, extract = "min-max" 
 
     let Some(browser) = chromium() else { return };
     let shot = s.path("shot.png");
-    let out = std::process::Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            "--no-first-run",
-        ])
-        .arg("--proxy-server=127.0.0.1:9")
-        .arg(format!(
-            "--user-data-dir={}",
-            s.path("chromium-profile").display()
-        ))
-        .args([
+    let out = headless(
+        browser,
+        &s,
+        &[
             "--window-size=1200,2400",
             &format!("--screenshot={}", shot.display()),
-        ])
-        .arg(format!("file://{}", s.path("dbt3.html").display()))
-        .output()
-        .expect("run chromium");
+        ],
+        &s.path("dbt3.html"),
+    );
     assert!(
         out.status.success(),
         "{}",

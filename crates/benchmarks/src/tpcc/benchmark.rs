@@ -31,15 +31,10 @@ impl Tpcc {
 
     /// The command that loads what a tpcc command misses.
     fn prepare_hint(ctx: &Context) -> String {
-        let db = ctx.options.str("db");
-        let db = if db.is_empty() {
-            String::new()
-        } else {
-            format!(" --db={}", dbmeter_db::mask_password(db))
-        };
         format!(
-            "run `dbmeter prepare tpcc --warehouses={}{db}` first",
-            ctx.options.u64("warehouses")
+            "run `dbmeter prepare tpcc --warehouses={}{}` first",
+            ctx.options.u64("warehouses"),
+            ctx.db_option()
         )
     }
 }

@@ -21,12 +21,7 @@ pub struct Tpch;
 
 /// The command that loads what a tpch command misses.
 fn prepare_hint(ctx: &Context) -> String {
-    let db = ctx.options.str("db");
-    let db = if db.is_empty() {
-        String::new()
-    } else {
-        format!(" --db={}", dbmeter_db::mask_password(db))
-    };
+    let db = ctx.db_option();
     let sf = if ctx.options.given("scale-factor") {
         format!(" --scale-factor={}", ctx.options.str("scale-factor"))
     } else {

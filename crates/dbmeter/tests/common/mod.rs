@@ -2,6 +2,7 @@
 //! and look at what it printed and wrote.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod servers;
 
 use std::path::{Path, PathBuf};

@@ -25,40 +25,48 @@ pub fn start_with(flavor: Flavor, settings: &[(&str, &str)]) -> Option<Server> {
     Some(Server::start(&opts).unwrap_or_else(|e| panic!("{e}")))
 }
 
+/// The server's own client, set to run `sql` on database `test` as the
+/// administrator and print bare values.
+pub fn client(server: &Server, sql: &str) -> Command {
+    let port = server.port().to_string();
+    let mut c = match server.flavor() {
+        Flavor::MariaDb => Command::new("mariadb"),
+        Flavor::Postgres => Command::new("psql"),
+    };
+    match server.flavor() {
+        Flavor::MariaDb => c.args([
+            "-h127.0.0.1",
+            "-P",
+            &port,
+            "-uroot",
+            "test",
+            "-N",
+            "-B",
+            "-e",
+            sql,
+        ]),
+        Flavor::Postgres => c.args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-U",
+            "postgres",
+            "-d",
+            "test",
+            "-tAc",
+            sql,
+        ]),
+    };
+    c
+}
+
 /// The server's answer to `sql` (first column of the first row), via its
 /// client; Err with the client's message when it fails.
 pub fn try_ask(server: &Server, sql: &str) -> Result<String, String> {
-    let port = server.port().to_string();
-    let out = match server.flavor() {
-        Flavor::MariaDb => Command::new("mariadb")
-            .args([
-                "-h127.0.0.1",
-                "-P",
-                &port,
-                "-uroot",
-                "test",
-                "-N",
-                "-B",
-                "-e",
-                sql,
-            ])
-            .output(),
-        Flavor::Postgres => Command::new("psql")
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &port,
-                "-U",
-                "postgres",
-                "-d",
-                "test",
-                "-tAc",
-                sql,
-            ])
-            .output(),
-    }
-    .map_err(|e| format!("cannot run the client: {e}"))?;
+    let out = client(server, sql)
+        .output()
+        .map_err(|e| format!("cannot run the client: {e}"))?;
     if !out.status.success() {
         return Err(format!("{sql}: {}", String::from_utf8_lossy(&out.stderr)));
     }

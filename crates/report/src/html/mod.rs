@@ -162,14 +162,7 @@ impl Page {
 
     /// Draws a chart into the page and keeps it as a file too.
     fn chart(&mut self, file: String, chart: &LineChart) -> Result<(), String> {
-        let svg = charts::render(chart)?;
-        let _ = writeln!(
-            self.html,
-            "<div class=\"chart\" id=\"{}\">{}</div>",
-            slug(&file),
-            svg
-        );
-        self.charts.push((format!("{}.svg", slug(&file)), svg));
+        self.svg(file, charts::render(chart)?);
         Ok(())
     }
 }
