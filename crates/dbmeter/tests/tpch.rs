@@ -133,6 +133,53 @@ fn sqlite_prepare_run_power_and_throughput() {
     assert_eq!(count(&c, "SELECT next_update_set FROM tpch_state"), 6);
     assert_eq!(count(&c, "SELECT COUNT(*) FROM orders"), 15000);
 
+    // The full test: the power test, then the throughput test (sets 6, then
+    // 7 and 8), and QphH@Size.
+    let r = s.ok(&[
+        "run",
+        "tpch",
+        db,
+        "--test=full",
+        "--streams=2",
+        "--explain=off",
+        "--format=json",
+    ]);
+    let t = tpch(&r);
+    assert_eq!(t["test"], "full");
+    assert_eq!(statuses(&t).len(), 66);
+    let rf: Vec<(u64, u64)> = t["refreshes"]
+        .as_array()
+        .map(|v| {
+            v.iter()
+                .map(|x| {
+                    (
+                        x["stream"].as_u64().unwrap_or(9),
+                        x["update_set"].as_u64().unwrap_or(0),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(rf.len(), 6, "{rf:?}");
+    assert!(
+        rf.contains(&(0, 6)) && rf.contains(&(3, 7)) && rf.contains(&(3, 8)),
+        "{rf:?}"
+    );
+    let m = &t["metrics"];
+    for k in [
+        "power_at_size",
+        "throughput_at_size",
+        "qphh_at_size",
+        "throughput_seconds",
+    ] {
+        assert!(m[k].as_f64().unwrap_or(0.0) > 0.0, "{k}: {m:#}");
+    }
+    let qphh = m["qphh_at_size"].as_f64().unwrap_or(0.0);
+    let both = m["power_at_size"].as_f64().unwrap_or(0.0)
+        * m["throughput_at_size"].as_f64().unwrap_or(0.0);
+    assert!((qphh - both.sqrt()).abs() < 1e-6 * qphh, "{m:#}");
+    assert_eq!(count(&c, "SELECT next_update_set FROM tpch_state"), 9);
+
     // DBT3's runs per query: three each, the fastest and the slowest.
     let r = s.ok(&[
         "run",

@@ -183,7 +183,8 @@ impl Benchmark for Tpch {
                 )));
             }
         }
-        let throughput = o.str("test") == "throughput";
+        let test = o.str("test");
+        let (power, throughput) = (test != "throughput", test != "power");
         let streams = if throughput {
             match o.u64("streams") {
                 0 => min_streams(sf),
@@ -193,8 +194,13 @@ impl Benchmark for Tpch {
             1
         };
         let refresh_on = o.bool("refresh");
-        let first_set = if refresh_on {
-            refresh::reserve(&mut conn, next_set, streams)?
+        let sets = if refresh_on {
+            u32::from(power) + if throughput { streams } else { 0 }
+        } else {
+            0
+        };
+        let first_set = if sets > 0 {
+            refresh::reserve(&mut conn, next_set, sets)?
         } else {
             next_set
         };
@@ -209,7 +215,7 @@ impl Benchmark for Tpch {
         if cold {
             if throughput {
                 return Err(usage(
-                    "--cold restarts the server before each query: it goes with the power test, not --test=throughput".into(),
+                    "--cold restarts the server before each query: it goes with the power test, not --test=throughput or full".into(),
                 ));
             }
             if o.u64("warmup-runs") > 0 {
@@ -233,6 +239,7 @@ impl Benchmark for Tpch {
             dialect: conn.dialect(),
             mariadb: version.contains("MariaDB"),
             sf,
+            power,
             throughput,
             streams,
             queries,
@@ -247,22 +254,18 @@ impl Benchmark for Tpch {
             validation: o.bool("validation"),
             seed: stream::qgen_seed(ctx.seed),
             cold,
-            update_sets: if refresh_on {
-                (first_set..first_set + streams)
-                    .map(|set| (set, refresh::prepare(sf, set)))
-                    .collect()
-            } else {
-                Default::default()
-            },
+            update_sets: (first_set..first_set + sets)
+                .map(|set| (set, refresh::prepare(sf, set)))
+                .collect(),
         };
-        if refresh_on {
-            let sets = if streams == 1 {
+        if sets > 0 {
+            let which = if sets == 1 {
                 format!("update set {first_set}")
             } else {
-                format!("update sets {first_set}..{}", first_set + streams - 1)
+                format!("update sets {first_set}..{}", first_set + sets - 1)
             };
             ctx.say(&format!(
-                "Refresh functions use {sets} (the next run goes on after it)"
+                "Refresh functions use {which} (the next run goes on after it)"
             ));
         }
         let shared = Arc::new(Shared::default());
@@ -326,12 +329,8 @@ impl RunPlan for TpchPlan {
     }
 
     fn shape_engine(&self, engine: &mut EngineConfig) {
-        // A query stream per user, and the refresh stream.
-        engine.threads = if self.spec.throughput {
-            self.spec.streams as usize + usize::from(self.spec.refresh)
-        } else {
-            1
-        };
+        // The power stream, a query stream per user, the refresh stream.
+        engine.threads = self.spec.users();
         // The streams end the run; --time only when given, as a cap.
         if !self.time_given {
             engine.time = None;
@@ -357,7 +356,12 @@ impl RunPlan for TpchPlan {
             .unwrap_or_default();
         refreshes.sort_by_key(|r| (r.update_set, r.name.clone()));
         let mut r = TpchResult {
-            test: if s.throughput { "throughput" } else { "power" }.into(),
+            test: match (s.power, s.throughput) {
+                (true, true) => "full",
+                (false, _) => "throughput",
+                _ => "power",
+            }
+            .into(),
             scale_factor: s.sf,
             streams: s.streams,
             refresh: s.refresh,
@@ -387,11 +391,14 @@ impl RunPlan for TpchPlan {
             refreshes,
             metrics: Default::default(),
         };
-        let ts = s
-            .throughput
-            .then_some(result.measured.duration.as_secs_f64());
+        let ts = match (s.power, s.throughput) {
+            (true, true) => self.shared.throughput_seconds(),
+            (false, true) => Some(result.measured.duration.as_secs_f64()),
+            _ => None,
+        };
         r.compute_metrics(ts);
-        let planned = s.queries.len() * s.streams as usize;
+        let planned = s.queries.len()
+            * (usize::from(s.power) + if s.throughput { s.streams as usize } else { 0 });
         if r.queries.len() < planned {
             doc.warnings.push(dbmeter_env::Warning::new(
                 "tpch",

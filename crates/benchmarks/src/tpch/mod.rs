@@ -67,9 +67,9 @@ pub const OPTIONS: &[OptSpec] = &[
     ),
     opt(
         "test",
-        choice(&["power", "throughput"]),
+        choice(&["power", "throughput", "full"]),
         "power",
-        "run: the power test (one stream: RF1, the queries in the stream's order, RF2) or the throughput test (--streams query streams and a refresh stream)",
+        "run: the power test (one stream: RF1, the queries in the stream's order, RF2), the throughput test (--streams query streams and a refresh stream), or full: the power test, then the throughput test, and QphH@Size",
     ),
     opt(
         "streams",
@@ -99,7 +99,7 @@ pub const OPTIONS: &[OptSpec] = &[
         "extract",
         choice(&["average", "min-max", "best-plan"]),
         "average",
-        "run: the value of a query from its runs: average (one timeout makes it a timeout), min-max (the fastest, with the slowest beside it), best-plan (run until the fastest run's plan was seen --best-plan-count times, at most --runs runs)",
+        "run: the value of a query from its runs: average (one timeout makes it a timeout), min-max (the fastest, with the slowest beside it), best-plan (run until the fastest run's plan was seen --best-plan-count times, at most max(--runs, 3 x --best-plan-count) runs)",
     ),
     opt(
         "best-plan-count",
@@ -215,13 +215,31 @@ pub fn scale_factor(o: &OptValues) -> Result<f64, String> {
             o.str("scale-factor")
         ));
     }
-    if sf < 0.000_1 {
+    if let Some(s) = repeated_partsupp_keys(sf) {
         return Err(format!(
-            "--scale-factor={}: too small; the smallest useful scale factor is 0.0001",
+            "--scale-factor={}: dbgen's partsupp repeats its keys at this scale factor ({s} suppliers), so its primary key cannot hold; take 0.01, 0.02, 0.1, 1 or larger",
             o.str("scale-factor")
         ));
     }
     Ok(sf)
+}
+
+/// The supplier count at `sf` when dbgen's partsupp repeats a key there.
+/// A part's four suppliers are `(p + i x step) mod S` for i = 0..3 with
+/// step = S/4 + (p-1)/S: two coincide when 2 or 3 steps make a multiple of
+/// S, which happens only at small scale factors (never from SF 0.025 up).
+fn repeated_partsupp_keys(sf: f64) -> Option<i64> {
+    use tpchgen::generators::{PartGenerator, SupplierGenerator};
+    let s = SupplierGenerator::calculate_row_count(sf, 1, 1);
+    let p = PartGenerator::calculate_row_count(sf, 1, 1);
+    if s < 1 {
+        return Some(s);
+    }
+    let steps = (s / 4)..=(s / 4 + (p - 1) / s);
+    steps
+        .into_iter()
+        .any(|step| (1..=3).any(|k| (k * step) % s == 0))
+        .then_some(s)
 }
 
 #[cfg(test)]
@@ -240,5 +258,11 @@ mod tests {
         assert_eq!(min_streams(100.0), 5);
         assert_eq!(sf_text(0.01), "0.01");
         assert_eq!(sf_text(10.0), "10");
+        for ok in [0.01, 0.02, 0.1, 1.0, 10.0, 0.03] {
+            assert_eq!(repeated_partsupp_keys(ok), None, "SF {ok}");
+        }
+        for bad in [0.0001, 0.001, 0.005, 0.012] {
+            assert!(repeated_partsupp_keys(bad).is_some(), "SF {bad}");
+        }
     }
 }

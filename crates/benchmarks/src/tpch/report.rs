@@ -144,62 +144,54 @@ impl TpchResult {
     /// throughput test's measured time.
     pub fn compute_metrics(&mut self, ts: Option<f64>) {
         let mut m = Metrics::default();
-        let all_22 = |stream: u32| -> Option<Vec<f64>> {
-            let v: Vec<f64> = self
-                .queries
+        let has_power = self.test != "throughput";
+        let has_throughput = self.test != "power";
+        let times = |stream: u32| -> Vec<f64> {
+            self.queries
                 .iter()
                 .filter(|q| q.stream == stream)
                 .filter_map(|q| q.seconds)
-                .collect();
-            (v.len() == 22).then_some(v)
+                .collect()
         };
-        let rf_ok = |stream: u32| -> Option<Vec<f64>> {
-            let v: Vec<f64> = self
-                .refreshes
+        let refreshes_ok = |stream: u32| -> Vec<f64> {
+            self.refreshes
                 .iter()
                 .filter(|r| r.stream == stream && r.status == "ok")
                 .map(|r| r.seconds)
-                .collect();
-            (v.len() == 2).then_some(v)
+                .collect()
         };
-        let power_stream = self.queries.first().map_or(0, |q| q.stream);
-        if self.test == "power" {
-            match all_22(power_stream) {
-                Some(q) => {
-                    m.geomean_seconds = geomean(&q);
-                    if self.refresh {
-                        match rf_ok(power_stream) {
-                            Some(rf) => {
-                                let times: Vec<f64> = q.iter().chain(&rf).copied().collect();
-                                m.power_at_size = power_at_size(self.scale_factor, &times);
-                            }
-                            None => m
-                                .notes
-                                .push("no Power@Size: a refresh function did not complete".into()),
-                        }
-                    } else {
-                        m.notes.push(
-                            "refresh functions off: no Power@Size; the geometric mean of the 22 query times instead".into(),
-                        );
-                    }
-                }
-                None => {
-                    let done: Vec<f64> = self.queries.iter().filter_map(|q| q.seconds).collect();
-                    m.geomean_seconds = geomean(&done);
-                    m.notes.push(format!(
-                        "no Power@Size: {} of 22 queries have a time (a subset, timeouts or errors); geometric mean of those",
-                        done.len()
-                    ));
+        if has_power {
+            let q = times(0);
+            m.geomean_seconds = geomean(&q);
+            if q.len() != 22 {
+                m.notes.push(format!(
+                    "no Power@Size: {} of 22 queries have a time (a subset, timeouts or errors); geometric mean of those",
+                    q.len()
+                ));
+            } else if !self.refresh {
+                m.notes.push(
+                    "refresh functions off: no Power@Size; the geometric mean of the 22 query times instead".into(),
+                );
+            } else {
+                let rf = refreshes_ok(0);
+                if rf.len() == 2 {
+                    let all: Vec<f64> = q.iter().chain(&rf).copied().collect();
+                    m.power_at_size = power_at_size(self.scale_factor, &all);
+                } else {
+                    m.notes
+                        .push("no Power@Size: a refresh function did not complete".into());
                 }
             }
-        } else {
-            let complete = (1..=self.streams).all(|s| all_22(s).is_some());
-            let refreshed = !self.refresh
-                || self.refreshes.iter().filter(|r| r.status == "ok").count()
-                    == 2 * self.streams as usize;
+        }
+        if has_throughput {
+            let complete = (1..=self.streams).all(|s| times(s).len() == 22);
+            let refreshed =
+                !self.refresh || refreshes_ok(self.streams + 1).len() == 2 * self.streams as usize;
             m.throughput_seconds = ts;
-            let done: Vec<f64> = self.queries.iter().filter_map(|q| q.seconds).collect();
-            m.geomean_seconds = geomean(&done);
+            if !has_power {
+                let done: Vec<f64> = self.queries.iter().filter_map(|q| q.seconds).collect();
+                m.geomean_seconds = geomean(&done);
+            }
             match (complete, refreshed, ts) {
                 (true, true, Some(ts)) => {
                     m.throughput_at_size = throughput_at_size(self.scale_factor, self.streams, ts);
@@ -216,6 +208,9 @@ impl TpchResult {
         }
         if let (Some(p), Some(t)) = (m.power_at_size, m.throughput_at_size) {
             m.qphh_at_size = Some((p * t).sqrt());
+        } else if has_power && has_throughput {
+            m.notes
+                .push("no QphH@Size: it needs both Power@Size and Throughput@Size".into());
         }
         self.metrics = m;
     }

@@ -50,6 +50,10 @@ pub struct RunSpec {
     pub dialect: Dialect,
     pub mariadb: bool,
     pub sf: f64,
+    /// The power test's stream (user 0) runs.
+    pub power: bool,
+    /// The throughput test's query streams and refresh stream run (after
+    /// the power stream when both do: the full test).
     pub throughput: bool,
     pub streams: u32,
     pub queries: Vec<u8>,
@@ -113,6 +117,19 @@ pub struct Shared {
     /// What a cold run could not do (the page cache not dropped, say),
     /// once each.
     pub cold_notes: Mutex<Vec<String>>,
+    /// The full test: when the power stream ended (the throughput test
+    /// starts), and when the last throughput stream ended.
+    pub power_done: Mutex<Option<Instant>>,
+    pub throughput_end: Mutex<Option<Instant>>,
+}
+
+impl Shared {
+    /// The full test's throughput interval Ts, once both ends are known.
+    pub fn throughput_seconds(&self) -> Option<f64> {
+        let start = (*self.power_done.lock().ok()?)?;
+        let end = (*self.throughput_end.lock().ok()?)?;
+        Some(end.saturating_duration_since(start).as_secs_f64())
+    }
 }
 
 /// The event kinds, in order: Q1..Q22, RF1, RF2, warm-up, explain, and
@@ -147,38 +164,64 @@ fn steps(spec: &RunSpec, user: usize) -> (u32, Vec<Step>) {
             })
             .collect()
     };
-    if !spec.throughput {
-        let mut v = Vec::new();
-        if spec.refresh {
-            v.push(Step::Refresh {
-                rf: Rf::Rf1,
-                set: spec.first_set,
-            });
+    let mut user = user as u32;
+    if spec.power {
+        if user == 0 || !spec.throughput {
+            let mut v = Vec::new();
+            if spec.refresh {
+                v.push(Step::Refresh {
+                    rf: Rf::Rf1,
+                    set: spec.first_set,
+                });
+            }
+            v.extend(order(0));
+            if spec.refresh {
+                v.push(Step::Refresh {
+                    rf: Rf::Rf2,
+                    set: spec.first_set,
+                });
+            }
+            return (0, v);
         }
-        v.extend(order(0));
-        if spec.refresh {
-            v.push(Step::Refresh {
-                rf: Rf::Rf2,
-                set: spec.first_set,
-            });
-        }
-        return (0, v);
+        user -= 1;
     }
-    let user = user as u32;
     if user < spec.streams {
         return (user + 1, order(user + 1));
     }
-    // The refresh stream: one RF1/RF2 pair per query stream.
+    // The refresh stream (numbered after the query streams): one RF1/RF2
+    // pair per query stream, on the sets after the power test's.
+    let first = spec.first_set + u32::from(spec.power && spec.refresh);
     let v = (0..spec.streams)
         .flat_map(|i| {
-            let set = spec.first_set + i;
+            let set = first + i;
             [
                 Step::Refresh { rf: Rf::Rf1, set },
                 Step::Refresh { rf: Rf::Rf2, set },
             ]
         })
         .collect();
-    (0, v)
+    (spec.streams + 1, v)
+}
+
+impl RunSpec {
+    /// The update sets the run takes.
+    pub fn sets_needed(&self) -> u32 {
+        if !self.refresh {
+            return 0;
+        }
+        u32::from(self.power) + if self.throughput { self.streams } else { 0 }
+    }
+
+    /// Virtual users: the power stream, the query streams, the refresh
+    /// stream.
+    pub fn users(&self) -> usize {
+        usize::from(self.power)
+            + if self.throughput {
+                self.streams as usize + usize::from(self.refresh)
+            } else {
+                0
+            }
+    }
 }
 
 /// Interrupts the running statement when it outlives its deadline: the
@@ -473,11 +516,20 @@ impl StreamUser {
 
     fn next_step(&mut self) -> Flow {
         self.at += 1;
-        if self.at >= self.steps.len() {
-            Flow::UserDone
-        } else {
-            Flow::Continue
+        if self.at < self.steps.len() {
+            return Flow::Continue;
         }
+        // The full test: the power stream's end starts the throughput
+        // test; the last throughput stream's end ends it.
+        let at = if self.stream == 0 {
+            &self.shared.power_done
+        } else {
+            &self.shared.throughput_end
+        };
+        if let Ok(mut t) = at.lock() {
+            *t = Some(Instant::now());
+        }
+        Flow::UserDone
     }
 
     fn refresh(&mut self, rf: Rf, set: u32, tally: &mut Tally) -> Result<Flow, EventError> {
@@ -759,6 +811,20 @@ impl User for StreamUser {
     fn interrupter(&self) -> Option<Interrupter> {
         self.conn.interrupter()
     }
+
+    /// In the full test the throughput streams wait for the power stream.
+    fn pause(&mut self) -> Duration {
+        let waiting = self.spec.power
+            && self.spec.throughput
+            && self.stream != 0
+            && self.at == 0
+            && self.shared.power_done.lock().is_ok_and(|d| d.is_none());
+        if waiting {
+            Duration::from_millis(20)
+        } else {
+            Duration::ZERO
+        }
+    }
 }
 
 pub struct StreamFactory {
@@ -796,6 +862,7 @@ mod tests {
             dialect: Dialect::Sqlite,
             mariadb: false,
             sf: 1.0,
+            power: !throughput,
             throughput,
             streams: 2,
             queries: (1..=22).collect(),
@@ -837,7 +904,7 @@ mod tests {
         let (s, v) = steps(&spec(true, true), 1);
         assert_eq!((s, v.len()), (2, 22));
         let (s, v) = steps(&spec(true, true), 2);
-        assert_eq!(s, 0);
+        assert_eq!(s, 3, "the refresh stream comes after the query streams");
         assert_eq!(v.len(), 4);
         assert_eq!(
             v[2],
@@ -845,6 +912,31 @@ mod tests {
                 rf: Rf::Rf1,
                 set: 6
             }
+        );
+        // The full test: the power stream (set 5), then 2 query streams and
+        // the refresh stream (sets 6 and 7).
+        let mut full = spec(true, true);
+        full.power = true;
+        assert_eq!((full.users(), full.sets_needed()), (4, 3));
+        assert_eq!(steps(&full, 0).0, 0);
+        assert_eq!(
+            steps(&full, 0).1[0],
+            Step::Refresh {
+                rf: Rf::Rf1,
+                set: 5
+            }
+        );
+        assert_eq!(steps(&full, 2).0, 2);
+        let (s, v) = steps(&full, 3);
+        assert_eq!(
+            (s, v[0]),
+            (
+                3,
+                Step::Refresh {
+                    rf: Rf::Rf1,
+                    set: 6
+                }
+            )
         );
         let mut sub = spec(false, false);
         sub.queries = vec![1, 3];
