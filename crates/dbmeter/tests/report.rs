@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::browser::{chromium, headless, pixels_of};
+use common::browser::{chromium, headless, pixels_of, screenshot};
 use common::{Run, Scratch};
 
 fn run_in(s: &Scratch, args: &[&str]) -> Run {
@@ -139,21 +139,7 @@ fn a_campaign_report_stands_alone_and_renders_with_its_charts() {
     assert!(dom_text.contains("<polyline"));
     // A screenshot: the lines of both variants are drawn in their colours
     // (plotters' first two palette colours).
-    let shot = s.path("shot.png");
-    let out = headless(
-        browser,
-        &s,
-        &[
-            "--window-size=1200,2600",
-            &format!("--screenshot={}", shot.display()),
-        ],
-        &page,
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let shot = screenshot(browser, &s, &page, 1200, 2600);
     let first = pixels_of(&shot, (230, 25, 75));
     let second = pixels_of(&shot, (60, 180, 75));
     assert!(

@@ -6,7 +6,7 @@
 //! stream, and bad inputs.
 
 mod common;
-use common::browser::{chromium, headless, pixels_of};
+use common::browser::{chromium, pixels_of, screenshot};
 use common::servers::{ask, ask_n, start};
 use common::*;
 use dbmeter_server::{Flavor, Server};
@@ -627,21 +627,7 @@ options = { scale-factor = 0.01, refresh = false, runs = 2, extract = "min-max" 
     assert!(svg.contains(">100</text>"), "y labels");
 
     let Some(browser) = chromium() else { return };
-    let shot = s.path("shot.png");
-    let out = headless(
-        browser,
-        &s,
-        &[
-            "--window-size=1200,2400",
-            &format!("--screenshot={}", shot.display()),
-        ],
-        &s.path("dbt3.html"),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let shot = screenshot(browser, &s, &s.path("dbt3.html"), 1200, 2400);
     // The bars of both configurations, in their colours.
     let first = pixels_of(&shot, (0x4e, 0x79, 0xa7));
     let second = pixels_of(&shot, (0xf2, 0x8e, 0x2b));

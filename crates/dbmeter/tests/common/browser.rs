@@ -63,3 +63,30 @@ pub fn pixels_of(png_file: &Path, rgb: (u8, u8, u8)) -> usize {
         })
         .count()
 }
+
+/// A screenshot of `page` in a `width` x `height` window, as a PNG in the
+/// scratch directory; the browser must succeed.
+pub fn screenshot(
+    browser: &str,
+    s: &Scratch,
+    page: &Path,
+    width: u32,
+    height: u32,
+) -> std::path::PathBuf {
+    let shot = s.path("shot.png");
+    let out = headless(
+        browser,
+        s,
+        &[
+            &format!("--window-size={width},{height}"),
+            &format!("--screenshot={}", shot.display()),
+        ],
+        page,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    shot
+}
