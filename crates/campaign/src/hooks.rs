@@ -3,10 +3,6 @@
 //! What they print is kept with the run.
 
 use dbmeter_result::HookRecord;
-use std::process::Command;
-
-/// Output kept per hook.
-const KEEP_BYTES: usize = 64 * 1024;
 
 /// The facts a hook sees as environment variables.
 #[derive(Clone, Debug, Default)]
@@ -17,18 +13,6 @@ pub struct HookEnv {
     pub workload: String,
     pub clients: u32,
     pub repeat: u32,
-}
-
-fn clip(mut s: String) -> String {
-    if s.len() > KEEP_BYTES {
-        let mut cut = KEEP_BYTES;
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        s.truncate(cut);
-        s.push_str("\n[... cut]");
-    }
-    s
 }
 
 pub fn run_hook(when: &str, command: &str, env: &HookEnv) -> HookRecord {
@@ -53,29 +37,23 @@ pub fn run_hook(when: &str, command: &str, env: &HookEnv) -> HookRecord {
         }
         return r;
     }
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(body)
-        .env("DBMETER_CAMPAIGN", &env.campaign)
-        .env("DBMETER_TARGET", &env.target)
-        // The target without its password: a secret never goes into a
-        // child's environment (a hook reads its credentials from its own
-        // files, ~/.my.cnf or ~/.pgpass).
-        .env("DBMETER_DB", dbmeter_db::mask_password(&env.url))
-        .env("DBMETER_WORKLOAD", &env.workload)
-        .env("DBMETER_CLIENTS", env.clients.to_string())
-        .env("DBMETER_REPEAT", env.repeat.to_string())
-        .output();
-    match out {
-        Ok(o) => {
-            r.exit_code = o.status.code();
-            r.ok = o.status.success();
-            let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
-            text.push_str(&String::from_utf8_lossy(&o.stderr));
-            r.output = clip(text);
-        }
-        Err(e) => r.output = format!("cannot run sh: {e}"),
-    }
+    let out = dbmeter_env::process::shell(
+        body,
+        &[
+            ("DBMETER_CAMPAIGN", env.campaign.clone()),
+            ("DBMETER_TARGET", env.target.clone()),
+            // The target without its password: a secret never goes into a
+            // child's environment (a hook reads its credentials from its
+            // own files, ~/.my.cnf or ~/.pgpass).
+            ("DBMETER_DB", dbmeter_db::mask_password(&env.url)),
+            ("DBMETER_WORKLOAD", env.workload.clone()),
+            ("DBMETER_CLIENTS", env.clients.to_string()),
+            ("DBMETER_REPEAT", env.repeat.to_string()),
+        ],
+    );
+    r.exit_code = out.exit_code;
+    r.ok = out.ok;
+    r.output = out.output;
     r
 }
 

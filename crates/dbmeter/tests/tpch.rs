@@ -222,6 +222,36 @@ fn sqlite_prepare_run_power_and_throughput() {
         q["plan"].as_str().is_some_and(|p| p.contains("lineitem")),
         "{q:#}"
     );
+
+    // Hooks around each measured run (none around the warm-up), kept with
+    // their output; the run's OS and counter deltas beside them.
+    let r = s.ok(&[
+        "run",
+        "tpch",
+        db,
+        "--queries=6",
+        "--runs=2",
+        "--warmup-runs=1",
+        "--refresh=off",
+        "--explain=off",
+        "--query-hook-before=sh: echo before $DBMETER_QUERY run $DBMETER_RUN",
+        "--query-hook-after=sql: SELECT 1",
+        "--format=json",
+    ]);
+    let runs = queries(&tpch(&r))[0]["runs"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(runs.len(), 2);
+    for (i, run) in runs.iter().enumerate() {
+        let hooks = run["hooks"].as_array().cloned().unwrap_or_default();
+        assert_eq!(hooks.len(), 2, "{run:#}");
+        assert_eq!(hooks[0]["when"], "before_query");
+        assert_eq!(hooks[0]["output"], format!("before Q6 run {}\n", i + 1));
+        assert_eq!(hooks[1]["when"], "after_query");
+        assert_eq!(hooks[1]["ok"], true, "{run:#}");
+        assert!(run["os"]["user_pct"].is_number(), "{run:#}");
+    }
 }
 
 #[test]

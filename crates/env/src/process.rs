@@ -185,3 +185,50 @@ mod tests {
         assert_eq!(tree_cpu_seconds(u32::MAX - 1), None);
     }
 }
+
+/// Output kept of a shell command's run ([`shell`]).
+pub const SHELL_KEEP_BYTES: usize = 64 * 1024;
+
+/// What a shell command did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShellRun {
+    pub exit_code: Option<i32>,
+    pub ok: bool,
+    /// Standard output then standard error, cut to [`SHELL_KEEP_BYTES`];
+    /// or why the shell could not run.
+    pub output: String,
+}
+
+/// Runs `command` through `sh -c` with `env` added to the environment
+/// (hooks: the caller keeps secrets out of it).
+pub fn shell(command: &str, env: &[(&str, String)]) -> ShellRun {
+    let mut c = std::process::Command::new("sh");
+    c.arg("-c").arg(command);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    match c.output() {
+        Ok(o) => {
+            let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
+            text.push_str(&String::from_utf8_lossy(&o.stderr));
+            if text.len() > SHELL_KEEP_BYTES {
+                let mut cut = SHELL_KEEP_BYTES;
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                text.truncate(cut);
+                text.push_str("\n[... cut]");
+            }
+            ShellRun {
+                exit_code: o.status.code(),
+                ok: o.status.success(),
+                output: text,
+            }
+        }
+        Err(e) => ShellRun {
+            exit_code: None,
+            ok: false,
+            output: format!("cannot run sh: {e}"),
+        },
+    }
+}

@@ -254,6 +254,9 @@ impl Benchmark for Tpch {
             validation: o.bool("validation"),
             seed: stream::qgen_seed(ctx.seed),
             cold,
+            hook_before: o.str("query-hook-before").trim().to_string(),
+            hook_after: o.str("query-hook-after").trim().to_string(),
+            shown_target: dbmeter_db::mask_password(&connect.target.to_string()),
             update_sets: (first_set..first_set + sets)
                 .map(|set| (set, refresh::prepare(sf, set)))
                 .collect(),

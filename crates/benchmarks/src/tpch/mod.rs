@@ -120,6 +120,18 @@ pub const OPTIONS: &[OptSpec] = &[
         "run: restart the server and drop the OS page cache before each measured run of a query (a server started by `dbmeter server start` or a campaign's managed target; SQLite: the page cache only; dropping it needs root)",
     ),
     opt(
+        "query-hook-before",
+        OptKind::Str,
+        "",
+        "run: a hook before each measured query run, outside its time: 'sh: COMMAND' (with DBMETER_QUERY, DBMETER_STREAM, DBMETER_RUN, DBMETER_DB in its environment) or 'sql: STATEMENT' (on the stream's connection); its output is kept with the run",
+    ),
+    opt(
+        "query-hook-after",
+        OptKind::Str,
+        "",
+        "run: a hook after each measured query run, as --query-hook-before",
+    ),
+    opt(
         "explain",
         choice(&["plan", "analyze", "off"]),
         "plan",

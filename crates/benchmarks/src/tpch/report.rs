@@ -4,7 +4,7 @@
 //! mean when the refresh functions are off); and its text.
 
 use dbmeter_env::MachineDelta;
-use dbmeter_result::Figure;
+use dbmeter_result::{Figure, HookRecord};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -27,6 +27,10 @@ pub struct QueryRun {
     /// `SHOW GLOBAL STATUS`, PostgreSQL `pg_stat_database`): after - before.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub counters: BTreeMap<String, f64>,
+    /// The query hooks run around it (`before_query`, `after_query`), with
+    /// their output.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<HookRecord>,
 }
 
 /// One query of one stream.

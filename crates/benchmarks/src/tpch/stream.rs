@@ -13,6 +13,7 @@ use crate::benchmark::ServerControl;
 use dbmeter_db::{ConnectOptions, Connection, DbError, ErrorKind};
 use dbmeter_engine::{EventError, Flow, Interrupter, Tally, User, UserFactory};
 use dbmeter_env::{MachineCounters, MachineDelta};
+use dbmeter_result::HookRecord;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -69,6 +70,11 @@ pub struct RunSpec {
     pub seed: u64,
     /// Restart the server and drop the page cache before each measured run.
     pub cold: bool,
+    /// Hooks around each measured run ("" for none).
+    pub hook_before: String,
+    pub hook_after: String,
+    /// The target with its password masked, for the hooks.
+    pub shown_target: String,
     /// The refresh functions' statements by update set, made before the run.
     pub update_sets: BTreeMap<u32, refresh::Prepared>,
 }
@@ -121,6 +127,10 @@ pub struct Shared {
     /// starts), and when the last throughput stream ended.
     pub power_done: Mutex<Option<Instant>>,
     pub throughput_end: Mutex<Option<Instant>>,
+    /// Wakes the waiting throughput streams when the power stream ends.
+    pub power_over: Condvar,
+    /// The power stream ended without finishing (the run is stopping).
+    pub power_aborted: AtomicBool,
 }
 
 impl Shared {
@@ -341,6 +351,12 @@ pub struct StreamUser {
 impl Drop for StreamUser {
     fn drop(&mut self) {
         self.watchdog.stop();
+        // A power stream that stops before its end releases the waiting
+        // throughput streams (the run is stopping).
+        if self.stream == 0 && self.spec.power && self.spec.throughput {
+            self.shared.power_aborted.store(true, Ordering::Relaxed);
+            self.shared.power_over.notify_all();
+        }
     }
 }
 
@@ -442,6 +458,47 @@ impl StreamUser {
         Ok((plan_hash(&text), text))
     }
 
+    /// Runs a query hook (outside the timed span): `sh: COMMAND` with the
+    /// query's facts in its environment, or `sql: STATEMENT` on this
+    /// stream's connection.
+    fn hook(&mut self, when: &str, command: &str, q: u8, run: usize) -> HookRecord {
+        let (kind, body) = match command.split_once(':') {
+            Some((k, b)) if matches!(k.trim(), "sh" | "sql") => (k.trim(), b.trim()),
+            _ => ("sh", command.trim()),
+        };
+        let mut r = HookRecord {
+            when: when.into(),
+            command: command.into(),
+            ok: false,
+            exit_code: None,
+            output: String::new(),
+        };
+        if kind == "sql" {
+            match self.conn.execute(body) {
+                Ok(_) => {
+                    r.ok = true;
+                    r.output = "ok".into();
+                }
+                Err(e) => r.output = format!("{} ({})", e.message, e.code),
+            }
+            return r;
+        }
+        let out = dbmeter_env::process::shell(
+            body,
+            &[
+                ("DBMETER_WORKLOAD", "tpch".into()),
+                ("DBMETER_QUERY", format!("Q{q}")),
+                ("DBMETER_STREAM", self.stream.to_string()),
+                ("DBMETER_RUN", run.to_string()),
+                ("DBMETER_DB", self.spec.shown_target.clone()),
+            ],
+        );
+        r.exit_code = out.exit_code;
+        r.ok = out.ok;
+        r.output = out.output;
+        r
+    }
+
     /// The machine's and the server's counters now (outside the timed
     /// span); what cannot be read is left out.
     fn probe(&mut self) -> Probe {
@@ -528,6 +585,9 @@ impl StreamUser {
         };
         if let Ok(mut t) = at.lock() {
             *t = Some(Instant::now());
+        }
+        if self.stream == 0 {
+            self.shared.power_over.notify_all();
         }
         Flow::UserDone
     }
@@ -687,6 +747,12 @@ impl StreamUser {
         };
         tally.reads += 1;
         let sql = cur.sql.clone();
+        let run_no = cur.runs.len() + 1;
+        let mut hooks = Vec::new();
+        if !warmup && !self.spec.hook_before.is_empty() {
+            let h = self.spec.hook_before.clone();
+            hooks.push(self.hook("before_query", &h, cur.q, run_no));
+        }
         let before = (!warmup).then(|| self.probe());
         let t = Instant::now();
         let ran = self.execute(&sql);
@@ -695,6 +761,10 @@ impl StreamUser {
             Some(b) => self.delta(b),
             None => (None, BTreeMap::new()),
         };
+        if !warmup && !self.spec.hook_after.is_empty() {
+            let h = self.spec.hook_after.clone();
+            hooks.push(self.hook("after_query", &h, cur.q, run_no));
+        }
         let ran = match ran {
             Ok(r) => r,
             Err(e) if matches!(e.kind, ErrorKind::ConnectionLost | ErrorKind::Interrupted) => {
@@ -719,6 +789,7 @@ impl StreamUser {
             plan_hash: cur.plan_hash.clone(),
             os,
             counters,
+            hooks,
         });
         cur.explain_next = self.spec.extract == Extract::BestPlan;
         cur.cold_next = self.spec.cold;
@@ -812,17 +883,30 @@ impl User for StreamUser {
         self.conn.interrupter()
     }
 
-    /// In the full test the throughput streams wait for the power stream.
+    /// In the full test the throughput streams wait for the power stream
+    /// before their first event. Should it stop without finishing, they
+    /// wait out the run instead (the engine ends the wait when it stops).
     fn pause(&mut self) -> Duration {
-        let waiting = self.spec.power
-            && self.spec.throughput
-            && self.stream != 0
-            && self.at == 0
-            && self.shared.power_done.lock().is_ok_and(|d| d.is_none());
-        if waiting {
-            Duration::from_millis(20)
-        } else {
+        if !(self.spec.power && self.spec.throughput && self.stream != 0 && self.at == 0) {
+            return Duration::ZERO;
+        }
+        let Ok(mut done) = self.shared.power_done.lock() else {
+            return Duration::ZERO;
+        };
+        while done.is_none() && !self.shared.power_aborted.load(Ordering::Relaxed) {
+            done = match self
+                .shared
+                .power_over
+                .wait_timeout(done, Duration::from_millis(200))
+            {
+                Ok((d, _)) => d,
+                Err(_) => return Duration::ZERO,
+            };
+        }
+        if done.is_some() {
             Duration::ZERO
+        } else {
+            Duration::from_secs(24 * 3600)
         }
     }
 }
@@ -877,6 +961,9 @@ mod tests {
             validation: false,
             seed: 1,
             cold: false,
+            hook_before: String::new(),
+            hook_after: String::new(),
+            shown_target: String::new(),
             update_sets: BTreeMap::new(),
         }
     }
