@@ -767,3 +767,54 @@ fn postgres_sf1_answers_match_the_official_answers() {
         r.stdout
     );
 }
+
+/// Ctrl-C during a query's runs: the run says it was interrupted (exit
+/// 130), and the query keeps the runs it had, marked interrupted.
+#[test]
+fn an_interrupted_run_keeps_what_it_measured() {
+    let s = Scratch::new();
+    let db = "--db=sqlite:h.sqlite";
+    s.ok(&["prepare", "tpch", db, "--scale-factor=0.01"]);
+    let mut child = s.spawn(&[
+        "run",
+        "tpch",
+        db,
+        "--queries=1",
+        "--runs=100000",
+        "--refresh=off",
+        "--explain=off",
+        "--report-interval=1",
+        "--format=json",
+    ]);
+    // The interval lines (on stderr, as stdout carries the JSON) say when
+    // runs have completed. Then stop it.
+    let err = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(err));
+    let mut seen = String::new();
+    for l in lines.by_ref() {
+        let l = l.unwrap_or_default();
+        seen.push_str(&l);
+        seen.push('\n');
+        let done = l
+            .split("tps: ")
+            .nth(1)
+            .and_then(|x| x.split_whitespace().next())
+            .and_then(|x| x.parse::<f64>().ok())
+            .is_some_and(|tps| tps > 0.0);
+        if done {
+            break;
+        }
+    }
+    assert!(seen.contains("tps: "), "{seen}");
+    // SAFETY: kill with a valid pid and signal has no preconditions.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(130), "{seen}{}", rest.join("\n"));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["end"]["reason"], "interrupted");
+    let q = &doc["tpch"]["queries"][0];
+    assert_eq!(q["status"], "interrupted", "{q:#}");
+    assert!(q["runs"].as_array().is_some_and(|r| !r.is_empty()), "{q:#}");
+    assert!(q["seconds"].is_null());
+}

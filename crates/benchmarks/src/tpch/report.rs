@@ -44,7 +44,8 @@ pub struct QueryResult {
     pub parameters: Vec<String>,
     /// Measured runs, in order (warm-up runs are not kept).
     pub runs: Vec<QueryRun>,
-    /// ok, timeout or error.
+    /// ok, timeout, error, or interrupted (the run stopped during its
+    /// runs; the runs it had are kept).
     pub status: String,
     /// The query's time by the extraction method; None for a timeout or
     /// an error.
@@ -232,6 +233,8 @@ pub fn figures(r: &TpchResult) -> Vec<Figure> {
         }
         let status = if runs.iter().any(|x| x.status == "error") {
             "error"
+        } else if runs.iter().any(|x| x.status == "interrupted") {
+            "interrupted"
         } else if runs.iter().any(|x| x.seconds.is_none()) {
             Figure::TIMEOUT
         } else {

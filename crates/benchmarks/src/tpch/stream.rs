@@ -351,6 +351,18 @@ pub struct StreamUser {
 impl Drop for StreamUser {
     fn drop(&mut self) {
         self.watchdog.stop();
+        // A query the stop cut short keeps the runs it had, marked so.
+        if let Some(cur) = self.current.take()
+            && !cur.runs.is_empty()
+        {
+            self.finish_query(cur);
+            if let Ok(mut v) = self.shared.queries.lock()
+                && let Some(last) = v.last_mut()
+            {
+                last.status = "interrupted".into();
+                last.seconds = None;
+            }
+        }
         // A power stream that stops before its end releases the waiting
         // throughput streams (the run is stopping).
         if self.stream == 0 && self.spec.power && self.spec.throughput {
