@@ -88,6 +88,31 @@ pub fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Opt
         .map(|(_, c)| c)
 }
 
+/// Every command word of the command line, for suggestions.
+pub const COMMAND_WORDS: &[&str] = &[
+    "run", "prepare", "prewarm", "cleanup", "check", "list", "help", "version", "env", "server",
+    "results", "compare", "report", "campaign",
+];
+
+/// The command a mistyped word (`prepar`, `RUN`) stands for, when it is
+/// no workload; with the benchmark's own commands too.
+fn mistyped_command(word: &str, workload: Option<&dyn Benchmark>) -> Option<String> {
+    if registry::find(word).is_some() {
+        return None;
+    }
+    let own: Vec<String> = workload
+        .map(|b| b.verbs().iter().map(|v| v.name.to_string()).collect())
+        .unwrap_or_default();
+    let lower = word.to_ascii_lowercase();
+    let words = COMMAND_WORDS
+        .iter()
+        .copied()
+        .chain(own.iter().map(String::as_str));
+    closest(&lower, words)
+        .filter(|c| lower.len() >= 2 && !c.is_empty())
+        .map(str::to_string)
+}
+
 /// Splits `args` into the command, the workload and raw options.
 pub fn parse(
     args: &[String],
@@ -195,6 +220,14 @@ pub fn parse(
         } else if workload_word.is_none() {
             workload_word = Some(w);
         } else {
+            if command_word.is_none()
+                && let Some(first) = &workload_word
+                && let Some(c) = mistyped_command(first, workload.as_deref())
+            {
+                return Err(CliError::Usage(format!(
+                    "unknown command '{first}'; did you mean {c}?"
+                )));
+            }
             return Err(CliError::Usage(format!("unexpected argument '{w}'")));
         }
     }
@@ -214,6 +247,13 @@ pub fn parse(
             return Err(CliError::Failed(
                 registry::resolve(w).err().unwrap_or_default(),
             ));
+        }
+        if command_word.is_none()
+            && let Some(c) = mistyped_command(w, None)
+        {
+            return Err(CliError::Usage(format!(
+                "unknown command '{w}'; did you mean {c}?"
+            )));
         }
         let all = registry::all();
         let hint = closest(w, all.iter().map(|x| x.name()))

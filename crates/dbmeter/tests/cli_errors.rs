@@ -86,8 +86,41 @@ fn usage_errors_exit_2() {
         2,
         "unknown option --random-points",
     );
+    // A mistyped command is named, with the command it looks like.
+    fails(
+        &s,
+        &["prepar", "oltp_read_write"],
+        2,
+        "unknown command 'prepar'; did you mean prepare?",
+    );
+    fails(
+        &s,
+        &["RUN", "oltp_read_write"],
+        2,
+        "unknown command 'RUN'; did you mean run?",
+    );
+    fails(
+        &s,
+        &["qeuries", "tpch"],
+        2,
+        "unknown command 'qeuries'; did you mean queries?",
+    );
+    fails(&s, &["campain"], 2, "did you mean campaign?");
     // Nothing was created by these.
     assert!(!exists(&s.path("dbmeter.sqlite")));
+    // No arguments: the short usage, exit 2.
+    let r = s.run(&[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with("Usage: dbmeter COMMAND"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.lines().count() <= 6 && r.stdout.is_empty(),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

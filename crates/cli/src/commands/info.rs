@@ -90,7 +90,8 @@ pub fn help(w: Option<&dyn Benchmark>) -> String {
                  prewarm WORKLOAD   read the tables once so that a run starts with warm caches\n  \
                  run WORKLOAD       run the benchmark and report throughput and latency\n  \
                  cleanup WORKLOAD   drop the workload's tables\n  \
-                 check tpcc         verify tpcc's row counts and consistency conditions\n  \
+                 check WORKLOAD     verify the workload's data (e.g. consistency conditions, answers)\n  \
+                 VERB WORKLOAD      a workload's own command (`dbmeter help WORKLOAD` lists them)\n  \
                  server COMMAND     managed MariaDB/PostgreSQL servers (`dbmeter server help`)\n  \
                  list               list the workloads\n  \
                  help [WORKLOAD]    this help, or a workload's options\n  \

@@ -23,7 +23,20 @@ pub(crate) struct Ctx {
     pub request: Request,
 }
 
+/// What `dbmeter` alone prints (on standard error, with exit code 2).
+const SHORT_USAGE: &str = "\
+Usage: dbmeter COMMAND [WORKLOAD] [--option=value ...]
+  e.g. dbmeter run oltp_read_write --threads=4 --time=60
+Commands: prepare, prewarm, run, check, cleanup WORKLOAD; list; help [WORKLOAD];
+env; server; results; compare; report; campaign; version.
+`dbmeter help` says more.
+";
+
 pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
+    if args.is_empty() {
+        eprint!("{SHORT_USAGE}");
+        return Ok(2);
+    }
     match (
         args.first().map(String::as_str),
         args.get(1).map(String::as_str),
