@@ -16,10 +16,7 @@ pub struct HookEnv {
 }
 
 pub fn run_hook(when: &str, command: &str, env: &HookEnv) -> HookRecord {
-    let (kind, body) = match command.split_once(':') {
-        Some((k, b)) if matches!(k.trim(), "sh" | "sql") => (k.trim(), b.trim()),
-        _ => ("sh", command.trim()),
-    };
+    use dbmeter_env::process::HookCommand;
     let mut r = HookRecord {
         when: when.to_string(),
         command: command.to_string(),
@@ -27,16 +24,19 @@ pub fn run_hook(when: &str, command: &str, env: &HookEnv) -> HookRecord {
         exit_code: None,
         output: String::new(),
     };
-    if kind == "sql" {
-        match run_sql(&env.url, body) {
-            Ok(msg) => {
-                r.ok = true;
-                r.output = msg;
+    let body = match HookCommand::parse(command) {
+        HookCommand::Sql(sql) => {
+            match run_sql(&env.url, sql) {
+                Ok(msg) => {
+                    r.ok = true;
+                    r.output = msg;
+                }
+                Err(e) => r.output = e,
             }
-            Err(e) => r.output = e,
+            return r;
         }
-        return r;
-    }
+        HookCommand::Shell(body) => body,
+    };
     let out = dbmeter_env::process::shell(
         body,
         &[

@@ -153,36 +153,21 @@ pub fn cpus_allowed(pid: Option<u32>) -> Option<Vec<usize>> {
     (!v.is_empty()).then_some(v)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// A hook command: `sh: COMMAND` (also a command without a prefix) or
+/// `sql: STATEMENT`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookCommand<'a> {
+    Shell(&'a str),
+    Sql(&'a str),
+}
 
-    #[test]
-    fn finds_a_listener_and_reads_cpu() {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = l.local_addr().map(|a| a.port()).unwrap_or(0);
-        assert_eq!(listener_pid(port), Some(std::process::id()));
-        let parent_pid = parent(std::process::id());
-        assert!(parent_pid.is_some());
-        // Burn a little CPU so that the counter moves.
-        let t0 = self_cpu_seconds().unwrap_or(0.0);
-        let mut x = 0u64;
-        let start = std::time::Instant::now();
-        while start.elapsed().as_millis() < 100 {
-            x = x.wrapping_mul(31).wrapping_add(7);
+impl<'a> HookCommand<'a> {
+    pub fn parse(command: &'a str) -> HookCommand<'a> {
+        match command.split_once(':') {
+            Some((k, body)) if k.trim() == "sql" => HookCommand::Sql(body.trim()),
+            Some((k, body)) if k.trim() == "sh" => HookCommand::Shell(body.trim()),
+            _ => HookCommand::Shell(command.trim()),
         }
-        std::hint::black_box(x);
-        assert!(self_cpu_seconds().unwrap_or(0.0) >= t0);
-        assert!(tree_cpu_seconds(std::process::id()).is_some());
-        // A child of ours is found, by either way.
-        if let Ok(mut child) = std::process::Command::new("sleep").arg("5").spawn() {
-            let found = children(std::process::id()).contains(&child.id());
-            let _ = child.kill();
-            let _ = child.wait();
-            assert!(found);
-        }
-        assert!(cpus_allowed(None).is_some());
-        assert_eq!(tree_cpu_seconds(u32::MAX - 1), None);
     }
 }
 
@@ -230,5 +215,59 @@ pub fn shell(command: &str, env: &[(&str, String)]) -> ShellRun {
             ok: false,
             output: format!("cannot run sh: {e}"),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_a_listener_and_reads_cpu() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = l.local_addr().map(|a| a.port()).unwrap_or(0);
+        assert_eq!(listener_pid(port), Some(std::process::id()));
+        let parent_pid = parent(std::process::id());
+        assert!(parent_pid.is_some());
+        // Burn a little CPU so that the counter moves.
+        let t0 = self_cpu_seconds().unwrap_or(0.0);
+        let mut x = 0u64;
+        let start = std::time::Instant::now();
+        while start.elapsed().as_millis() < 100 {
+            x = x.wrapping_mul(31).wrapping_add(7);
+        }
+        std::hint::black_box(x);
+        assert!(self_cpu_seconds().unwrap_or(0.0) >= t0);
+        assert!(tree_cpu_seconds(std::process::id()).is_some());
+        // A child of ours is found, by either way.
+        if let Ok(mut child) = std::process::Command::new("sleep").arg("5").spawn() {
+            let found = children(std::process::id()).contains(&child.id());
+            let _ = child.kill();
+            let _ = child.wait();
+            assert!(found);
+        }
+        assert!(cpus_allowed(None).is_some());
+        assert_eq!(tree_cpu_seconds(u32::MAX - 1), None);
+    }
+
+    #[test]
+    fn hook_commands_and_the_shell() {
+        assert_eq!(
+            HookCommand::parse("sql: SELECT 1"),
+            HookCommand::Sql("SELECT 1")
+        );
+        assert_eq!(
+            HookCommand::parse(" sh : echo a"),
+            HookCommand::Shell("echo a")
+        );
+        assert_eq!(
+            HookCommand::parse("echo a:b"),
+            HookCommand::Shell("echo a:b")
+        );
+        let r = shell("echo $X; exit 3", &[("X", "hi".into())]);
+        assert_eq!(
+            (r.exit_code, r.ok, r.output.as_str()),
+            (Some(3), false, "hi\n")
+        );
     }
 }

@@ -194,16 +194,6 @@ impl Benchmark for Tpch {
             1
         };
         let refresh_on = o.bool("refresh");
-        let sets = if refresh_on {
-            u32::from(power) + if throughput { streams } else { 0 }
-        } else {
-            0
-        };
-        let first_set = if sets > 0 {
-            refresh::reserve(&mut conn, next_set, sets)?
-        } else {
-            next_set
-        };
         let extract = Extract::parse(o.str("extract"));
         let best_plan_count = u32::try_from(o.u64("best-plan-count").max(1)).unwrap_or(3);
         let explain = match o.str("explain") {
@@ -235,7 +225,7 @@ impl Benchmark for Tpch {
         if runs == 0 {
             return Err(usage("--runs=0: each query needs at least one run".into()));
         }
-        let spec = RunSpec {
+        let mut spec = RunSpec {
             dialect: conn.dialect(),
             mariadb: version.contains("MariaDB"),
             sf,
@@ -244,7 +234,7 @@ impl Benchmark for Tpch {
             streams,
             queries,
             refresh: refresh_on,
-            first_set,
+            first_set: next_set,
             runs,
             warmup_runs: u32::try_from(o.u64("warmup-runs")).unwrap_or(u32::MAX),
             extract,
@@ -257,15 +247,18 @@ impl Benchmark for Tpch {
             hook_before: o.str("query-hook-before").trim().to_string(),
             hook_after: o.str("query-hook-after").trim().to_string(),
             shown_target: dbmeter_db::mask_password(&connect.target.to_string()),
-            update_sets: (first_set..first_set + sets)
-                .map(|set| (set, refresh::prepare(sf, set)))
-                .collect(),
+            update_sets: Default::default(),
         };
+        let sets = spec.sets_needed();
         if sets > 0 {
+            refresh::reserve(&mut conn, next_set, sets)?;
+            spec.update_sets = (next_set..next_set + sets)
+                .map(|set| (set, refresh::prepare(sf, set)))
+                .collect();
             let which = if sets == 1 {
-                format!("update set {first_set}")
+                format!("update set {next_set}")
             } else {
-                format!("update sets {first_set}..{}", first_set + sets - 1)
+                format!("update sets {next_set}..{}", next_set + sets - 1)
             };
             ctx.say(&format!(
                 "Refresh functions use {which} (the next run goes on after it)"
@@ -400,8 +393,7 @@ impl RunPlan for TpchPlan {
             _ => None,
         };
         r.compute_metrics(ts);
-        let planned = s.queries.len()
-            * (usize::from(s.power) + if s.throughput { s.streams as usize } else { 0 });
+        let planned = s.queries.len() * s.query_streams() as usize;
         if r.queries.len() < planned {
             doc.warnings.push(dbmeter_env::Warning::new(
                 "tpch",
@@ -434,7 +426,7 @@ fn print_queries(ctx: &Context) -> Result<(), BenchError> {
             format!(
                 "qgen seed {} (this stream's: {})",
                 stream::qgen_seed(ctx.seed),
-                stream::qgen_seed(stream::qgen_seed(ctx.seed) + u64::from(stream))
+                stream::stream_seed(stream::qgen_seed(ctx.seed), stream)
             )
         },
         match dialect {

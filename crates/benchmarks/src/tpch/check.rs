@@ -22,14 +22,8 @@ pub struct CheckConfig {
 
 /// Runs one query and returns its rows as trimmed text (NULL as `NULL`).
 pub fn answer(conn: &mut Connection, sql: &QuerySql) -> Result<Vec<Vec<String>>, DbError> {
-    for s in &sql.before {
-        conn.execute(s)?;
-    }
-    let rows = conn.query_rows(&sql.query);
-    for s in &sql.after {
-        let _ = conn.execute(s);
-    }
-    Ok(rows?
+    Ok(sql
+        .run_with(conn, &sql.query)?
         .rows
         .into_iter()
         .map(|r| {

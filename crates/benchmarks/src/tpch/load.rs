@@ -13,7 +13,7 @@ use dbmeter_db::{ConnectOptions, Connection, DbError, Dialect, Target};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Bytes handed to the server per packet or COPY message.
 const PACKET: usize = 256 * 1024;
@@ -523,9 +523,4 @@ pub fn read_state(conn: &mut Connection, hint: &str) -> Result<(f64, u32), Bench
             "{STATE_TABLE} is empty or damaged; {hint}"
         ))),
     }
-}
-
-/// Time as `1.23 s`.
-pub fn secs(d: Duration) -> String {
-    format!("{:.2} s", d.as_secs_f64())
 }

@@ -35,6 +35,7 @@
 //! `Tiresias`.
 
 use super::Dialect;
+use dbmeter_db::{Connection, DbError, ErrorKind, Rows};
 
 /// The SQL of one query: statements to run before (e.g. Q15's CREATE
 /// VIEW), the query whose rows are the answer, and statements after (DROP
@@ -44,6 +45,34 @@ pub struct QuerySql {
     pub before: Vec<String>,
     pub query: String,
     pub after: Vec<String>,
+}
+
+impl QuerySql {
+    /// Runs `statement` (the query, or a statement on it such as its
+    /// EXPLAIN) between the query's before and after statements, so that
+    /// Q15's view exists while it runs. When something fails the after
+    /// statements still run (a failed Q15 leaves no view behind), unless
+    /// the connection is gone.
+    pub fn run_with(&self, conn: &mut Connection, statement: &str) -> Result<Rows, DbError> {
+        let r = (|| -> Result<Rows, DbError> {
+            for s in &self.before {
+                conn.execute(s)?;
+            }
+            let rows = conn.query_rows(statement)?;
+            for s in &self.after {
+                conn.execute(s)?;
+            }
+            Ok(rows)
+        })();
+        if let Err(e) = &r
+            && e.kind != ErrorKind::ConnectionLost
+        {
+            for s in &self.after {
+                let _ = conn.execute(s);
+            }
+        }
+        r
+    }
 }
 
 /// What a substitution parameter holds, and so how it is checked and put

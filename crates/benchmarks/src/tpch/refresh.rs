@@ -159,14 +159,14 @@ pub fn run(conn: &mut Connection, rf: Rf, p: &Prepared) -> Result<u64, DbError> 
     Ok(rows)
 }
 
-/// Takes `count` update sets for a run: returns the first, and records
-/// that the next run starts after them.
-pub fn reserve(conn: &mut Connection, next: u32, count: u32) -> Result<u32, DbError> {
+/// Takes `count` update sets from `next` for a run: records that the
+/// next run starts after them.
+pub fn reserve(conn: &mut Connection, next: u32, count: u32) -> Result<(), DbError> {
     conn.execute(&format!(
         "UPDATE {STATE_TABLE} SET next_update_set = {}",
         next + count
     ))?;
-    Ok(next)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use super::{Dialect, qgen};
 use crate::benchmark::ServerControl;
 use dbmeter_db::{ConnectOptions, Connection, DbError, ErrorKind};
 use dbmeter_engine::{EventError, Flow, Interrupter, Tally, User, UserFactory};
+use dbmeter_env::process::HookCommand;
 use dbmeter_env::{MachineCounters, MachineDelta};
 use dbmeter_result::HookRecord;
 use std::collections::BTreeMap;
@@ -94,9 +95,14 @@ pub fn qgen_seed(seed: u64) -> u64 {
     (seed.wrapping_sub(1)) % MOD + 1
 }
 
+/// The qgen seed of `stream`: the run's seed + the stream (the
+/// specification seeds each stream so), folded into qgen's range.
+pub fn stream_seed(seed: u64, stream: u32) -> u64 {
+    qgen_seed(seed.wrapping_add(u64::from(stream)))
+}
+
 /// The parameters of query `q` in `stream`: the validation ones, or
-/// qgen's from seed + stream (the specification seeds each stream so);
-/// `seed` is a qgen seed ([`qgen_seed`]).
+/// qgen's from [`stream_seed`]; `seed` is a qgen seed ([`qgen_seed`]).
 pub fn parameters(spec_validation: bool, q: u8, stream: u32, seed: u64, sf: f64) -> Vec<String> {
     if spec_validation {
         let mut p = qgen::validation_parameters(q);
@@ -108,8 +114,7 @@ pub fn parameters(spec_validation: bool, q: u8, stream: u32, seed: u64, sf: f64)
         }
         p
     } else {
-        let seed = qgen_seed(seed.wrapping_add(u64::from(stream)));
-        qgen::parameters(q, stream, seed, sf)
+        qgen::parameters(q, stream, stream_seed(seed, stream), sf)
     }
 }
 
@@ -214,23 +219,24 @@ fn steps(spec: &RunSpec, user: usize) -> (u32, Vec<Step>) {
 }
 
 impl RunSpec {
-    /// The update sets the run takes.
-    pub fn sets_needed(&self) -> u32 {
-        if !self.refresh {
-            return 0;
-        }
+    /// Query streams: the power test's and the throughput test's.
+    pub fn query_streams(&self) -> u32 {
         u32::from(self.power) + if self.throughput { self.streams } else { 0 }
     }
 
-    /// Virtual users: the power stream, the query streams, the refresh
+    /// The update sets the run takes: one per query stream.
+    pub fn sets_needed(&self) -> u32 {
+        if self.refresh {
+            self.query_streams()
+        } else {
+            0
+        }
+    }
+
+    /// Virtual users: the query streams and the throughput test's refresh
     /// stream.
     pub fn users(&self) -> usize {
-        usize::from(self.power)
-            + if self.throughput {
-                self.streams as usize + usize::from(self.refresh)
-            } else {
-                0
-            }
+        self.query_streams() as usize + usize::from(self.throughput && self.refresh)
     }
 }
 
@@ -355,13 +361,7 @@ impl Drop for StreamUser {
         if let Some(cur) = self.current.take()
             && !cur.runs.is_empty()
         {
-            self.finish_query(cur);
-            if let Ok(mut v) = self.shared.queries.lock()
-                && let Some(last) = v.last_mut()
-            {
-                last.status = "interrupted".into();
-                last.seconds = None;
-            }
+            self.finish_query(cur, true);
         }
         // A power stream that stops before its end releases the waiting
         // throughput streams (the run is stopping).
@@ -390,40 +390,13 @@ impl StreamUser {
     /// Runs the statements of one execution of a query.
     fn execute(&mut self, sql: &QuerySql) -> Result<Ran, DbError> {
         self.watchdog.arm(self.kill_after());
-        let r = (|| -> Result<u64, DbError> {
-            for s in &sql.before {
-                self.conn.execute(s)?;
-            }
-            let rows = self.conn.query_rows(&sql.query)?.rows.len() as u64;
-            for s in &sql.after {
-                self.conn.execute(s)?;
-            }
-            Ok(rows)
-        })();
+        let r = sql.run_with(&mut self.conn, &sql.query);
         let killed = self.watchdog.disarm();
         match r {
-            Ok(n) => Ok(Ran::Rows(n)),
-            Err(e) if e.kind == ErrorKind::Timeout => {
-                self.cleanup_after(sql);
-                Ok(Ran::TimedOut)
-            }
-            Err(e) if e.kind == ErrorKind::Interrupted && killed => {
-                self.cleanup_after(sql);
-                Ok(Ran::TimedOut)
-            }
-            Err(e) => {
-                if e.kind != ErrorKind::ConnectionLost {
-                    self.cleanup_after(sql);
-                }
-                Err(e)
-            }
-        }
-    }
-
-    /// After a failed Q15, its view must not stay behind.
-    fn cleanup_after(&mut self, sql: &QuerySql) {
-        for s in &sql.after {
-            let _ = self.conn.execute(s);
+            Ok(rows) => Ok(Ran::Rows(rows.rows.len() as u64)),
+            Err(e) if e.kind == ErrorKind::Timeout => Ok(Ran::TimedOut),
+            Err(e) if e.kind == ErrorKind::Interrupted && killed => Ok(Ran::TimedOut),
+            Err(e) => Err(e),
         }
     }
 
@@ -445,16 +418,7 @@ impl StreamUser {
     fn explain(&mut self, sql: &QuerySql) -> Result<(String, String), DbError> {
         let stmt = self.explain_sql(&sql.query);
         self.watchdog.arm(self.kill_after());
-        let r = (|| {
-            for s in &sql.before {
-                self.conn.execute(s)?;
-            }
-            let rows = self.conn.query_rows(&stmt);
-            for s in &sql.after {
-                self.conn.execute(s)?;
-            }
-            rows
-        })();
+        let r = sql.run_with(&mut self.conn, &stmt);
         self.watchdog.disarm();
         let rows = r?;
         let mut text = String::new();
@@ -474,10 +438,6 @@ impl StreamUser {
     /// query's facts in its environment, or `sql: STATEMENT` on this
     /// stream's connection.
     fn hook(&mut self, when: &str, command: &str, q: u8, run: usize) -> HookRecord {
-        let (kind, body) = match command.split_once(':') {
-            Some((k, b)) if matches!(k.trim(), "sh" | "sql") => (k.trim(), b.trim()),
-            _ => ("sh", command.trim()),
-        };
         let mut r = HookRecord {
             when: when.into(),
             command: command.into(),
@@ -485,16 +445,19 @@ impl StreamUser {
             exit_code: None,
             output: String::new(),
         };
-        if kind == "sql" {
-            match self.conn.execute(body) {
-                Ok(_) => {
-                    r.ok = true;
-                    r.output = "ok".into();
+        let body = match HookCommand::parse(command) {
+            HookCommand::Sql(sql) => {
+                match self.conn.execute(sql) {
+                    Ok(_) => {
+                        r.ok = true;
+                        r.output = "ok".into();
+                    }
+                    Err(e) => r.output = format!("{} ({})", e.message, e.code),
                 }
-                Err(e) => r.output = format!("{} ({})", e.message, e.code),
+                return r;
             }
-            return r;
-        }
+            HookCommand::Shell(body) => body,
+        };
         let out = dbmeter_env::process::shell(
             body,
             &[
@@ -703,7 +666,7 @@ impl StreamUser {
         let result = self.query_step(&mut cur, tally);
         match result {
             Ok(()) | Err(EventError::TimedOut { .. }) if self.query_done(&cur) => {
-                self.finish_query(cur);
+                self.finish_query(cur, false);
                 match (self.next_step(), result) {
                     // The engine counts the timeout; the stream goes on.
                     (Flow::Continue, Err(e)) => Err(e),
@@ -813,7 +776,9 @@ impl StreamUser {
         Ok(())
     }
 
-    fn finish_query(&mut self, cur: Current) {
+    /// Records query `cur` with the value its runs give, or as
+    /// `interrupted` (no value) when the run stopped during its runs.
+    fn finish_query(&mut self, cur: Current, interrupted: bool) {
         let s = &self.spec;
         let done: Vec<&QueryRun> = cur.runs.iter().filter(|r| !r.timeout).collect();
         let min = done.iter().map(|r| r.seconds).min_by(f64::total_cmp);
@@ -825,6 +790,8 @@ impl StreamUser {
             .and_then(|r| r.plan_hash.clone());
         let (seconds, status) = if cur.error.is_some() {
             (None, "error")
+        } else if interrupted {
+            (None, "interrupted")
         } else {
             match s.extract {
                 Extract::Average if any_timeout || done.is_empty() => (None, "timeout"),
