@@ -88,12 +88,6 @@ pub fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Opt
         .map(|(_, c)| c)
 }
 
-/// Every command word of the command line, for suggestions.
-pub const COMMAND_WORDS: &[&str] = &[
-    "run", "prepare", "prewarm", "cleanup", "check", "list", "help", "version", "env", "server",
-    "results", "compare", "report", "campaign",
-];
-
 /// The command a mistyped word (`prepar`, `RUN`) stands for, when it is
 /// no workload; with the benchmark's own commands too.
 fn mistyped_command(word: &str, workload: Option<&dyn Benchmark>) -> Option<String> {
@@ -104,9 +98,10 @@ fn mistyped_command(word: &str, workload: Option<&dyn Benchmark>) -> Option<Stri
         .map(|b| b.verbs().iter().map(|v| v.name.to_string()).collect())
         .unwrap_or_default();
     let lower = word.to_ascii_lowercase();
-    let words = COMMAND_WORDS
+    let pages = crate::help::pages::all();
+    let words = pages
         .iter()
-        .copied()
+        .map(|p| p.name)
         .chain(own.iter().map(String::as_str));
     closest(&lower, words)
         .filter(|c| lower.len() >= 2 && !c.is_empty())

@@ -7,6 +7,7 @@
 mod args;
 mod commands;
 mod error;
+mod help;
 mod progress;
 mod signals;
 mod subcommand_args;

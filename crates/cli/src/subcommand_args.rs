@@ -4,16 +4,14 @@
 //! Dashes and underscores in names are alike, as everywhere in dbmeter.
 
 use crate::CliError;
+use crate::help::Opt;
 
 /// What one command accepts.
 pub(crate) struct Grammar<'a> {
-    /// Options that take a value.
-    pub valued: &'a [&'a str],
-    /// Options that take none (`--x` is on; `--x=off` also works).
-    pub flags: &'a [&'a str],
-    /// Valued options that may also be given bare, meaning "" (the
-    /// default): `--store` alone is the default store.
-    pub bare_ok: &'a [&'a str],
+    /// Its options, from its help page: flags take no value (`--x` is on;
+    /// `--x=off` also works); a `bare` option may be given without one,
+    /// meaning "" (the default): `--store` alone is the default store.
+    pub options: &'a [Opt],
     /// The command as users type it, e.g. `results` or `server start`.
     pub command: &'a str,
     /// Where help is, e.g. "`dbmeter help results`".
@@ -52,7 +50,8 @@ impl SubArgs {
                 Some((n, v)) => (n.replace('_', "-"), Some(v.to_string())),
                 None => (body.replace('_', "-"), None),
             };
-            if g.flags.contains(&name.as_str()) {
+            let spec = g.options.iter().find(|o| o.name == name);
+            if spec.is_some_and(|o| o.is_flag()) {
                 let value = match inline.as_deref() {
                     None => "on",
                     Some(v) => on_off(v).ok_or_else(|| {
@@ -62,8 +61,8 @@ impl SubArgs {
                 opts.push((name, value.to_string()));
                 continue;
             }
-            if !g.valued.contains(&name.as_str()) {
-                let mut known: Vec<&str> = g.valued.iter().chain(g.flags).copied().collect();
+            let Some(spec) = spec else {
+                let mut known: Vec<&str> = g.options.iter().map(|o| o.name).collect();
                 known.sort_unstable();
                 let takes = if known.is_empty() {
                     "it takes no options".to_string()
@@ -74,7 +73,7 @@ impl SubArgs {
                     "unknown option --{name} for `dbmeter {}` ({takes}; {})",
                     g.command, g.help
                 )));
-            }
+            };
             let value = match inline {
                 Some(v) => v,
                 None => match args.get(i) {
@@ -82,7 +81,7 @@ impl SubArgs {
                         i += 1;
                         v.clone()
                     }
-                    _ if g.bare_ok.contains(&name.as_str()) => String::new(),
+                    _ if spec.bare => String::new(),
                     _ => {
                         return Err(CliError::Usage(format!(
                             "option --{name} needs a value ({})",
@@ -135,15 +134,20 @@ impl SubArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::help::{flag, opt};
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()
     }
 
+    const OPTS: &[Opt] = &[
+        opt("store", "PATH", "").bare(),
+        opt("format", "F", ""),
+        opt("set", "K=V", ""),
+        flag("yes", ""),
+    ];
     const G: Grammar = Grammar {
-        valued: &["store", "format", "set"],
-        flags: &["yes"],
-        bare_ok: &["store"],
+        options: OPTS,
         command: "results",
         help: "`dbmeter help results`",
     };

@@ -1,86 +1,91 @@
 //! `dbmeter campaign run FILE [--resume] [--dry-run] [--store=S]`.
 
 use crate::CliError;
+use crate::help::{Example, Page, Sub, flag, opt};
+use crate::subcommand_args::{Grammar, SubArgs};
 use dbmeter_campaign::{Campaign, RunOptions, check, describe, store_spec, todo};
 use dbmeter_store::Store;
 use std::path::Path;
 
-pub const HELP: &str = "\
-Usage: dbmeter campaign run FILE [--resume] [--dry-run] [--store=PATH|URL]
-
-Runs the matrix a campaign file describes (targets x workloads x client
-counts x repeats; see docs/campaigns.md): starts its managed servers,
-prepares each dataset once per target, runs every cell and stores each
-result in the results store the moment it ends.
-
-  --resume      skip the cells already stored as completed (after Ctrl-C,
-                SIGTERM or a crash; an interrupted or failed cell runs again)
-  --dry-run     check every target and workload, print the plan (with
-                --resume: the cells still to run) and its estimated
-                duration; run nothing
-  --store=S     results store (default: the file's `store`, $DBMETER_STORE,
-                or $DBMETER_HOME/results.db, as `dbmeter results`)
-
-Exit codes: 0 every run stored, 1 some runs failed (they are stored as
-failed, the others ran) or the file is wrong, 2 usage, 130 Ctrl-C (SIGINT),
-143 SIGTERM: the running cell stops within a second and is stored as
-interrupted.
-";
+pub const PAGE: Page = Page {
+    usage: &["campaign run FILE [--resume] [--dry-run] [--store=PATH|URL]"],
+    about: &[
+        "Runs the matrix a campaign file describes (targets x workloads x client \
+              counts x repeats; see docs/campaigns.md): starts its managed servers, \
+              prepares each dataset once per target, runs every cell and stores each \
+              result in the results store the moment it ends.",
+    ],
+    subs: &[Sub {
+        name: "run",
+        args: "FILE",
+        help: "run the campaign FILE (TOML)",
+        options: &[
+            flag(
+                "resume",
+                "skip the cells already stored as completed (after Ctrl-C, SIGTERM or a \
+                 crash; an interrupted or failed cell runs again)",
+            ),
+            flag(
+                "dry-run",
+                "check every target and workload, print the plan (with --resume: the \
+                 cells still to run) and its estimated duration; run nothing",
+            ),
+            opt("store", "PATH|URL", "results store")
+                .default("the file's `store`, $DBMETER_STORE, or $DBMETER_HOME/results.db"),
+        ],
+    }],
+    examples: &[
+        Example {
+            what: "See what a campaign would run and how long it would take",
+            command: "campaign run bp-size.toml --dry-run",
+        },
+        Example {
+            what: "Go on after an interruption",
+            command: "campaign run bp-size.toml --resume",
+        },
+    ],
+    exit: "0 every run stored, 1 some runs failed (they are stored as failed, the others \
+           ran) or the file is wrong, 2 usage, 130 Ctrl-C (SIGINT), 143 SIGTERM: the \
+           running cell stops within a second and is stored as interrupted.",
+    ..Page::new("campaign", "a matrix of runs from a TOML file, stored")
+};
 
 pub fn main(args: &[String]) -> Result<i32, CliError> {
-    let mut file = None;
-    let (mut resume, mut dry_run, mut store) = (false, false, None);
-    let mut it = args.iter();
-    let Some(sub) = it.next() else {
+    let Some(sub) = args.first() else {
         return Err(CliError::Usage(
             "campaign: which subcommand? `dbmeter campaign run FILE`".into(),
         ));
     };
     match sub.as_str() {
         "run" => {}
-        "-h" | "--help" | "help" => {
-            print!("{HELP}");
-            return Ok(0);
-        }
+        "-h" | "--help" | "help" => return crate::help::print_page(&PAGE),
         other => {
             return Err(CliError::Usage(format!(
                 "campaign {other}: unknown subcommand (expected `campaign run FILE`)"
             )));
         }
     }
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--resume" => resume = true,
-            "--dry-run" => dry_run = true,
-            "-h" | "--help" => {
-                print!("{HELP}");
-                return Ok(0);
-            }
-            "--store" => {
-                store = Some(
-                    it.next()
-                        .ok_or_else(|| CliError::Usage("--store needs a path or URL".into()))?
-                        .clone(),
-                )
-            }
-            s if s.starts_with("--store=") => store = Some(s["--store=".len()..].to_string()),
-            s if s.starts_with('-') => {
-                return Err(CliError::Usage(format!(
-                    "campaign run: unknown option {s} (--resume, --dry-run, --store)"
-                )));
-            }
-            s if file.is_none() => file = Some(s.to_string()),
-            s => {
-                return Err(CliError::Usage(format!(
-                    "campaign run: one campaign file only ('{s}' is extra)"
-                )));
-            }
+    let a = SubArgs::parse(
+        &args[1..],
+        &Grammar {
+            options: &PAGE.options_of(Some("run")),
+            command: "campaign run",
+            help: "`dbmeter help campaign`",
+        },
+    )?;
+    let (resume, dry_run, store) = (a.flag("resume"), a.flag("dry-run"), a.get("store"));
+    let file = match a.words.as_slice() {
+        [] => {
+            return Err(CliError::Usage(
+                "campaign run: which file? `dbmeter campaign run FILE`".into(),
+            ));
         }
-    }
-    let Some(file) = file else {
-        return Err(CliError::Usage(
-            "campaign run: which file? `dbmeter campaign run FILE`".into(),
-        ));
+        [file] => file.clone(),
+        [_, extra, ..] => {
+            return Err(CliError::Usage(format!(
+                "campaign run: one campaign file only ('{extra}' is extra)"
+            )));
+        }
     };
     let campaign = Campaign::load(
         Path::new(&file),
@@ -89,11 +94,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     )
     .map_err(CliError::Failed)?;
     check(&campaign).map_err(CliError::Failed)?;
-    let store = store_spec(
-        &campaign,
-        store.as_deref(),
-        &super::results::store_spec(None)?,
-    );
+    let store = store_spec(&campaign, store, &super::results::store_spec(None)?);
     if dry_run {
         let (cells, skipped) = if resume {
             let mut st = Store::open(&store).map_err(|e| CliError::Failed(e.0))?;

@@ -4,55 +4,83 @@
 
 use super::results::{filter_of, noise_pct, open_existing, parse_args};
 use crate::CliError;
+use crate::help::{Example, Page, flag, opt};
 use dbmeter_report::compare as fmt;
 use dbmeter_store::{CompareMode, CompareOptions, Filter, Metric};
 
-pub const HELP: &str = "\
-Usage: dbmeter compare --baseline SELECTORS [--candidate SELECTORS] [--option=value ...]
-
-Compares stored runs (`dbmeter run ... --store`, campaigns) with a baseline,
-as the MariaDB benchmark pages do: one row per workload (and per candidate
-variant when the candidate holds several), one column per thread count, and
-in each cell candidate / baseline x 100 of the medians over repeats (each
-side's runs of that workload and thread count). Only runs that completed
-(time or event limit reached) count.
-
-Options:
-  --baseline=SELECTORS     the baseline runs, e.g. variant:A or tag:phase=before;
-                           repeat the option or separate selectors with spaces
-                           (all must hold); they must be of one variant
-  --candidate=SELECTORS    the runs to compare with it [every other run of the
-                           baseline's campaign(s); runs without a campaign
-                           need --candidate]
-  --metric=auto|tps|qps|p95|p99|avg|figures
-                           transactions/s, queries/s, latency (95th or 99th
-                           percentile, average), or the benchmark's own
-                           figures, a row each (tpch: each query's time; a
-                           timeout on either side shows as 'timeout');
-                           auto: figures when the baseline's runs have them,
-                           else tps [auto]; for latency and figures lower is
-                           better, so below 100 the candidate is faster
-  --diff                   cells are the difference in %, (candidate -
-                           baseline) / baseline x 100, signed, instead of the ratio
-  --noise=PCT              mark a cell with * when the spread over repeats of
-                           either side, (max - min) / median, is above PCT % [5]
-  --format=text|markdown|csv|html
-                           csv: one row per cell with both medians, ranges,
-                           spreads and run ids; html: a page with the table
-  --output=FILE            write to FILE instead of standard output
-  --store=PATH|URL         the results store [$DBMETER_STORE, else
-                           $DBMETER_HOME/results.db]
-
-Selectors: tag:KEY=VALUE  variant:NAME  campaign:NAME  run:ID[,ID...]
-           workload:NAME  threads:N  (a bare number is a run id)
-
-Examples:
-  dbmeter compare --baseline tag:phase=before --candidate tag:phase=after
-  dbmeter compare --baseline variant:mariadb-10.11 --metric=p99 --format=markdown
-
-Exit codes: 0 ok, 1 failed (no store, no matching runs, bad selector),
-2 usage error.
-";
+pub const PAGE: Page = Page {
+    usage: &["compare --baseline SELECTORS [--candidate SELECTORS] [--option=value ...]"],
+    about: &[
+        "Compares stored runs (`dbmeter run ... --store`, campaigns) with a baseline, \
+              as the MariaDB benchmark pages do: one row per workload (and per candidate \
+              variant when the candidate holds several), one column per thread count, and \
+              in each cell candidate / baseline x 100 of the medians over repeats (each \
+              side's runs of that workload and thread count). Only runs that completed \
+              (time or event limit reached) count. With one run on a side, the spread \
+              of repeats cannot be measured: the table says so instead of marking noise.",
+    ],
+    options: &[
+        opt(
+            "baseline",
+            "SELECTORS",
+            "the baseline runs, e.g. variant:A or tag:phase=before; repeat the option or \
+             separate selectors with spaces (all must hold); they must be of one variant",
+        ),
+        opt(
+            "candidate",
+            "SELECTORS",
+            "the runs to compare with it [every other run of the baseline's campaign(s); \
+             runs without a campaign need --candidate]",
+        ),
+        opt(
+            "metric",
+            "auto|tps|qps|p95|p99|avg|figures",
+            "transactions/s, queries/s, latency (95th or 99th percentile, average), or the \
+             benchmark's own figures, a row each (tpch: each query's time; a timeout on \
+             either side shows as 'timeout'); auto: figures when the baseline's runs have \
+             them, else tps; for latency and figures lower is better, so below 100 the \
+             candidate is faster",
+        )
+        .default("auto"),
+        flag(
+            "diff",
+            "cells are the difference in %, (candidate - baseline) / baseline x 100, \
+             signed, instead of the ratio",
+        ),
+        opt(
+            "noise",
+            "PCT",
+            "mark a cell with * when the spread over repeats of either side, \
+             (max - min) / median, is above PCT %",
+        )
+        .default("5"),
+        opt(
+            "format",
+            "text|markdown|csv|html",
+            "csv: one row per cell with both medians, ranges, spreads and run ids; html: a \
+             page with the table",
+        )
+        .default("text"),
+        opt("output", "FILE", "write to FILE instead of standard output"),
+        super::results::STORE,
+    ],
+    sections: &[super::results::SELECTORS],
+    examples: &[
+        Example {
+            what: "Two phases of a tuning session",
+            command: "compare --baseline tag:phase=before --candidate tag:phase=after",
+        },
+        Example {
+            what: "Every variant of a campaign against one, in p99 latency, for a wiki page",
+            command: "compare --baseline variant:mariadb-10.11 --metric=p99 --format=markdown",
+        },
+    ],
+    exit: "0 ok, 1 failed (no store, no matching runs, bad selector), 2 usage error.",
+    ..Page::new(
+        "compare",
+        "stored runs against a baseline, as a table of ratios",
+    )
+};
 
 /// The selector words of a repeatable option (each value may hold several,
 /// separated by spaces).
@@ -66,23 +94,9 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         .iter()
         .any(|a| a == "--help" || a == "-h" || a == "help")
     {
-        print!("{HELP}");
-        return Ok(0);
+        return crate::help::print_page(&PAGE);
     }
-    let a = parse_args(
-        args,
-        &[
-            "baseline",
-            "candidate",
-            "metric",
-            "noise",
-            "format",
-            "output",
-            "store",
-        ],
-        &["diff"],
-        "compare",
-    )?;
+    let a = parse_args(args, &PAGE, None)?;
     if let Some(w) = a.words.first() {
         return Err(CliError::Usage(format!(
             "unexpected argument '{w}': selectors go after --baseline or --candidate (`dbmeter help compare`)"

@@ -4,6 +4,7 @@
 
 use crate::CliError;
 use crate::args;
+use crate::help::{Example, Page};
 use dbmeter_benchmarks::options::{OptKind, OptSpec, OptValues, opt};
 use dbmeter_env::warnings::{self, Checks};
 use dbmeter_env::{BuildInfo, Environment, ServerRecord, Warning, sampler};
@@ -21,15 +22,32 @@ const VERBOSE: OptSpec = opt(
     "env: list the server's variables in the text output too",
 );
 
-pub const USAGE: &str = "\
-Usage: dbmeter env [--db=URL] [--format=text|json] [--verbose] [--threads=N]
-
-Prints this machine's record (CPU, memory, swap, kernel, governor, huge pages,
-open-files limit, dbmeter's build), with --db the server's version, data
-directory (and the storage under it when local), process and table sizes, and
-the warnings a run with --threads connections would get. The server's
-variables are in the JSON (--format=json) or listed with --verbose.
-";
+pub const PAGE: Page = Page {
+    usage: &["env [--db=URL] [--format=text|json] [--verbose] [--threads=N]"],
+    about: &[
+        "Prints this machine's record (CPU, memory, swap, kernel, governor, huge \
+              pages, open-files limit, dbmeter's build), with --db the server's version, \
+              data directory (and the storage under it when local), process and table \
+              sizes, and the warnings a run with --threads connections would get. The \
+              server's variables are in the JSON (--format=json) or listed with \
+              --verbose. It takes the general options; those of the target and \
+              --threads matter.",
+    ],
+    specs: &[VERBOSE],
+    general: true,
+    examples: &[
+        Example {
+            what: "This machine and a MariaDB server, before a 64-client campaign",
+            command: "env --db=mysql://root@127.0.0.1/test --threads=64",
+        },
+        Example {
+            what: "Everything, as JSON",
+            command: "env --db=postgres://postgres@127.0.0.1/test --format=json",
+        },
+    ],
+    exit: "0 ok, 1 the server could not be reached, 2 usage error.",
+    ..Page::new("env", "the machine, with --db the server, and warnings")
+};
 
 #[derive(Serialize)]
 struct EnvDocument<'a> {
@@ -53,11 +71,10 @@ fn wants_server(o: &OptValues) -> bool {
 
 pub fn env(rest: &[String]) -> Result<i32, CliError> {
     let mut specs = GENERAL.to_vec();
-    specs.push(VERBOSE);
+    specs.extend_from_slice(PAGE.specs);
     let inv = args::parse(rest, |_| specs.clone())?;
     if rest.iter().any(|a| a == "-h" || a == "--help") {
-        print!("{USAGE}");
-        return Ok(0);
+        return crate::help::print_page(&PAGE);
     }
     if let Some(w) = inv.workload {
         return Err(CliError::Usage(format!(

@@ -1,14 +1,14 @@
 //! The commands: list, help, version, prepare, prewarm, cleanup, check, run,
 //! env, server, results, compare, report, campaign.
 
-mod campaign;
-mod compare;
-mod env;
+pub(crate) mod campaign;
+pub(crate) mod compare;
+pub(crate) mod env;
 mod info;
-mod report;
-mod results;
+pub(crate) mod report;
+pub(crate) mod results;
 mod run;
-mod server;
+pub(crate) mod server;
 
 use crate::CliError;
 use crate::args::{self, Command};
@@ -24,53 +24,34 @@ pub(crate) struct Ctx {
 }
 
 /// What `dbmeter` alone prints (on standard error, with exit code 2).
-const SHORT_USAGE: &str = "\
-Usage: dbmeter COMMAND [WORKLOAD] [--option=value ...]
-  e.g. dbmeter run oltp_read_write --threads=4 --time=60
-Commands: prepare, prewarm, run, check, cleanup WORKLOAD; list; help [WORKLOAD];
-env; server; results; compare; report; campaign; version.
-`dbmeter help` says more.
-";
+fn short_usage() -> String {
+    let names: Vec<&str> = crate::help::pages::all().iter().map(|p| p.name).collect();
+    format!(
+        "Usage: dbmeter COMMAND [WORKLOAD] [--option=value ...]\n  \
+         e.g. dbmeter run oltp_read_write --threads=4 --time=60\n\
+         Commands: {}.\n`dbmeter help` says more.\n",
+        names.join(", ")
+    )
+}
 
 pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
     if args.is_empty() {
-        eprint!("{SHORT_USAGE}");
+        eprint!("{}", short_usage());
         return Ok(2);
     }
-    match (
-        args.first().map(String::as_str),
-        args.get(1).map(String::as_str),
-    ) {
-        (Some("env"), _) => return env::env(&args[1..]),
-        (Some("server"), _) => return server::main(&args[1..]),
-        (Some("campaign"), _) => return campaign::main(&args[1..]),
-        (Some("help"), Some("campaign")) if args.len() == 2 => {
-            print!("{}", campaign::HELP);
-            return Ok(0);
-        }
-        (Some("results"), _) => return results::main(&args[1..]),
-        (Some("compare"), _) => return compare::main(&args[1..]),
-        (Some("report"), _) => return report::main(&args[1..]),
-        (Some("help"), Some("report")) if args.len() == 2 => {
-            print!("{}", report::HELP);
-            return Ok(0);
-        }
-        (Some("help"), Some("results")) if args.len() == 2 => {
-            print!("{}", results::HELP);
-            return Ok(0);
-        }
-        (Some("help"), Some("compare")) if args.len() == 2 => {
-            print!("{}", compare::HELP);
-            return Ok(0);
-        }
-        (Some("help"), Some("env")) if args.len() == 2 => {
-            print!("{}", env::USAGE);
-            return Ok(0);
-        }
-        (Some("help"), Some("server")) if args.len() == 2 => {
-            print!("{}", server::HELP);
-            return Ok(0);
-        }
+    if let Some(text) = crate::help::help_request(&args)? {
+        print!("{text}");
+        return Ok(0);
+    }
+    match args.first().map(String::as_str) {
+        Some("env") => return env::env(&args[1..]),
+        Some("server") => return server::main(&args[1..]),
+        Some("campaign") => return campaign::main(&args[1..]),
+        Some("results") => return results::main(&args[1..]),
+        Some("compare") => return compare::main(&args[1..]),
+        Some("report") => return report::main(&args[1..]),
+        Some("completions") => return completions(&args[1..]),
+        Some("man") => return man(&args[1..]),
         _ => {}
     }
     let args = store_option(args);
@@ -91,7 +72,11 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
             return Ok(0);
         }
         Command::Help => {
-            print!("{}", info::help(inv.workload.as_deref()));
+            let width = crate::help::width();
+            match inv.workload.as_deref() {
+                Some(w) => print!("{}", crate::help::workload_help(w, width)),
+                None => print!("{}", crate::help::general_help(width)),
+            }
             return Ok(0);
         }
         _ => {}
@@ -150,4 +135,36 @@ fn store_option(args: Vec<String>) -> Vec<String> {
         }
     }
     out
+}
+
+/// `dbmeter completions bash|zsh|fish`.
+fn completions(args: &[String]) -> Result<i32, CliError> {
+    match args {
+        [shell] => match crate::help::completions(shell) {
+            Some(script) => {
+                print!("{script}");
+                Ok(0)
+            }
+            None => Err(CliError::Usage(format!(
+                "completions for '{shell}': dbmeter writes them for bash, zsh and fish"
+            ))),
+        },
+        [] => Err(CliError::Usage(
+            "which shell? `dbmeter completions bash` (or zsh, fish)".into(),
+        )),
+        [_, extra, ..] => Err(CliError::Usage(format!(
+            "completions: one shell only ('{extra}' is extra)"
+        ))),
+    }
+}
+
+/// `dbmeter man`.
+fn man(args: &[String]) -> Result<i32, CliError> {
+    if let Some(extra) = args.first() {
+        return Err(CliError::Usage(format!(
+            "`dbmeter man` takes no arguments ('{extra}' is extra)"
+        )));
+    }
+    print!("{}", crate::help::man_page());
+    Ok(0)
 }

@@ -4,46 +4,63 @@
 
 use super::results::{filter_of, noise_pct, open_existing, parse_args};
 use crate::CliError;
+use crate::help::{Example, Page, opt};
 use dbmeter_report::compare as fmt;
 use dbmeter_report::html::{ReportInput, ReportRun, Section, render};
 use dbmeter_store::{CompareMode, CompareOptions, Filter, Metric, RunSummary};
 
-pub const HELP: &str = "\
-Usage: dbmeter report [SELECTORS...] [--option=value ...]
-
-Writes one HTML file that stands alone (no scripts, fonts or images to
-fetch; charts are inline SVG) from runs in the results store: the
-environment of each variant and the server variables that differ between
-them, tables of candidate / baseline x 100 for throughput and for p95 and p99
-latency (noisy cells marked), throughput and p99 latency against clients on
-log-log axes, and per workload and client count the runs' throughput, p99,
-CPU and disk I/O over time and their latency distributions.
-
-Without selectors every stored run is in the report; `campaign:NAME` (or any
-other selectors, as in `dbmeter results`) narrows it.
-
-Options:
-  --output=FILE          the HTML file [dbmeter-report.html]
-  --charts=DIR           also write each chart as an SVG file in DIR
-  --title=TEXT           the page's title [the campaign's name, or
-                         \"dbmeter report\"]
-  --baseline=SELECTORS   the baseline of the comparison tables [the first
-                         variant stored, when the runs hold several]
-  --candidate=SELECTORS  the runs compared with it [the other runs]
-  --noise=PCT            mark cells whose repeats spread more than PCT % [5]
-  --store=PATH|URL       the results store [$DBMETER_STORE, else
-                         $DBMETER_HOME/results.db]
-
-Selectors: tag:KEY=VALUE  variant:NAME  campaign:NAME  run:ID[,ID...]
-           workload:NAME  threads:N  (a bare number is a run id)
-
-Examples:
-  dbmeter report campaign:bp-size --output=bp-size.html
-  dbmeter report tag:phase=before tag:phase=after --baseline=tag:phase=before
-
-Exit codes: 0 written, 1 failed (no store, no matching runs, cannot write),
-2 usage error.
-";
+pub const PAGE: Page = Page {
+    usage: &["report [SELECTORS...] [--option=value ...]"],
+    about: &[
+        "Writes one HTML file that stands alone (no scripts, fonts or images to fetch; \
+         charts are inline SVG) from runs in the results store: the environment of each \
+         variant and the server variables that differ between them, tables of candidate \
+         / baseline x 100 for throughput and for p95 and p99 latency (noisy cells \
+         marked), throughput and p99 latency against clients on log-log axes, and per \
+         workload and client count the runs' throughput, p99, CPU and disk I/O over time \
+         and their latency distributions; for benchmarks with figures of their own \
+         (tpch's queries), a bar chart per figure.",
+        "Without selectors every stored run is in the report; `campaign:NAME` (or any \
+         other selectors, as in `dbmeter results`) narrows it.",
+    ],
+    options: &[
+        opt("output", "FILE", "the HTML file").default("dbmeter-report.html"),
+        opt(
+            "charts",
+            "DIR",
+            "also write each chart as an SVG file in DIR",
+        ),
+        opt("title", "TEXT", "the page's title")
+            .default("the campaign's name, or \"dbmeter report\""),
+        opt(
+            "baseline",
+            "SELECTORS",
+            "the baseline of the comparison tables",
+        )
+        .default("the first variant stored, when the runs hold several"),
+        opt("candidate", "SELECTORS", "the runs compared with it").default("the other runs"),
+        opt(
+            "noise",
+            "PCT",
+            "mark cells whose repeats spread more than PCT %",
+        )
+        .default("5"),
+        super::results::STORE,
+    ],
+    sections: &[super::results::SELECTORS],
+    examples: &[
+        Example {
+            what: "The report of one campaign",
+            command: "report campaign:bp-size --output=bp-size.html",
+        },
+        Example {
+            what: "Before against after",
+            command: "report tag:phase=before tag:phase=after --baseline=tag:phase=before",
+        },
+    ],
+    exit: "0 written, 1 failed (no store, no matching runs, cannot write), 2 usage error.",
+    ..Page::new("report", "an HTML report with charts of stored runs")
+};
 
 /// The name a run goes by in the report: its variant, else its tags, else
 /// its id.
@@ -67,23 +84,9 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         .iter()
         .any(|a| a == "--help" || a == "-h" || a == "help")
     {
-        print!("{HELP}");
-        return Ok(0);
+        return crate::help::print_page(&PAGE);
     }
-    let a = parse_args(
-        args,
-        &[
-            "output",
-            "charts",
-            "title",
-            "baseline",
-            "candidate",
-            "noise",
-            "store",
-        ],
-        &[],
-        "report",
-    )?;
+    let a = parse_args(args, &PAGE, None)?;
     let filter = filter_of(&a.words)?;
     let noise_pct = noise_pct(a.get("noise"))?;
     let words = |name: &str| -> Vec<String> {

@@ -4,54 +4,108 @@
 //! `dbmeter_store`; the tables and CSV are `dbmeter_report::stored`.
 
 use crate::CliError;
+use crate::help::{Example, Opt, Page, Section, Sub, flag, opt};
 use crate::subcommand_args::{Grammar, SubArgs};
 use dbmeter_report::stored;
 use dbmeter_store::{Filter, SELECTOR_FORMS, Selector, Store, StoreError};
 use std::io::{IsTerminal, Write as _};
 
-pub const HELP: &str = "\
-Usage: dbmeter results COMMAND [SELECTORS...] [--option=value ...]
+pub(crate) const STORE: Opt = opt(
+    "store",
+    "PATH|URL",
+    "the results store: an SQLite file, or postgres://user@host:port/db for a shared one",
+)
+.default("$DBMETER_STORE, else $DBMETER_HOME/results.db")
+.bare();
 
-Runs saved by `dbmeter run ... --store` (and by campaigns) in the results
-store: each with its whole JSON document (options, environment, server
-variables and counters, OS and interval series, latency histogram), its
-campaign, variant, cell, repeat and tags.
+/// The selectors, as `results`, `compare` and `report` describe them.
+pub(crate) const SELECTORS: Section = Section {
+    title: "Selectors (several: all must hold; a bare number is a run id)",
+    body: &[
+        "  tag:KEY=VALUE  variant:NAME  campaign:NAME  run:ID[,ID...]\n  workload:NAME  threads:N",
+    ],
+};
 
-Commands:
-  list [SELECTORS]         one line per run: id, when, workload, threads,
-                           campaign, variant, repeat, end, tps, qps, p95, p99, tags
-      --format=text|csv|json
-  show ID                  one run: where it came from and its report
-      --format=text|json     json: the run document exactly as `run` wrote it
-  export [SELECTORS]       many runs at once
-      --format=csv|json      csv [default]: one row per run, main numbers and a
-                             tag.KEY column per tag; json: an array of the run
-                             documents, each with a \"store\" object (id, campaign,
-                             variant, cell, repeat, tags)
-      --output=FILE          write to FILE instead of standard output
-  delete ID...|SELECTORS   delete runs (with their documents and tags)
-      --yes                  do not ask (needed when not on a terminal)
-
-Selectors (several: all must hold; a bare number is a run id):
-  tag:KEY=VALUE  variant:NAME  campaign:NAME  run:ID[,ID...]  workload:NAME  threads:N
-
-Options of every command:
-  --store=PATH|URL         the results store: an SQLite file, or
-                           postgres://user:pass@host:port/db for a shared one
-                           [$DBMETER_STORE, else $DBMETER_HOME/results.db]
-
-Storing runs:
-  dbmeter run WORKLOAD ... --store            the default store
-  dbmeter run WORKLOAD ... --store=PATH|URL   that store
-  dbmeter run WORKLOAD ... --tag=KEY=VALUE    a label (repeat; implies --store)
-The run prints its report as usual, then `stored as run #N in STORE` on
-standard error; interrupted and failed runs are stored too (comparisons
-count only completed ones). `dbmeter compare` compares stored runs.
-
-DBMETER_HOME defaults to /var/lib/dbmeter for root, else
-~/.local/share/dbmeter. Exit codes: 0 ok, 1 failed (no such run, no store,
-bad selector), 2 usage error.
-";
+pub const PAGE: Page = Page {
+    usage: &["results COMMAND [SELECTORS...] [--option=value ...]"],
+    about: &[
+        "Runs saved by `dbmeter run ... --store` (and by campaigns) in the results \
+              store: each with its whole JSON document (options, environment, server \
+              variables and counters, OS and interval series, latency histogram), its \
+              campaign, variant, cell, repeat and tags.",
+    ],
+    subs: &[
+        Sub {
+            name: "list",
+            args: "[SELECTORS]",
+            help: "one line per run: id, when, workload, threads, campaign, variant, \
+                   repeat, end, tps, qps, p95, p99, tags",
+            options: &[opt("format", "text|csv|json", "how to write it").default("text")],
+        },
+        Sub {
+            name: "show",
+            args: "ID",
+            help: "one run: where it came from and its report",
+            options: &[opt(
+                "format",
+                "text|json",
+                "json: the run document exactly as `run` wrote it",
+            )
+            .default("text")],
+        },
+        Sub {
+            name: "export",
+            args: "[SELECTORS]",
+            help: "many runs at once",
+            options: &[
+                opt(
+                    "format",
+                    "csv|json",
+                    "csv: one row per run, main numbers and a tag.KEY column per tag; \
+                     json: an array of the run documents, each with a \"store\" object \
+                     (id, campaign, variant, cell, repeat, tags)",
+                )
+                .default("csv"),
+                opt("output", "FILE", "write to FILE instead of standard output"),
+            ],
+        },
+        Sub {
+            name: "delete",
+            args: "ID...|SELECTORS",
+            help: "delete runs (with their documents and tags)",
+            options: &[flag("yes", "do not ask (needed when not on a terminal)")],
+        },
+    ],
+    options: &[STORE],
+    sections: &[
+        SELECTORS,
+        Section {
+            title: "Storing runs",
+            body: &[
+                "`dbmeter run WORKLOAD ... --store` keeps the run in the default store, \
+                 `--store=PATH|URL` in that store; `--tag=KEY=VALUE` labels it (repeat \
+                 the option for more labels; it implies --store).",
+                "The run prints its report as usual, then `stored as run #N in STORE` on \
+                 standard error; interrupted and failed runs are stored too (comparisons \
+                 count only completed ones). `dbmeter compare` compares stored runs. \
+                 DBMETER_HOME defaults to /var/lib/dbmeter for root, else \
+                 ~/.local/share/dbmeter.",
+            ],
+        },
+    ],
+    examples: &[
+        Example {
+            what: "The runs of one campaign",
+            command: "results list campaign:bp-size",
+        },
+        Example {
+            what: "Every run tagged phase=before, as CSV for a spreadsheet",
+            command: "results export tag:phase=before --output=before.csv",
+        },
+    ],
+    exit: "0 ok, 1 failed (no such run, no store, bad selector), 2 usage error.",
+    ..Page::new("results", "stored runs: list, show, export, delete")
+};
 
 /// The store to use: `given` (a path or URL), else `$DBMETER_STORE`, else
 /// `$DBMETER_HOME/results.db`.
@@ -82,23 +136,23 @@ pub(crate) fn parse_tags<'a>(
         .collect()
 }
 
-/// Reads the command line of `results`, `compare` or `report`: `valued`
-/// options take a value, `flags` none; `--store` alone is the default
-/// store. `cmd` names the command in messages.
+/// Reads the command line of `results SUB`, `compare` or `report` with
+/// the options `page` lists (for `sub`, when the command has subcommands).
 pub(crate) fn parse_args(
     args: &[String],
-    valued: &[&str],
-    flags: &[&str],
-    cmd: &str,
+    page: &Page,
+    sub: Option<&str>,
 ) -> Result<SubArgs, CliError> {
+    let command = match sub {
+        Some(s) => format!("{} {s}", page.name),
+        None => page.name.to_string(),
+    };
     SubArgs::parse(
         args,
         &Grammar {
-            valued,
-            flags,
-            bare_ok: &["store"],
-            command: cmd,
-            help: &format!("`dbmeter help {cmd}`"),
+            options: &page.options_of(sub),
+            command: &command,
+            help: &format!("`dbmeter help {}`", page.name),
         },
     )
 }
@@ -149,10 +203,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     };
     let rest = &args[1..];
     match sub {
-        "help" | "--help" | "-h" => {
-            print!("{HELP}");
-            Ok(0)
-        }
+        "help" | "--help" | "-h" => crate::help::print_page(&PAGE),
         "list" => list(rest),
         "show" => show(rest),
         "export" => export(rest),
@@ -164,7 +215,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
 }
 
 fn list(args: &[String]) -> Result<i32, CliError> {
-    let a = parse_args(args, &["store", "format"], &[], "results")?;
+    let a = parse_args(args, &PAGE, Some("list"))?;
     let format = a.format(&["text", "csv", "json"], "results list")?;
     let filter = filter_of(&a.words)?;
     let mut store = open_existing(a.get("store"))?;
@@ -186,7 +237,7 @@ fn list(args: &[String]) -> Result<i32, CliError> {
 }
 
 fn show(args: &[String]) -> Result<i32, CliError> {
-    let a = parse_args(args, &["store", "format"], &[], "results")?;
+    let a = parse_args(args, &PAGE, Some("show"))?;
     let format = a.format(&["text", "json"], "results show")?;
     let id = match a.words.as_slice() {
         [one] => one.trim_start_matches('#').parse::<i64>().map_err(|_| {
@@ -253,7 +304,7 @@ fn with_store_object(run: &dbmeter_store::StoredRun) -> String {
 }
 
 fn export(args: &[String]) -> Result<i32, CliError> {
-    let a = parse_args(args, &["store", "format", "output"], &[], "results")?;
+    let a = parse_args(args, &PAGE, Some("export"))?;
     let format = a.format(&["csv", "json"], "results export")?;
     let filter = filter_of(&a.words)?;
     let mut store = open_existing(a.get("store"))?;
@@ -286,7 +337,7 @@ fn export(args: &[String]) -> Result<i32, CliError> {
 }
 
 fn delete(args: &[String]) -> Result<i32, CliError> {
-    let a = parse_args(args, &["store"], &["yes"], "results")?;
+    let a = parse_args(args, &PAGE, Some("delete"))?;
     let filter = filter_of(&a.words)?;
     if filter.is_empty() {
         return Err(CliError::Usage(format!(

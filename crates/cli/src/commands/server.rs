@@ -4,6 +4,7 @@
 //! prints).
 
 use crate::CliError;
+use crate::help::{Example, Opt, Page, Section, Sub, flag, opt};
 use crate::subcommand_args::{Grammar, SubArgs};
 use dbmeter_run::pinning;
 use dbmeter_server::managed::{Home, STOP_TIMEOUT, ServerState, StartRequest, Stopped};
@@ -12,47 +13,126 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub const HELP: &str = "\
-Usage: dbmeter server COMMAND [ARGS] [--option=value ...]
+const TIMEOUT: Opt = opt("timeout", "SECONDS", "SIGKILL after this long").default("30");
+const FORMAT: Opt = opt("format", "text|json", "how to write it").default("text");
 
-Managed MariaDB/MySQL and PostgreSQL servers for benchmarks: each gets a fresh
-data directory, its own port and socket, and keeps running after dbmeter exits.
-
-Commands:
-  start mariadb|postgres   initialise a data directory, start the server, wait
-                           until it accepts connections, print its --db URL
-      --name=NAME            its name [the flavor: mariadb or postgres]
-      --basedir=DIR          binaries from an unpacked tarball (bin/, sbin/,
-                             scripts/) instead of PATH
-      --datadir=DIR          data directory [DBMETER_HOME/servers/NAME/data];
-                             an existing non-empty one is used as it is
-      --port=N               TCP port on 127.0.0.1 [a free one]
-      --set=KEY=VALUE        a server setting; repeat for more
-      --config=FILE          a my.cnf / postgresql.conf instead of dbmeter's
-                             small defaults (--set still wins)
-      --server-cpus=LIST     bind the server to these CPUs, e.g. 0-3,6
-      --drop-caches          sync and drop the OS page cache first
-      --from-snapshot=SNAP   start from a copy of a snapshot (a name, or a
-                             snapshot or data directory)
-  stop [NAME | --all]      clean shutdown (SIGKILL after --timeout seconds [30])
-      --remove               also forget it: delete its files and the data
-                             directory dbmeter created
-  restart NAME             stop and start again, same data, port and settings
-      --drop-caches          drop the OS page cache in between
-  status [NAME]            running or stopped, with pid, port, URL, uptime,
-                           version; exit code 0 if running, 3 if not
-      --format=text|json
-  list                     all known servers and snapshots
-      --format=text|json
-  snapshot NAME            copy the data directory of a cleanly stopped server
-      --as=SNAP              the snapshot's name [NAME]
-      --replace              replace a snapshot of that name
-  snapshot --remove SNAP   delete a snapshot
-
-State lives in $DBMETER_HOME (default: /var/lib/dbmeter for root, else
-~/.local/share/dbmeter). Exit codes: 0 ok, 1 failed, 2 usage error, 3 (status)
-not running.
-";
+pub const PAGE: Page = Page {
+    usage: &["server COMMAND [ARGS] [--option=value ...]"],
+    about: &[
+        "Managed MariaDB/MySQL and PostgreSQL servers for benchmarks: each gets a \
+              fresh data directory, its own port and socket, and keeps running after \
+              dbmeter exits.",
+    ],
+    subs: &[
+        Sub {
+            name: "start",
+            args: "mariadb|postgres",
+            help: "initialise a data directory, start the server, wait until it accepts \
+                   connections, print its --db URL",
+            options: &[
+                opt("name", "NAME", "its name").default("the flavor: mariadb or postgres"),
+                opt(
+                    "basedir",
+                    "DIR",
+                    "binaries from an unpacked tarball (bin/, sbin/, scripts/) instead of PATH",
+                ),
+                opt(
+                    "datadir",
+                    "DIR",
+                    "data directory; an existing non-empty one is used as it is",
+                )
+                .default("DBMETER_HOME/servers/NAME/data"),
+                opt("port", "N", "TCP port on 127.0.0.1").default("a free one"),
+                opt("set", "KEY=VALUE", "a server setting; repeat for more"),
+                opt(
+                    "config",
+                    "FILE",
+                    "a my.cnf / postgresql.conf instead of dbmeter's small defaults \
+                     (--set still wins)",
+                ),
+                opt(
+                    "server-cpus",
+                    "LIST",
+                    "bind the server to these CPUs, e.g. 0-3,6",
+                ),
+                flag("drop-caches", "sync and drop the OS page cache first"),
+                opt(
+                    "from-snapshot",
+                    "SNAP",
+                    "start from a copy of a snapshot (a name, or a snapshot or data directory)",
+                ),
+            ],
+        },
+        Sub {
+            name: "stop",
+            args: "[NAME | --all]",
+            help: "clean shutdown",
+            options: &[
+                flag("all", "every running managed server"),
+                flag(
+                    "remove",
+                    "also forget it: delete its files and the data directory dbmeter created",
+                ),
+                TIMEOUT,
+            ],
+        },
+        Sub {
+            name: "restart",
+            args: "NAME",
+            help: "stop and start again, same data, port and settings",
+            options: &[
+                flag("drop-caches", "drop the OS page cache in between"),
+                TIMEOUT,
+            ],
+        },
+        Sub {
+            name: "status",
+            args: "[NAME]",
+            help: "running or stopped, with pid, port, URL, uptime, version; exit code 0 \
+                   if running, 3 if not",
+            options: &[FORMAT],
+        },
+        Sub {
+            name: "list",
+            args: "",
+            help: "all known servers and snapshots",
+            options: &[FORMAT],
+        },
+        Sub {
+            name: "snapshot",
+            args: "NAME | --remove SNAP",
+            help: "copy the data directory of a cleanly stopped server, or delete a snapshot",
+            options: &[
+                opt("as", "SNAP", "the snapshot's name").default("NAME"),
+                flag("replace", "replace a snapshot of that name"),
+                flag("remove", "delete the snapshot SNAP"),
+            ],
+        },
+    ],
+    sections: &[Section {
+        title: "Files",
+        body: &[
+            "State lives in $DBMETER_HOME (default: /var/lib/dbmeter for root, else \
+                 ~/.local/share/dbmeter).",
+        ],
+    }],
+    examples: &[
+        Example {
+            what: "A throwaway MariaDB with a bigger buffer pool",
+            command: "server start mariadb --set=innodb_buffer_pool_size=4G",
+        },
+        Example {
+            what: "PostgreSQL from a snapshot of loaded data",
+            command: "server start postgres --name=pg-loaded --from-snapshot=sf1",
+        },
+        Example {
+            what: "Stop every managed server",
+            command: "server stop --all",
+        },
+    ],
+    exit: "0 ok, 1 failed, 2 usage error, 3 (status) not running.",
+    ..Page::new("server", "managed MariaDB/PostgreSQL servers")
+};
 
 /// Exit code of `status` when the server is not running (as systemctl).
 const NOT_RUNNING: i32 = 3;
@@ -66,31 +146,6 @@ struct Args {
     line: SubArgs,
 }
 
-/// Options that take no value (but accept `=on|off`).
-const FLAGS: &[&str] = &["drop-caches", "all", "remove", "replace"];
-
-/// The options each subcommand takes.
-fn allowed(sub: &str) -> &'static [&'static str] {
-    match sub {
-        "start" => &[
-            "name",
-            "basedir",
-            "datadir",
-            "port",
-            "set",
-            "config",
-            "server-cpus",
-            "drop-caches",
-            "from-snapshot",
-        ],
-        "stop" => &["all", "remove", "timeout"],
-        "restart" => &["drop-caches", "timeout"],
-        "status" | "list" => &["format"],
-        "snapshot" => &["as", "replace", "remove"],
-        _ => &[],
-    }
-}
-
 fn parse(args: &[String]) -> Result<Args, CliError> {
     // The subcommand comes first; it says which options there are.
     let Some(sub) = args.iter().find(|a| !a.starts_with("--")).cloned() else {
@@ -100,14 +155,10 @@ fn parse(args: &[String]) -> Result<Args, CliError> {
                 .into(),
         ));
     };
-    let (flags, valued): (Vec<&str>, Vec<&str>) =
-        allowed(&sub).iter().partition(|o| FLAGS.contains(o));
     let mut line = SubArgs::parse(
         args,
         &Grammar {
-            valued: &valued,
-            flags: &flags,
-            bare_ok: &[],
+            options: &PAGE.options_of(Some(&sub)),
             command: &format!("server {sub}"),
             help: "`dbmeter server help`",
         },
@@ -200,8 +251,7 @@ fn server(args: &[String]) -> Result<i32, CliError> {
         .iter()
         .any(|a| a == "-h" || a == "--help" || a == "help")
     {
-        print!("{HELP}");
-        return Ok(0);
+        return crate::help::print_page(&PAGE);
     }
     let a = parse(args)?;
     let home = Home::from_env().map_err(failed)?;
