@@ -3,13 +3,20 @@
 //! step lines are printed.
 
 use dbmeter_benchmarks::{Console, LoadProgress};
-use dbmeter_run::Observer;
+use dbmeter_run::{Live, Observer};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use parking_lot::Mutex;
 use std::io::IsTerminal;
+use std::io::Write as _;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+/// Rows per second over `secs`, once there is enough time to tell.
+fn load_rate(rows: u64, secs: f64) -> Option<f64> {
+    (secs >= 0.5).then(|| rows as f64 / secs)
+}
 
 pub struct LoadBar {
     pub progress: Arc<LoadProgress>,
@@ -38,14 +45,24 @@ impl LoadBar {
         let stop = Arc::new(AtomicBool::new(false));
         // Hidden until the number of rows to load is known.
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
+        // The rate is the rows since the bar appeared over the time since
+        // then, shown from the first half second on: a first frame drawn
+        // a moment after a batch lands would otherwise read billions.
+        let base = Arc::new(AtomicU64::new(0));
         let style = ProgressStyle::with_template(
             "{elapsed:>4} [{wide_bar}] {human_pos}/{human_len} rows, {rate} rows/s, ETA {eta}",
         )
         .map(|s| {
+            let base = base.clone();
             s.progress_chars("=> ").with_key(
                 "rate",
-                |st: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = write!(w, "{:.0}", st.per_sec());
+                move |st: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let secs = st.elapsed().as_secs_f64();
+                    let rows = st.pos().saturating_sub(base.load(Ordering::Relaxed));
+                    let _ = match load_rate(rows, secs) {
+                        Some(r) => write!(w, "{r:.0}"),
+                        None => write!(w, "-"),
+                    };
                 },
             )
         });
@@ -54,11 +71,14 @@ impl LoadBar {
         }
         let painter = {
             let (bar, progress, stop) = (bar.clone(), progress.clone(), stop.clone());
+            let base = base.clone();
             std::thread::spawn(move || {
                 let mut shown = false;
                 while !stop.load(Ordering::Relaxed) {
                     let total = progress.total.load(Ordering::Relaxed);
                     if total > 0 && !shown {
+                        base.store(progress.done.load(Ordering::Relaxed), Ordering::Relaxed);
+                        bar.set_position(base.load(Ordering::Relaxed));
                         bar.reset_elapsed();
                         bar.set_draw_target(ProgressDrawTarget::stderr());
                         shown = true;
@@ -113,14 +133,22 @@ impl Drop for LoadBar {
 pub struct Printer {
     to_stdout: bool,
     bar: LoadBar,
+    /// Whether a live status line is on stderr now (only ever on a
+    /// terminal).
+    status: Option<Mutex<bool>>,
 }
 
+/// Erases the current line of the terminal.
+const CLEAR_LINE: &str = "\r\x1b[2K";
+
 impl Printer {
-    /// For a run: lines on stdout when `to_stdout`, else on stderr; no bar.
+    /// For a run: lines on stdout when `to_stdout`, else on stderr; no
+    /// bar; a live status line on stderr when it is a terminal.
     pub fn new(to_stdout: bool) -> Printer {
         Printer {
             to_stdout,
             bar: LoadBar::silent(),
+            status: std::io::stderr().is_terminal().then(|| Mutex::new(false)),
         }
     }
 
@@ -130,17 +158,51 @@ impl Printer {
         Printer {
             to_stdout: true,
             bar: LoadBar::new(),
+            status: None,
         }
     }
 
-    /// Removes the bar.
+    /// Removes the bar and the status line.
     pub fn finish(self) {
+        self.clear_status();
         self.bar.finish();
     }
+
+    fn clear_status(&self) {
+        if let Some(shown) = &self.status {
+            let mut shown = shown.lock();
+            if *shown {
+                eprint!("{CLEAR_LINE}");
+                *shown = false;
+            }
+        }
+    }
+}
+
+/// The live status line: where the run stands, what it does.
+pub(crate) fn status_line(s: &Live) -> String {
+    let i = &s.interval;
+    let time = match s.limit_s {
+        Some(limit) => format!(
+            "{:.0}s/{limit:.0}s ETA {:.0}s",
+            i.t_s,
+            (limit - i.t_s).max(0.0)
+        ),
+        None => format!("{:.0}s", i.t_s),
+    };
+    let latency = i
+        .latency_ms
+        .get(s.percentile)
+        .map_or("-".to_string(), |v| format!("{v:.2}"));
+    format!(
+        "[ {time} ] thds: {} tps: {:.2} lat (ms,{}%): {latency} errors: {}",
+        i.threads, i.events_per_s, s.percentile, s.errors
+    )
 }
 
 impl Console for Printer {
     fn line(&self, text: &str) {
+        self.clear_status();
         if self.to_stdout {
             self.bar.say(text);
         } else {
@@ -155,6 +217,29 @@ impl Console for Printer {
 
 impl Observer for Printer {
     fn warning(&self, message: &str) {
+        self.clear_status();
         eprintln!("WARNING: {message}");
+    }
+
+    fn live(&self, status: &Live) {
+        if let Some(shown) = &self.status {
+            let mut shown = shown.lock();
+            let line: String = status_line(status).chars().take(79).collect();
+            eprint!("{CLEAR_LINE}{line}");
+            let _ = std::io::stderr().flush();
+            *shown = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_load_rate_waits_for_time_to_pass() {
+        assert_eq!(load_rate(250_000, 0.0001), None);
+        assert_eq!(load_rate(250_000, 0.49), None);
+        assert_eq!(load_rate(250_000, 2.0), Some(125_000.0));
     }
 }

@@ -96,6 +96,13 @@ after_run = ["sql: SELECT COUNT(*) FROM sbtest1"]
     let plan = p.run(&["campaign", "run", &file, "--dry-run"]);
     assert_eq!(plan.code, 0, "{}\n{}", plan.stdout, plan.stderr);
     assert!(plan.stdout.contains("16 runs"), "{}", plan.stdout);
+    // The plan speaks the campaign file's words, not the code's.
+    assert!(
+        plan.stdout.contains("order: interleaved; reset: none"),
+        "{}",
+        plan.stdout
+    );
+    assert!(!plan.stdout.contains("Interleaved") && !plan.stdout.contains("None"));
     assert!(
         !p.scratch.path("results.db").exists(),
         "a dry run stores nothing"

@@ -399,6 +399,16 @@ fn compare_cells_are_ratios_of_medians_over_repeats() {
     assert!(
         page.starts_with("<!DOCTYPE html>") && page.contains("<table class=\"dbmeter-compare\">")
     );
+    // Repeats on both sides: no note about single runs.
+    let t = s
+        .ok_home(&[
+            "compare",
+            "--store=c.db",
+            "--baseline=tag:phase=before",
+            "--candidate=tag:phase=after",
+        ])
+        .stdout;
+    assert!(!t.contains("one run on a side"), "{t}");
 }
 
 #[test]
@@ -462,6 +472,11 @@ fn compare_without_candidate_takes_the_rest_of_the_campaign() {
         .ok_home(&["compare", &store_opt, "--baseline=variant:A"])
         .stdout;
     assert!(t.contains("the other runs of campaign c1"), "{t}");
+    // One run per side: the table says noise cannot be judged.
+    assert!(
+        t.contains("Every cell has one run on a side: noise cannot be judged"),
+        "{t}"
+    );
     assert!(
         t.lines()
             .any(|l| l.starts_with("workload") && l.contains("variant")),

@@ -91,6 +91,24 @@ pub fn legend(c: &Comparison) -> String {
     )
 }
 
+/// The note for cells with one run on a side, where noise cannot be
+/// judged; None when every cell has repeats on both sides.
+pub fn single_run_note(c: &Comparison) -> Option<String> {
+    let (single, all) = c.single_run_cells();
+    (single > 0).then(|| {
+        let which = if single == all {
+            "Every cell has".to_string()
+        } else {
+            format!("{single} of {all} cells have")
+        };
+        format!(
+            "{which} one run on a side: noise cannot be judged there (the spread over \
+             repeats needs two runs or more, so no {NOISE_MARK} can appear); store more \
+             repeats to know whether a difference is real"
+        )
+    })
+}
+
 fn fmt_num(x: f64) -> String {
     if x.fract() == 0.0 {
         format!("{x:.0}")
@@ -191,6 +209,9 @@ pub fn text(c: &Comparison) -> String {
     if c.any_noisy() {
         let _ = writeln!(out, "\n{}", legend(c));
     }
+    if let Some(note) = single_run_note(c) {
+        let _ = writeln!(out, "\n{note}");
+    }
     out
 }
 
@@ -233,6 +254,9 @@ pub fn markdown(c: &Comparison) -> String {
     }
     if c.any_noisy() {
         let _ = writeln!(out, "\n{}", md_escape(&legend(c)));
+    }
+    if let Some(note) = single_run_note(c) {
+        let _ = writeln!(out, "\n{}", md_escape(&note));
     }
     out
 }
@@ -397,6 +421,9 @@ pub fn html(c: &Comparison) -> String {
     out.push_str(&html_table(c));
     if c.any_noisy() {
         let _ = writeln!(out, "<p>{}</p>", escape(&legend(c)));
+    }
+    if let Some(note) = single_run_note(c) {
+        let _ = writeln!(out, "<p>{}</p>", escape(&note));
     }
     out.push_str("</body>\n</html>\n");
     out

@@ -157,13 +157,23 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let recorder = Recorder::start(o, target.as_ref(), &engine, &warn);
     let print = o.f64("report-interval") > 0.0;
     let pct = dbmeter_report::text::line_percentile(&engine.percentiles);
+    let limit_s = engine.time.map(|d| d.as_secs_f64());
+    let mut errors = 0.0;
     let mut on_interval = |s: &IntervalSample| {
+        let i = document::interval(s);
         if print {
-            let i = document::interval(s);
             let line = bench
                 .interval_line(&i, pct)
                 .unwrap_or_else(|| dbmeter_report::text::interval_line(&i, pct));
             obs.line(&line);
+        } else {
+            errors += i.errors_per_s * i.duration_s;
+            obs.live(&crate::Live {
+                interval: i,
+                limit_s,
+                percentile: pct,
+                errors: errors.round() as u64,
+            });
         }
     };
     let users = plan.users();

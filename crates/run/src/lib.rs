@@ -32,6 +32,6 @@ mod verbs;
 
 pub use error::RunError;
 pub use execute::{Outcome, run};
-pub use request::{Observer, Request};
+pub use request::{Live, Observer, Request};
 pub use store::{StoreRequest, Stored, store_spec};
 pub use verbs::command;

@@ -23,4 +23,22 @@ pub trait Observer: Console {
     /// A warning about the run (a distorting set-up, a fact that could not
     /// be read).
     fn warning(&self, message: &str);
+
+    /// Where a run stands, once a second, when it prints no interval
+    /// lines (no --report-interval): for a live status line.
+    fn live(&self, _status: &Live) {}
+}
+
+/// Where a run stands: the last interval and the run so far.
+#[derive(Clone, Debug)]
+pub struct Live {
+    /// The last interval (its time is the end of the measured time so far).
+    pub interval: dbmeter_result::Interval,
+    /// The measured time the run is to last (--time), if it has one.
+    pub limit_s: Option<f64>,
+    /// The percentile interval lines show (95 unless --percentile says
+    /// otherwise).
+    pub percentile: f64,
+    /// Errors since the measurement started.
+    pub errors: u64,
 }

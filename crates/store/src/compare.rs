@@ -236,6 +236,21 @@ pub struct Comparison {
 }
 
 impl Comparison {
+    /// How many cells have a single run on a side (where the spread, and
+    /// so the noise, cannot be judged), and how many cells there are.
+    pub fn single_run_cells(&self) -> (usize, usize) {
+        let cells: Vec<&ComparisonCell> = self
+            .rows
+            .iter()
+            .flat_map(|r| r.cells.iter().flatten())
+            .collect();
+        let single = cells
+            .iter()
+            .filter(|c| c.baseline.runs.len() < 2 || c.candidate.runs.len() < 2)
+            .count();
+        (single, cells.len())
+    }
+
     /// True when some cell is noisy.
     pub fn any_noisy(&self) -> bool {
         self.rows

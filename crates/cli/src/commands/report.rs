@@ -186,10 +186,16 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
                 Ok(c) => sections.push(Section {
                     title: capitalised(&format!("{} against {name}", metric.describe())),
                     html: format!(
-                        "<p>{}</p>\n{}\n<p class=\"muted\">{}</p>",
+                        "<p>{}</p>\n{}\n<p class=\"muted\">{}</p>{}",
                         dbmeter_report::html::escape(&fmt::title(&c)),
                         fmt::html_table(&c),
-                        dbmeter_report::html::escape(&fmt::legend(&c))
+                        dbmeter_report::html::escape(&fmt::legend(&c)),
+                        fmt::single_run_note(&c)
+                            .map(|n| format!(
+                                "\n<p class=\"muted\">{}</p>",
+                                dbmeter_report::html::escape(&n)
+                            ))
+                            .unwrap_or_default()
                     ),
                 }),
                 Err(e) => {

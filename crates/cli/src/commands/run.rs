@@ -6,8 +6,65 @@ use crate::CliError;
 use crate::progress::Printer;
 use dbmeter_report::{csv, text};
 use dbmeter_result::RunDocument;
-use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use tempfile::NamedTempFile;
+
+/// `--output`: a new file in the same directory, renamed over the path
+/// once the document is written.
+struct Output {
+    file: NamedTempFile,
+    path: PathBuf,
+}
+
+impl Output {
+    fn beside(path: &Path) -> Result<Output, CliError> {
+        let fail = |e: std::io::Error| {
+            CliError::Failed(format!("cannot write --output {}: {e}", path.display()))
+        };
+        if path.is_dir() {
+            return Err(CliError::Failed(format!(
+                "cannot write --output {}: it is a directory",
+                path.display()
+            )));
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let name = path
+            .file_name()
+            .map_or("output".into(), |n| n.to_string_lossy());
+        let file = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".part")
+            .tempfile_in(dir)
+            .map_err(fail)?;
+        Ok(Output {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Writes `bytes` and puts the file in place, with the mode of the
+    /// file it replaces (or rw-r--r--).
+    fn write(mut self, bytes: &[u8]) -> Result<(), CliError> {
+        let path = self.path.clone();
+        let fail = |e: std::io::Error| {
+            CliError::Failed(format!("cannot write --output {}: {e}", path.display()))
+        };
+        self.file.write_all(bytes).map_err(fail)?;
+        self.file.flush().map_err(fail)?;
+        let mode = std::fs::metadata(&self.path).map_or(0o644, |m| m.permissions().mode());
+        self.file
+            .as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))
+            .map_err(fail)?;
+        self.file.persist(&self.path).map_err(|e| fail(e.error))?;
+        Ok(())
+    }
+}
 
 /// The text report of a run: the common sections and the benchmark's own.
 pub(crate) fn text_report(doc: &RunDocument) -> String {
@@ -21,15 +78,14 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
     let format = o.str("format").to_ascii_lowercase();
     let output_path = o.str("output").to_string();
     let to_stdout = format == "text" || !output_path.is_empty();
-    // Check the output path before spending time on a run.
-    let mut output =
-        if output_path.is_empty() {
-            None
-        } else {
-            Some(File::create(&output_path).map_err(|e| {
-                CliError::Failed(format!("cannot write --output {output_path}: {e}"))
-            })?)
-        };
+    // Check the output path before spending time on a run: the document
+    // goes to a new file beside it, renamed over it at the end, so that a
+    // run that fails to start leaves an older result as it was.
+    let mut output = if output_path.is_empty() {
+        None
+    } else {
+        Some(Output::beside(Path::new(&output_path))?)
+    };
     let printer = Printer::new(to_stdout);
     let stop = crate::signals::stop_handle();
     let outcome = dbmeter_run::run(&ctx.request, &printer, &stop)?;
@@ -57,11 +113,8 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
         "csv" => csv::intervals(doc, &percentiles),
         _ => report,
     };
-    match output.as_mut() {
-        Some(f) => f
-            .write_all(document.as_bytes())
-            .and_then(|_| f.flush())
-            .map_err(|e| CliError::Failed(format!("cannot write --output {output_path}: {e}")))?,
+    match output.take() {
+        Some(f) => f.write(document.as_bytes())?,
         None if !to_stdout => print!("{document}"),
         None => {}
     }
