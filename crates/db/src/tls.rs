@@ -112,6 +112,7 @@ impl TlsSettings {
     /// Reads the settings from the target's parameters; `default` is the
     /// mode when none is given (sysbench's: disable for MySQL, libpq's
     /// prefer for PostgreSQL).
+    ///
     /// `sslrootcert=system` makes verify-full the default and refuses
     /// weaker modes, as libpq 16 does: the system's CAs vouch for hosts
     /// anywhere, so only a certificate checked against the host name means
