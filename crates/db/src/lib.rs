@@ -23,6 +23,8 @@
 //!     ([`SqliteOptions`]).
 //! - `wire_stream.rs`: TCP, Unix socket or TLS under both own clients.
 //! - `tls.rs`: TLS modes and settings ([`TlsMode`], [`TlsSettings`]).
+//! - `net.rs`: connect timeout, TCP keepalives and user timeout, from
+//!   the URL's libpq-named parameters.
 //! - `target.rs`: [`Target`] and [`Dialect`], parsed from URLs.
 //! - `error.rs`: [`DbError`], [`ErrorKind`], [`IgnoreList`].
 //! - `introspect.rs`: questions about the server rather than the
@@ -32,6 +34,7 @@ mod connection;
 mod drivers;
 mod error;
 mod introspect;
+mod net;
 mod target;
 mod tls;
 mod types;

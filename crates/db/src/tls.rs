@@ -12,6 +12,13 @@
 //! MySQL's names (DISABLED, PREFERRED, REQUIRED, VERIFY_CA,
 //! VERIFY_IDENTITY) and sysbench's `on`/`off` mean the same. Connections
 //! over a Unix socket are never encrypted (the socket is local).
+//!
+//! The CAs that verify-ca and verify-full trust: the file given
+//! (`sslrootcert=`, `ssl-ca=`); without one, libpq's
+//! `~/.postgresql/root.crt` for PostgreSQL when it exists, else the
+//! system's trust store (as the MySQL clients and `sslrootcert=system` do;
+//! SSL_CERT_FILE and SSL_CERT_DIR name another), else, on a system without
+//! one, the public web CAs built into dbmeter.
 
 use crate::DbError;
 use crate::target::ServerTarget;
@@ -26,7 +33,7 @@ use rustls::{
 };
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TlsMode {
@@ -77,12 +84,25 @@ const CA_KEYS: &[&str] = &["sslrootcert", "ssl-ca", "ssl_ca"];
 const CERT_KEYS: &[&str] = &["sslcert", "ssl-cert", "ssl_cert"];
 const KEY_KEYS: &[&str] = &["sslkey", "ssl-key", "ssl_key"];
 
+/// The CA certificates that verify-ca and verify-full trust.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Roots {
+    /// None named: libpq's ~/.postgresql/root.crt (PostgreSQL) when
+    /// present, else the system's trust store.
+    Default,
+    /// A PEM file (`sslrootcert=FILE`).
+    File(PathBuf),
+    /// `sslrootcert=system`: the system's trust store, with the host name
+    /// checked (verify-full).
+    System,
+}
+
 /// The TLS settings of one target.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TlsSettings {
     pub mode: TlsMode,
-    /// CA certificates (PEM) that verify-ca / verify-full trust.
-    pub ca: Option<PathBuf>,
+    /// CA certificates that verify-ca / verify-full trust.
+    pub roots: Roots,
     /// Client certificate chain and key (PEM) for servers that ask for one.
     pub cert: Option<PathBuf>,
     pub key: Option<PathBuf>,
@@ -92,20 +112,44 @@ impl TlsSettings {
     /// Reads the settings from the target's parameters; `default` is the
     /// mode when none is given (sysbench's: disable for MySQL, libpq's
     /// prefer for PostgreSQL).
+    ///
+    /// `sslrootcert=system` makes verify-full the default and refuses
+    /// weaker modes, as libpq 16 does: the system's CAs vouch for hosts
+    /// anywhere, so only a certificate checked against the host name means
+    /// the server is the one asked for.
     pub fn of(t: &ServerTarget, default: TlsMode) -> Result<TlsSettings, DbError> {
-        let get = |keys: &[&str]| keys.iter().find_map(|k| t.param(k));
+        let get = |keys: &[&'static str]| keys.iter().find_map(|&k| t.param(k).map(|v| (k, v)));
+        let path = |keys: &[&'static str]| {
+            get(keys)
+                .map(|(_, v)| v)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let ca = get(CA_KEYS).filter(|(_, v)| !v.is_empty());
+        let roots = match ca {
+            None => Roots::Default,
+            Some((_, "system")) => Roots::System,
+            Some((_, v)) => Roots::File(PathBuf::from(v)),
+        };
         let mode = match get(MODE_KEYS) {
+            None if roots == Roots::System => TlsMode::VerifyFull,
             None => default,
-            Some(v) => TlsMode::parse(v).ok_or_else(|| {
+            Some((_, v)) => TlsMode::parse(v).ok_or_else(|| {
                 DbError::usage(format!(
                     "sslmode={v}: unknown TLS mode (expected disable, prefer, require, verify-ca or verify-full; MySQL's DISABLED ... VERIFY_IDENTITY also work)"
                 ))
             })?,
         };
-        let path = |keys: &[&str]| get(keys).filter(|v| !v.is_empty()).map(PathBuf::from);
+        if let (Some((ca_key, _)), Roots::System) = (ca, &roots)
+            && mode != TlsMode::VerifyFull
+        {
+            return Err(DbError::usage(format!(
+                "{ca_key}=system needs sslmode=verify-full (ssl-mode=VERIFY_IDENTITY), its default, not {mode}: the system's CAs vouch for hosts anywhere, so the host name must be checked; leave the mode out, or name the server's CA file instead"
+            )));
+        }
         let s = TlsSettings {
             mode,
-            ca: path(CA_KEYS),
+            roots,
             cert: path(CERT_KEYS),
             key: path(KEY_KEYS),
         };
@@ -114,7 +158,11 @@ impl TlsSettings {
                 "a client certificate needs both sslcert (ssl-cert) and sslkey (ssl-key)".into(),
             ));
         }
-        for p in [&s.ca, &s.cert, &s.key].into_iter().flatten() {
+        let ca = match &s.roots {
+            Roots::File(p) => Some(p),
+            _ => None,
+        };
+        for p in [ca, s.cert.as_ref(), s.key.as_ref()].into_iter().flatten() {
             if !p.is_file() {
                 return Err(DbError::usage(format!(
                     "TLS file {}: not found or not a file",
@@ -126,13 +174,13 @@ impl TlsSettings {
     }
 
     /// The rustls configuration for this mode (PostgreSQL's TLS).
-    pub(crate) fn client_config(&self) -> Result<Arc<ClientConfig>, DbError> {
+    pub(crate) fn client_config(&self) -> Result<SharedConfig, DbError> {
         self.shared_config(true)
     }
 
     /// The rustls configuration for this mode (MariaDB/MySQL's TLS): as
     /// PostgreSQL's, without libpq's ~/.postgresql/root.crt.
-    pub(crate) fn mysql_config(&self) -> Result<Arc<ClientConfig>, DbError> {
+    pub(crate) fn mysql_config(&self) -> Result<SharedConfig, DbError> {
         self.shared_config(false)
     }
 
@@ -144,7 +192,7 @@ impl TlsSettings {
         &self,
         t: &ServerTarget,
         nth: usize,
-        config: fn(&TlsSettings) -> Result<Arc<ClientConfig>, DbError>,
+        config: fn(&TlsSettings) -> Result<SharedConfig, DbError>,
     ) -> Result<Option<TlsParams>, DbError> {
         if self.mode == TlsMode::Disable || t.socket.is_some() {
             return Ok(None);
@@ -160,8 +208,10 @@ impl TlsSettings {
                 )));
             }
         };
+        let shared = config(self)?;
         Ok(Some(TlsParams {
-            config: config(self)?,
+            config: shared.config,
+            trusted: shared.trusted,
             server_name,
             required: self.mode != TlsMode::Prefer,
         }))
@@ -171,28 +221,30 @@ impl TlsSettings {
     /// shared by every connection that uses them: one holds a session cache
     /// and a certificate verifier, about 15 KB, which a run of a thousand
     /// connections should not build a thousand times.
-    fn shared_config(&self, libpq_home_ca: bool) -> Result<Arc<ClientConfig>, DbError> {
-        type Built = Vec<(TlsSettings, bool, Arc<ClientConfig>)>;
+    fn shared_config(&self, libpq_home_ca: bool) -> Result<SharedConfig, DbError> {
+        type Built = Vec<(TlsSettings, bool, SharedConfig)>;
         static BUILT: Mutex<Built> = Mutex::new(Vec::new());
         let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, _, config)) = built
+        if let Some((_, _, shared)) = built
             .iter()
             .find(|(s, home, _)| s == self && *home == libpq_home_ca)
         {
-            return Ok(config.clone());
+            return Ok(shared.clone());
         }
-        let config = Arc::new(self.config(libpq_home_ca)?);
-        built.push((self.clone(), libpq_home_ca, config.clone()));
-        Ok(config)
+        let shared = self.config(libpq_home_ca)?;
+        built.push((self.clone(), libpq_home_ca, shared.clone()));
+        Ok(shared)
     }
 
-    fn config(&self, libpq_home_ca: bool) -> Result<ClientConfig, DbError> {
+    fn config(&self, libpq_home_ca: bool) -> Result<SharedConfig, DbError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
             .map_err(tls_error)?;
+        let mut trusted = None;
         let verifier: Arc<dyn ServerCertVerifier> = if self.mode.verifies_chain() {
-            let roots = Arc::new(self.root_store(libpq_home_ca)?);
+            let (roots, what) = self.root_store(libpq_home_ca)?;
+            trusted = Some(what);
             let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
                 .build()
                 .map_err(|e| DbError::usage(format!("TLS: {e}")))?;
@@ -206,7 +258,7 @@ impl TlsSettings {
         let builder = builder
             .dangerous()
             .with_custom_certificate_verifier(verifier);
-        match (&self.cert, &self.key) {
+        let config = match (&self.cert, &self.key) {
             (Some(cert), Some(key)) => {
                 let chain = CertificateDer::pem_file_iter(cert)
                     .and_then(|it| it.collect::<Result<Vec<_>, _>>())
@@ -214,37 +266,93 @@ impl TlsSettings {
                 let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| file_error(key, e))?;
                 builder
                     .with_client_auth_cert(chain, key_der)
-                    .map_err(tls_error)
+                    .map_err(tls_error)?
             }
-            _ => Ok(builder.with_no_client_auth()),
-        }
+            _ => builder.with_no_client_auth(),
+        };
+        Ok(SharedConfig {
+            config: Arc::new(config),
+            trusted,
+        })
     }
 
-    /// The CA file when given; otherwise (`libpq_home_ca`) libpq's
-    /// ~/.postgresql/root.crt when present; otherwise the public web roots.
-    fn root_store(&self, libpq_home_ca: bool) -> Result<RootCertStore, DbError> {
-        let mut store = RootCertStore::empty();
+    /// The CAs to trust (see [`Roots`]), and what they are in words, for
+    /// the message of a certificate that does not verify.
+    fn root_store(&self, libpq_home_ca: bool) -> Result<(Arc<RootCertStore>, Arc<str>), DbError> {
         let home_ca = std::env::var_os("HOME")
             .filter(|_| libpq_home_ca)
             .map(|h| PathBuf::from(h).join(".postgresql/root.crt"))
             .filter(|p| p.is_file());
-        match self.ca.clone().or(home_ca) {
-            Some(ca) => {
-                let certs = CertificateDer::pem_file_iter(&ca)
-                    .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-                    .map_err(|e| file_error(&ca, e))?;
-                let (added, _) = store.add_parsable_certificates(certs);
-                if added == 0 {
-                    return Err(DbError::usage(format!(
-                        "TLS CA file {}: no certificate in it",
-                        ca.display()
-                    )));
-                }
-            }
-            None => store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+        let file = match &self.roots {
+            Roots::File(ca) => Some(ca.clone()),
+            Roots::Default => home_ca,
+            Roots::System => None,
+        };
+        let Some(ca) = file else {
+            let system = system_roots();
+            return Ok((system.store.clone(), system.what.clone()));
+        };
+        let mut store = RootCertStore::empty();
+        let certs = CertificateDer::pem_file_iter(&ca)
+            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| file_error(&ca, e))?;
+        let (added, _) = store.add_parsable_certificates(certs);
+        if added == 0 {
+            return Err(DbError::usage(format!(
+                "TLS CA file {}: no certificate in it",
+                ca.display()
+            )));
         }
-        Ok(store)
+        let what = format!("the CA file {}", ca.display());
+        Ok((Arc::new(store), what.into()))
     }
+}
+
+/// A client configuration shared by the connections of one set of
+/// settings, and (when it verifies certificates) what CAs it trusts.
+#[derive(Clone)]
+pub(crate) struct SharedConfig {
+    pub config: Arc<ClientConfig>,
+    pub trusted: Option<Arc<str>>,
+}
+
+/// The system's trust store, read once per process.
+struct SystemRoots {
+    store: Arc<RootCertStore>,
+    what: Arc<str>,
+}
+
+/// The system's CA certificates (on Debian /etc/ssl/certs; SSL_CERT_FILE
+/// or SSL_CERT_DIR, when set, name the only places read instead), or the
+/// public web CAs built into dbmeter on a system that has none.
+fn system_roots() -> &'static SystemRoots {
+    static ROOTS: OnceLock<SystemRoots> = OnceLock::new();
+    ROOTS.get_or_init(|| {
+        let found = rustls_native_certs::load_native_certs();
+        let mut store = RootCertStore::empty();
+        let (added, _) = store.add_parsable_certificates(found.certs);
+        let named: Vec<String> = ["SSL_CERT_FILE", "SSL_CERT_DIR"]
+            .iter()
+            .filter_map(|k| {
+                std::env::var_os(k).map(|v| format!("{k}={}", PathBuf::from(v).display()))
+            })
+            .collect();
+        let place = if named.is_empty() {
+            String::new()
+        } else {
+            format!(", from {}", named.join(" and "))
+        };
+        let what = if added > 0 {
+            format!("the system's CA certificates{place}")
+        } else {
+            store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+            format!("dbmeter's built-in public web CAs: no CA certificates on the system{place}")
+        };
+        SystemRoots {
+            store: Arc::new(store),
+            what: what.into(),
+        }
+    })
 }
 
 fn tls_error(e: rustls::Error) -> DbError {
@@ -401,5 +509,37 @@ mod tests {
         };
         let e = TlsSettings::of(&t, TlsMode::Disable).unwrap_err();
         assert!(e.message.contains("/nonexistent/ca.pem"), "{e}");
+    }
+
+    /// sslrootcert=system (or ssl-ca=system): the system's trust store and
+    /// verify-full, which is its default and the only mode it takes.
+    #[test]
+    fn system_roots_need_verify_full() {
+        let settings = |url: &str, default| {
+            let (crate::Target::Mysql(t) | crate::Target::Postgres(t)) =
+                crate::Target::parse(url).unwrap()
+            else {
+                panic!()
+            };
+            TlsSettings::of(&t, default)
+        };
+        let s = settings("postgres://u@h/db?sslrootcert=system", TlsMode::Prefer).unwrap();
+        assert_eq!((s.mode, s.roots), (TlsMode::VerifyFull, Roots::System));
+        let s = settings("mysql://u@h/db?ssl-ca=system", TlsMode::Disable).unwrap();
+        assert_eq!((s.mode, s.roots), (TlsMode::VerifyFull, Roots::System));
+        let s = settings(
+            "mysql://u@h/db?ssl-ca=system&ssl-mode=VERIFY_IDENTITY",
+            TlsMode::Disable,
+        )
+        .unwrap();
+        assert_eq!(s.mode, TlsMode::VerifyFull);
+        for weaker in ["require", "verify-ca", "disable"] {
+            let url = format!("postgres://u@h/db?sslrootcert=system&sslmode={weaker}");
+            let e = settings(&url, TlsMode::Prefer).unwrap_err();
+            assert_eq!(e.kind, crate::ErrorKind::Usage);
+            assert!(e.message.starts_with("sslrootcert=system needs"), "{e}");
+        }
+        let s = settings("postgres://u@h/db?sslmode=verify-full", TlsMode::Prefer).unwrap();
+        assert_eq!(s.roots, Roots::Default);
     }
 }

@@ -10,7 +10,8 @@ use std::net::{Shutdown, TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+
+pub(crate) use crate::net::NetSettings;
 
 /// Where a server listens.
 #[derive(Clone, Debug)]
@@ -26,19 +27,30 @@ pub(crate) struct TlsParams {
     pub server_name: ServerName<'static>,
     /// Fail when the server does not offer TLS (otherwise: plain text).
     pub required: bool,
+    /// The CAs trusted, in words, when certificates are verified: named
+    /// when one does not verify.
+    pub trusted: Option<Arc<str>>,
 }
 
-/// Connects to `addr`; reads time out after `timeout` until
-/// [`Stream::clear_timeout`] (the connection phase is bounded, queries not).
-pub(crate) fn connect(addr: &Addr, timeout: Duration) -> io::Result<Stream> {
+/// Connects to `addr` with the target's network settings (TCP keepalives
+/// and user timeout on TCP); reads time out after the connect timeout
+/// until [`Stream::clear_timeout`] (the connection phase is bounded,
+/// queries not).
+pub(crate) fn connect(addr: &Addr, net: &NetSettings) -> io::Result<Stream> {
+    let timeout = net.connect_timeout;
     match addr {
         Addr::Tcp { host, port } => {
             let mut last = None;
             for a in (host.as_str(), *port).to_socket_addrs()? {
-                match TcpStream::connect_timeout(&a, timeout) {
+                let tcp = match timeout {
+                    Some(t) => TcpStream::connect_timeout(&a, t),
+                    None => TcpStream::connect(a),
+                };
+                match tcp {
                     Ok(s) => {
                         s.set_nodelay(true)?;
-                        s.set_read_timeout(Some(timeout))?;
+                        net.apply(&s)?;
+                        s.set_read_timeout(timeout)?;
                         return Ok(Stream::Tcp(s));
                     }
                     Err(e) => last = Some(e),
@@ -51,9 +63,27 @@ pub(crate) fn connect(addr: &Addr, timeout: Duration) -> io::Result<Stream> {
         Addr::Unix(path) => {
             let s = UnixStream::connect(path)
                 .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-            s.set_read_timeout(Some(timeout))?;
+            s.set_read_timeout(timeout)?;
             Ok(Stream::Unix(s))
         }
+    }
+}
+
+/// A read of the connection phase that ran out of time (EAGAIN on Linux)
+/// becomes an error that says so; other errors stay as they are.
+pub(crate) fn no_answer(e: io::Error, net: &NetSettings) -> io::Error {
+    match (e.kind(), net.connect_timeout) {
+        (io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut, Some(t)) => io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "the server accepted the connection but did not answer within {} s: \
+                 it may be hung or its host unreachable, or its listen queue overflowed \
+                 (raise back_log, or open fewer connections at once with --connect-rate); \
+                 connect_timeout= in the URL sets this limit",
+                t.as_secs_f64()
+            ),
+        ),
+        _ => e,
     }
 }
 
@@ -65,9 +95,31 @@ pub(crate) fn start_tls(sock: Stream, tls: &TlsParams) -> Result<Stream, String>
         .map_err(|e| e.to_string())?;
     let mut s = StreamOwned::new(conn, sock);
     while s.conn.is_handshaking() {
-        s.conn.complete_io(&mut s.sock).map_err(|e| e.to_string())?;
+        s.conn
+            .complete_io(&mut s.sock)
+            .map_err(|e| handshake_error(&e, tls))?;
     }
     Ok(Stream::Tls(Box::new(s)))
+}
+
+/// A failed handshake in words; a certificate from an unknown CA says
+/// which CAs were trusted and how to name the right one.
+fn handshake_error(e: &io::Error, tls: &TlsParams) -> String {
+    let unknown_ca = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|r| {
+            matches!(
+                r,
+                rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer)
+            )
+        });
+    match &tls.trusted {
+        Some(trusted) if unknown_ca => format!(
+            "{e}: the server's certificate is not signed by a CA trusted here ({trusted}); name its CA with sslrootcert=FILE (ssl-ca=FILE)"
+        ),
+        _ => e.to_string(),
+    }
 }
 
 pub(crate) enum Stream {

@@ -142,18 +142,23 @@ fn assert_fails(r: &Run, what: &str, needle: &str) {
     );
 }
 
-#[test]
-fn mariadb_tls_modes_and_passwords() {
-    let s = Scratch::new();
-    let certs = make_certs(s.dir.path());
-    let Some(server) = start_with(
+/// A MariaDB offering TLS with the certificate of `certs`.
+fn mariadb_with_tls(certs: &Certs) -> Option<Server> {
+    start_with(
         Flavor::MariaDb,
         &[
             ("ssl-ca", &certs.ca),
             ("ssl-cert", &certs.cert),
             ("ssl-key", &certs.key),
         ],
-    ) else {
+    )
+}
+
+#[test]
+fn mariadb_tls_modes_and_passwords() {
+    let s = Scratch::new();
+    let certs = make_certs(s.dir.path());
+    let Some(server) = mariadb_with_tls(&certs) else {
         return;
     };
     // `tls` must use TLS; `pw` has a mysql_native_password password.
@@ -235,10 +240,10 @@ fn mariadb_tls_modes_and_passwords() {
     assert!(!r.stderr.contains("xyzzy"), "password shown: {}", r.stderr);
 }
 
-#[test]
-fn postgres_tls_modes_and_password_methods() {
-    let s = Scratch::new();
-    let certs = make_certs(s.dir.path());
+/// A PostgreSQL offering TLS with the certificate of `certs`, whose
+/// pg_hba.conf is `hba` (None: the machine cannot give the key to the
+/// postgres user, or has no PostgreSQL).
+fn postgres_with_tls(s: &Scratch, certs: &Certs, hba_lines: &str) -> Option<Server> {
     // PostgreSQL wants its key owned by its user and private.
     let pg_key = s.path("pg.key");
     std::fs::copy(&certs.key, &pg_key).unwrap();
@@ -247,29 +252,19 @@ fn postgres_tls_modes_and_password_methods() {
         .status();
     if !st.is_ok_and(|s| s.success()) {
         eprintln!("skipping: cannot chown the key to postgres");
-        return;
+        return None;
     }
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&pg_key, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
-    // TCP needs TLS; md5 and scram users need their password.
     let hba = s.path("pg_hba.conf");
-    std::fs::write(
-        &hba,
-        "local all all trust\n\
-         hostnossl postgres postgres 127.0.0.1/32 trust\n\
-         hostssl all md5user 127.0.0.1/32 md5\n\
-         hostssl all scramuser 127.0.0.1/32 scram-sha-256\n\
-         hostssl all all 127.0.0.1/32 trust\n\
-         hostnossl all all 127.0.0.1/32 reject\n",
-    )
-    .unwrap();
+    std::fs::write(&hba, hba_lines).unwrap();
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&hba, std::fs::Permissions::from_mode(0o644)).unwrap();
     }
-    let Some(server) = start_with(
+    start_with(
         Flavor::Postgres,
         &[
             ("ssl", "on"),
@@ -278,6 +273,23 @@ fn postgres_tls_modes_and_password_methods() {
             ("ssl_ca_file", &certs.ca),
             ("hba_file", hba.to_str().unwrap()),
         ],
+    )
+}
+
+#[test]
+fn postgres_tls_modes_and_password_methods() {
+    let s = Scratch::new();
+    let certs = make_certs(s.dir.path());
+    // TCP needs TLS; md5 and scram users need their password.
+    let Some(server) = postgres_with_tls(
+        &s,
+        &certs,
+        "local all all trust\n\
+         hostnossl postgres postgres 127.0.0.1/32 trust\n\
+         hostssl all md5user 127.0.0.1/32 md5\n\
+         hostssl all scramuser 127.0.0.1/32 scram-sha-256\n\
+         hostssl all all 127.0.0.1/32 trust\n\
+         hostnossl all all 127.0.0.1/32 reject\n",
     ) else {
         return;
     };
@@ -342,6 +354,125 @@ fn postgres_tls_modes_and_password_methods() {
     let r = point_selects(&s, &url(&server, "scramuser", "nope", ""), &[]);
     assert_fails(&r, "wrong scram password", "authentication failed");
     assert!(!r.stderr.contains("nope"), "password shown: {}", r.stderr);
+}
+
+/// Runs the point selects with `bundle` as the system's trust store
+/// (SSL_CERT_FILE, which rustls-native-certs reads instead of /etc/ssl)
+/// and a home without ~/.postgresql/root.crt.
+fn with_system_store(s: &Scratch, db: &str, bundle: &str) -> Run {
+    let mut c = s.cmd(&[
+        "run",
+        "oltp_point_select",
+        db,
+        "--tables=1",
+        "--table-size=100",
+        "--events=50",
+        "--time=0",
+    ]);
+    c.env("SSL_CERT_FILE", bundle)
+        .env_remove("SSL_CERT_DIR")
+        .env("HOME", s.path("home"));
+    s.output(c)
+}
+
+/// verify-full without a CA file, and `sslrootcert=system` (PostgreSQL)
+/// or `ssl-mode=VERIFY_IDENTITY` without `ssl-ca` (MariaDB), trust the
+/// system's CAs: the server's certificate, signed by a private CA,
+/// verifies when that CA is in the system's store and not otherwise.
+fn system_trust_store(s: &Scratch, server: &Server, certs: &Certs) {
+    let (user, modes): (&str, &[&str]) = match server.flavor() {
+        Flavor::MariaDb => (
+            "root",
+            &[
+                "?ssl-mode=VERIFY_IDENTITY",
+                "?ssl-mode=verify-full&ssl-ca=system",
+                "?ssl-ca=system",
+            ],
+        ),
+        Flavor::Postgres => (
+            "postgres",
+            &[
+                "?sslmode=verify-full",
+                "?sslrootcert=system",
+                "?sslrootcert=system&sslmode=verify-full",
+            ],
+        ),
+    };
+    s.ok(&[
+        "prepare",
+        "oltp_point_select",
+        &url(server, user, "", ""),
+        "--tables=1",
+        "--table-size=100",
+    ]);
+    // A system store with the server's CA (among others), and one without.
+    let with_ca = s.path("with-ca.pem");
+    let ca = std::fs::read_to_string(&certs.ca).unwrap();
+    let other = std::fs::read_to_string(&certs.other_ca).unwrap();
+    std::fs::write(&with_ca, format!("{other}{ca}")).unwrap();
+    let with_ca = with_ca.to_str().unwrap();
+    for params in modes {
+        let db = url(server, user, "", params);
+        assert_ok(&with_system_store(s, &db, with_ca), params);
+        let r = with_system_store(s, &db, &certs.other_ca);
+        assert_fails(&r, &format!("{params}, CA not in the store"), "certificate");
+        // The message says what was trusted and how to name the CA.
+        assert!(r.stderr.contains("SSL_CERT_FILE="), "{}", r.stderr);
+        assert!(r.stderr.contains("sslrootcert=FILE"), "{}", r.stderr);
+    }
+    // A CA file given still wins over the system's store.
+    let p = format!(
+        "?{}=verify-full&sslrootcert={}",
+        match server.flavor() {
+            Flavor::MariaDb => "ssl-mode",
+            Flavor::Postgres => "sslmode",
+        },
+        certs.ca
+    );
+    assert_ok(
+        &with_system_store(s, &url(server, user, "", &p), &certs.other_ca),
+        "a CA file and another system store",
+    );
+    // system takes no weaker mode than verify-full (as libpq 16).
+    for p in [
+        "?sslrootcert=system&sslmode=require",
+        "?ssl-ca=system&ssl-mode=VERIFY_CA",
+    ] {
+        let r = with_system_store(s, &url(server, user, "", p), with_ca);
+        assert_eq!(r.code, 2, "{p}: {}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("=system needs sslmode=verify-full"),
+            "{p}: {}",
+            r.stderr
+        );
+        assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    }
+}
+
+#[test]
+fn mariadb_system_trust_store() {
+    let s = Scratch::new();
+    let certs = make_certs(s.dir.path());
+    let Some(server) = mariadb_with_tls(&certs) else {
+        return;
+    };
+    system_trust_store(&s, &server, &certs);
+}
+
+#[test]
+fn postgres_system_trust_store() {
+    let s = Scratch::new();
+    let certs = make_certs(s.dir.path());
+    let Some(server) = postgres_with_tls(
+        &s,
+        &certs,
+        "local all all trust\n\
+         hostnossl postgres postgres 127.0.0.1/32 trust\n\
+         hostssl all all 127.0.0.1/32 trust\n",
+    ) else {
+        return;
+    };
+    system_trust_store(&s, &server, &certs);
 }
 
 /// Statements longer than --query-timeout are cancelled by the server and

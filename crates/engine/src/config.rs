@@ -25,6 +25,14 @@ pub struct EngineConfig {
     pub forced_shutdown: Option<Duration>,
     /// How long to wait for running events after a stop request (Ctrl-C) before interrupting them.
     pub stop_grace: Duration,
+    /// How long to wait for users still in an event after interrupting
+    /// them (at `forced_shutdown` after the time limit, or `stop_grace`
+    /// after a stop). Users that have not come back by then are left
+    /// behind, blocked on a server that does not answer (its host
+    /// vanished, or it hangs; the interrupt could not reach it either),
+    /// and the run ends with [`crate::EndReason::Failed`]: the engine
+    /// returns without them ([`crate::RunResult::abandoned`]).
+    pub abandon_after: Duration,
     /// Kinds of events the workload tells apart ([`crate::Tally::kind`]);
     /// 0 = no per-kind statistics.
     pub kinds: usize,
@@ -54,6 +62,7 @@ impl Default for EngineConfig {
             seed: 1,
             forced_shutdown: Some(Duration::from_secs(1)),
             stop_grace: Duration::from_millis(300),
+            abandon_after: Duration::from_secs(10),
             kinds: 0,
             connect_rate: None,
             reconnect_timeout: Duration::from_secs(5),

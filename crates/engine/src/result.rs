@@ -141,4 +141,9 @@ pub struct RunResult {
     pub users: Vec<UserTotals>,
     pub rate: Option<RateResult>,
     pub end: EndReason,
+    /// Users still blocked on the server when the engine gave up waiting
+    /// for them ([`crate::EngineConfig::abandon_after`]); their threads are
+    /// left behind. Above 0, `end` is [`EndReason::Failed`], and the
+    /// server should not be asked anything more (it does not answer).
+    pub abandoned: usize,
 }

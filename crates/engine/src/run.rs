@@ -135,6 +135,17 @@ impl Shared {
         }
         self.stop.store(true, Relaxed);
     }
+
+    /// Fails the run for users left behind: after the error that stopped
+    /// it, if any.
+    fn fail_abandoned(&self, message: String) {
+        let mut f = self.fatal.lock();
+        *f = Some(match f.take() {
+            Some(first) => format!("{first}; then {message}"),
+            None => message,
+        });
+        self.stop.store(true, Relaxed);
+    }
 }
 
 /// Marks a user as finished even if it panics.
@@ -283,7 +294,8 @@ pub fn run_observed(
         ticks.add(measure_start, tick)
     };
     let mut stop_seen: Option<u64> = None;
-    let mut interrupted = false;
+    let mut interrupted: Option<u64> = None;
+    let mut abandoned = 0;
     let tick_s = tick.as_secs_f64();
 
     while shared.live.load(Relaxed) > 0 {
@@ -305,14 +317,26 @@ pub fn run_observed(
                 (None, Some(d), Some(grace)) => Some(ticks.add(d, grace)),
                 _ => None,
             };
-            if !interrupted && interrupt_at.is_some_and(|at| now >= at) {
-                interrupted = true;
+            if interrupted.is_none() && interrupt_at.is_some_and(|at| now >= at) {
+                interrupted = Some(now);
                 // Only users still at work: a finished one has nothing to
                 // cancel (and each interrupt may open a connection).
                 for (id, i) in &interrupters {
                     if !shared.slots[*id].finished.load(Relaxed) {
                         i();
                     }
+                }
+            }
+            // Users still blocked long after their interrupt wait on a
+            // server that answers neither them nor the interrupt: the run
+            // does not wait for them forever.
+            if let Some(at) = interrupted
+                && now >= ticks.add(at, cfg.abandon_after)
+            {
+                abandoned = shared.live.load(Relaxed);
+                if abandoned > 0 {
+                    shared.fail_abandoned(abandoned_message(abandoned, cfg.abandon_after));
+                    break;
                 }
             }
             continue;
@@ -333,9 +357,19 @@ pub fn run_observed(
         interval_start = boundary;
         boundary = ticks.add(boundary, tick);
     }
-    join_all(handles);
-
-    let end = shared.last_exit.lock().unwrap_or_else(|| ticks.now());
+    let end = if abandoned > 0 {
+        // The threads left behind are blocked in reads that may never
+        // return; they end with the process.
+        for h in handles {
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
+        ticks.now()
+    } else {
+        join_all(handles);
+        shared.last_exit.lock().unwrap_or_else(|| ticks.now())
+    };
     // Intervals that ended before the last user did are full ones.
     while !in_warmup && boundary <= end {
         c.close_full(&mut measured, boundary, tick_s, on_interval);
@@ -387,6 +421,7 @@ pub fn run_observed(
         users: c.users,
         rate: c.rate,
         end: reason,
+        abandoned,
     })
 }
 
@@ -693,6 +728,20 @@ fn lost_server_message(
         format!("{failed} reconnect attempts failed")
     };
     format!("lost the server {when}; {attempts}: {error}")
+}
+
+/// The message of a run that left behind `users` users still waiting on
+/// the server `after` their interrupt.
+fn abandoned_message(users: usize, after: Duration) -> String {
+    let (who, them) = if users == 1 {
+        ("1 user".to_string(), "it")
+    } else {
+        (format!("{users} users"), "them")
+    };
+    format!(
+        "{who} still waiting on the server {} s after being interrupted; abandoned {them} (the server, or its host, may be unreachable)",
+        after.as_secs_f64()
+    )
 }
 
 /// Reserves a chunk of the --events budget for one user: large while much

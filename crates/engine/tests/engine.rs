@@ -726,3 +726,114 @@ fn cfg_events(n: u64) -> EngineConfig {
         ..cfg()
     }
 }
+
+/// A user that, after `fast` events, blocks in its event for good: its
+/// interrupter is called but reaches nothing (a server host that
+/// vanished, or a hung server).
+struct Deaf {
+    fast: u64,
+    n: u64,
+    interrupts: Arc<AtomicU64>,
+}
+
+impl User for Deaf {
+    fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
+        self.n += 1;
+        tally.reads += 1;
+        if self.n <= self.fast {
+            std::thread::sleep(Duration::from_millis(1));
+            return Ok(Flow::Continue);
+        }
+        loop {
+            std::thread::park();
+        }
+    }
+
+    fn interrupter(&self) -> Option<Interrupter> {
+        let n = self.interrupts.clone();
+        Some(Arc::new(move || {
+            n.fetch_add(1, Ordering::Relaxed);
+        }))
+    }
+}
+
+/// Users 0 and 1 block for good after 5 events; the others work on.
+struct DeafFactory {
+    interrupts: Arc<AtomicU64>,
+}
+
+impl UserFactory for DeafFactory {
+    fn create(&self, user_id: usize) -> Result<Box<dyn User>, String> {
+        Ok(Box::new(Deaf {
+            fast: if user_id < 2 { 5 } else { u64::MAX },
+            n: 0,
+            interrupts: self.interrupts.clone(),
+        }))
+    }
+}
+
+/// At the time limit, users that neither finish nor answer their
+/// interrupt are abandoned `abandon_after` after it: the run returns
+/// (their threads left behind) and fails, saying how many there were.
+#[test]
+fn users_stuck_past_the_time_limit_are_abandoned_and_fail_the_run() {
+    let c = EngineConfig {
+        threads: 3,
+        time: Some(Duration::from_millis(300)),
+        forced_shutdown: Some(Duration::from_millis(100)),
+        abandon_after: Duration::from_millis(400),
+        ..cfg()
+    };
+    let interrupts = Arc::new(AtomicU64::new(0));
+    let f = Arc::new(DeafFactory {
+        interrupts: interrupts.clone(),
+    });
+    let t = Instant::now();
+    let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+    // 0.8 s expected; the bound leaves room for a loaded machine.
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert_eq!(r.abandoned, 2);
+    assert_eq!(
+        r.end,
+        EndReason::Failed(
+            "2 users still waiting on the server 0.4 s after being interrupted; abandoned them (the server, or its host, may be unreachable)".into()
+        )
+    );
+    assert_eq!(interrupts.load(Ordering::Relaxed), 2);
+    // What the users did before is kept.
+    assert_eq!(r.users[0].events, 5);
+    assert_eq!(r.users[1].events, 5);
+    assert!(r.users[2].events > 5, "{:?}", r.users);
+}
+
+/// After a stop request too; a run whose users come back is not failed.
+#[test]
+fn users_stuck_after_a_stop_are_abandoned() {
+    let c = EngineConfig {
+        threads: 2,
+        time: Some(Duration::from_secs(60)),
+        stop_grace: Duration::from_millis(50),
+        abandon_after: Duration::from_millis(200),
+        ..cfg()
+    };
+    let stop = StopHandle::new();
+    let s2 = stop.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        s2.stop();
+    });
+    let f = Arc::new(DeafFactory {
+        interrupts: Arc::default(),
+    });
+    let t = Instant::now();
+    let r = run(&c, f, &stop, &mut |_| {}).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    assert_eq!(r.abandoned, 2);
+    let EndReason::Failed(m) = &r.end else {
+        panic!("{:?}", r.end)
+    };
+    assert!(m.starts_with("2 users still waiting"), "{m}");
+    // A run whose users come back in time is not failed.
+    let r = run(&cfg_events(50), factory(0), &StopHandle::new(), &mut |_| {}).unwrap();
+    assert_eq!((r.abandoned, r.end), (0, EndReason::EventLimit));
+}

@@ -200,7 +200,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         &result,
         &engine.percentiles,
     );
-    recorder.finish(&mut doc, &warn);
+    recorder.finish(&mut doc, result.abandoned > 0, &warn);
     let before = doc.warnings.len();
     plan.finish(&result, &mut doc);
     for w in &doc.warnings[before..] {

@@ -206,6 +206,12 @@ pub const GENERAL: &[OptSpec] = &[
         "seconds to wait after --time before interrupting running events, or 'off'",
     ),
     opt(
+        "abandon-timeout",
+        OptKind::Float,
+        "10",
+        "seconds to wait for events that were interrupted (--forced-shutdown, Ctrl-C, an error) before abandoning them: the run then fails (the server or its host may be unreachable)",
+    ),
+    opt(
         "client-cpus",
         OptKind::Str,
         "",

@@ -252,8 +252,11 @@ impl Recorder {
     }
 
     /// Stops the sampler, reads the counters again and puts everything
-    /// into the document; `warn` gets each new warning.
-    pub(crate) fn finish(self, doc: &mut RunDocument, warn: &dyn Fn(&Warning)) {
+    /// into the document; `warn` gets each new warning. `server_gone`:
+    /// the run left users behind on a server that did not answer, so it
+    /// is not asked for its counters (the document says so; the run's
+    /// failure already tells the user).
+    pub(crate) fn finish(self, doc: &mut RunDocument, server_gone: bool, warn: &dyn Fn(&Warning)) {
         let os = self.sampler.finish();
         let mut warnings = self.warnings;
         let mut late = Vec::new();
@@ -261,6 +264,13 @@ impl Recorder {
             late.push(w);
         }
         let counters = match (self.before, &self.connect) {
+            (Some(_), Some(_)) if server_gone => {
+                warnings.push(collection(
+                    "the server's counters after the run",
+                    "the server did not answer at the end of the run",
+                ));
+                None
+            }
             (Some(before), Some(c)) => match within_timeout({
                 let (c, sessions) = (c.clone(), self.sessions_before);
                 move || counters_after(&c, sessions)

@@ -224,6 +224,11 @@ pub fn engine_config(o: &OptValues, seed: u64) -> Result<EngineConfig, RunError>
             )
         })?,
         stop_grace: Duration::from_millis(300),
+        abandon_after: secs("abandon-timeout")?.ok_or_else(|| {
+            RunError::Usage(
+                "--abandon-timeout=0: expected seconds above 0 (how long interrupted events may keep the run waiting)".into(),
+            )
+        })?,
         kinds: 0,
         connect_rate: (connect_rate > 0.0).then_some(connect_rate),
     })

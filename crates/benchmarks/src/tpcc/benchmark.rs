@@ -290,18 +290,28 @@ impl RunPlan for TpccPlan {
                 format!("could not read the counters at the start of the measurement: {e}"),
             ));
         }
-        // PostgreSQL publishes a session's statistics when it ends.
-        let _ = self
-            .conn
-            .settle_statistics(self.sessions_before, Duration::from_secs(3));
-        let after = match metrics::snapshot(&mut self.conn, self.warehouses) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                doc.warnings.push(Warning::new(
-                    "collection",
-                    format!("could not read the counters after the run: {e}"),
-                ));
-                None
+        let after = if result.abandoned > 0 {
+            // Users were left waiting on a server that did not answer:
+            // this connection would wait too.
+            doc.warnings.push(Warning::new(
+                "collection",
+                "could not read the counters after the run: the server did not answer at the end of the run",
+            ));
+            None
+        } else {
+            // PostgreSQL publishes a session's statistics when it ends.
+            let _ = self
+                .conn
+                .settle_statistics(self.sessions_before, Duration::from_secs(3));
+            match metrics::snapshot(&mut self.conn, self.warehouses) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    doc.warnings.push(Warning::new(
+                        "collection",
+                        format!("could not read the counters after the run: {e}"),
+                    ));
+                    None
+                }
             }
         };
         // A server that restarted started its transaction counters again.

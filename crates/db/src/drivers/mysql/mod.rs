@@ -12,10 +12,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-use wire::{Addr, BulkRows, Params, Prepared, WireConn};
-
-/// How long opening a connection may take before it fails.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+use wire::{Addr, BulkRows, NetSettings, Params, Prepared, WireConn};
 
 /// How `prepare` loads rows: the target's `load=` parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,7 +115,7 @@ fn wire_params(t: &ServerTarget, nth: usize, tls: &TlsSettings) -> Result<Params
         password: t.password.clone(),
         database: t.database.clone(),
         tls,
-        connect_timeout: CONNECT_TIMEOUT,
+        net: NetSettings::of(t)?,
     })
 }
 

@@ -16,10 +16,7 @@ use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use wire::{Addr, Params, PgWire, Statement};
-
-/// How long opening a connection may take before it fails.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+use wire::{Addr, NetSettings, Params, PgWire, Statement};
 
 pub struct PgConn {
     conn: PgWire,
@@ -110,7 +107,7 @@ fn wire_params(
             database: t.database.clone(),
             options: timeout.map(|l| format!("-c statement_timeout={}", l.as_millis().max(1))),
             tls: tls_params,
-            connect_timeout: CONNECT_TIMEOUT,
+            net: NetSettings::of(t)?,
         },
         tls.mode,
     ))

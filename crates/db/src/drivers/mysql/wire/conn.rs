@@ -142,25 +142,10 @@ pub(crate) type Infile<'a> = &'a mut dyn FnMut(&mut Vec<u8>) -> bool;
 impl WireConn {
     /// Connects and authenticates.
     pub(crate) fn connect(p: &Params) -> Result<WireConn, Error> {
-        let stream = crate::wire_stream::connect(&p.addr, p.connect_timeout)?;
+        let stream = crate::wire_stream::connect(&p.addr, &p.net)?;
         let mut io = Packets::new(stream);
         let (greeting, caps) = handshake::connect(&mut io, p).map_err(|e| match e {
-            // The read timeout set by connect ran out (EAGAIN on Linux).
-            Error::Io(err)
-                if matches!(
-                    err.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                Error::Io(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    format!(
-                        "the server accepted the connection but did not complete the handshake within {} s \
-                         (its listen queue may have overflowed: raise back_log, or open fewer connections at once with --connect-rate)",
-                        p.connect_timeout.as_secs()
-                    ),
-                ))
-            }
+            Error::Io(err) => Error::Io(crate::wire_stream::no_answer(err, &p.net)),
             e => e,
         })?;
         io.stream.clear_timeout()?;

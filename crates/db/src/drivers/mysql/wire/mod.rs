@@ -23,9 +23,8 @@ mod values;
 
 pub(crate) use conn::{BulkRows, Prepared, WireConn};
 
-pub(crate) use crate::wire_stream::{Addr, TlsParams};
+pub(crate) use crate::wire_stream::{Addr, NetSettings, TlsParams};
 use std::fmt;
-use std::time::Duration;
 
 /// Where and how to connect.
 #[derive(Clone)]
@@ -36,8 +35,9 @@ pub(crate) struct Params {
     pub database: String,
     /// TLS over TCP; `None` for plain text.
     pub tls: Option<TlsParams>,
-    /// Bounds the TCP connect and each read of the connection phase.
-    pub connect_timeout: Duration,
+    /// Connect timeout (the TCP connect and each read of the connection
+    /// phase), TCP keepalives and user timeout.
+    pub net: NetSettings,
 }
 
 /// Why a command failed.

@@ -25,13 +25,12 @@ mod messages;
 mod startup;
 mod values;
 
-pub(crate) use crate::wire_stream::{Addr, TlsParams};
+pub(crate) use crate::wire_stream::{Addr, NetSettings, TlsParams};
 pub use conn::{Arg, Cell};
 pub(crate) use conn::{PgWire, Statement};
 pub(crate) use startup::cancel;
 
 use std::fmt;
-use std::time::Duration;
 
 /// Where and how to connect.
 #[derive(Clone)]
@@ -44,8 +43,9 @@ pub(crate) struct Params {
     pub options: Option<String>,
     /// TLS over TCP; `None` for plain text.
     pub tls: Option<TlsParams>,
-    /// Bounds the TCP connect and each read of the startup phase.
-    pub connect_timeout: Duration,
+    /// Connect timeout (the TCP connect and each read of the startup
+    /// phase), TCP keepalives and user timeout.
+    pub net: NetSettings,
 }
 
 /// An ErrorResponse's fields.

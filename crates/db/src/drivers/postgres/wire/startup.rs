@@ -20,7 +20,7 @@ pub(crate) struct Session {
 
 /// Connects and negotiates TLS as `p` asks (never over a Unix socket).
 fn open_stream(p: &Params) -> Result<Stream, Error> {
-    let mut stream = wire_stream::connect(&p.addr, p.connect_timeout)?;
+    let mut stream = wire_stream::connect(&p.addr, &p.net)?;
     let Some(tls) = &p.tls else {
         return Ok(stream);
     };
@@ -46,6 +46,13 @@ fn open_stream(p: &Params) -> Result<Stream, Error> {
 
 /// Opens a session: returns the messages' stream, ready for queries.
 pub(crate) fn connect(p: &Params) -> Result<(Messages, Session), Error> {
+    open_session(p).map_err(|e| match e {
+        Error::Io(err) => Error::Io(wire_stream::no_answer(err, &p.net)),
+        e => e,
+    })
+}
+
+fn open_session(p: &Params) -> Result<(Messages, Session), Error> {
     let stream = open_stream(p)?;
     let mut io = Messages::new(stream);
     let mut params = vec![
