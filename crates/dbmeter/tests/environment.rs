@@ -237,10 +237,13 @@ fn sqlite_run_records_environment_tables_and_os_series() {
     ] {
         assert!(!first[k].is_null(), "no {k} in {first}");
     }
-    assert!(
-        first["client_cpu_pct"].as_f64().unwrap_or(0.0) > 10.0,
-        "{first}"
-    );
+    // The client's CPU is measured (how much it gets depends on what
+    // else the machine runs, so only that it is there and moved).
+    let client_cpu: f64 = samples
+        .iter()
+        .map(|x| x["client_cpu_pct"].as_f64().unwrap_or(0.0))
+        .sum();
+    assert!(client_cpu > 0.0, "{samples:?}");
     assert!(doc["warnings"].is_array());
 
     // The text report ends with a short environment summary.
@@ -353,11 +356,11 @@ fn server_run(flavor: Flavor) {
         doc["os"]["server_pid"].as_u64(),
         Some(u64::from(server.pid()))
     );
-    assert!(
-        samples[0]["server_cpu_pct"].as_f64().unwrap_or(0.0) > 1.0,
-        "{}",
-        samples[0]
-    );
+    let server_cpu: f64 = samples
+        .iter()
+        .map(|x| x["server_cpu_pct"].as_f64().unwrap_or(0.0))
+        .sum();
+    assert!(server_cpu > 0.0, "{samples:?}");
     assert!(
         r.stdout.contains("server counters (delta):"),
         "{}",

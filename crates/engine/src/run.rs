@@ -182,8 +182,8 @@ pub fn run(
 }
 
 /// [`run`], calling `on_measure_start` (on the calling thread) when the
-/// measurement begins: at the end of the warm-up, or as the users start
-/// without one. Workloads that read counters from the database take their
+/// measurement begins: at the end of the warm-up, or without one just
+/// before the users are let go (so no event precedes it). Workloads that read counters from the database take their
 /// first reading there.
 pub fn run_observed(
     cfg: &EngineConfig,
@@ -257,6 +257,12 @@ pub fn run_observed(
             return Err(err);
         }
     }
+    // Without a warm-up the measurement starts with the users: readings
+    // taken at its start (a benchmark's counters) come before any user
+    // is let go, so that no event slips in ahead of them.
+    if cfg.warmup.is_zero() {
+        on_measure_start();
+    }
     let begin = ticks.now();
     let measure_start = ticks.add(begin, cfg.warmup);
     let deadline = cfg.time.map(|t| ticks.add(measure_start, t));
@@ -266,9 +272,6 @@ pub fn run_observed(
         deadline,
     });
     go.wait();
-    if cfg.warmup.is_zero() {
-        on_measure_start();
-    }
 
     let interrupters = std::mem::take(&mut *interrupters.lock());
     let mut c = Collector {
