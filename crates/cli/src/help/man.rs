@@ -3,7 +3,7 @@
 
 use super::page::{Example, Opt, Page, Section};
 use super::pages::{self, WORKLOAD_PAGES};
-use super::render::value_hint;
+use super::render::{value_hint, with_default};
 use crate::commands::VERSION;
 use dbmeter_benchmarks::options::OptSpec;
 use dbmeter_benchmarks::registry;
@@ -50,23 +50,14 @@ fn tagged(out: &mut String, tag: &str, text: &str) {
 
 fn opts(out: &mut String, opts: &[Opt]) {
     for o in opts {
-        let help = if o.default.is_empty() {
-            o.help.to_string()
-        } else {
-            format!("{} [{}]", o.help, o.default)
-        };
-        tagged(out, &o.left(), &help);
+        tagged(out, &o.left(), &with_default(o.help, o.default));
     }
 }
 
 fn specs(out: &mut String, specs: &[OptSpec]) {
     for s in specs {
-        let help = if s.default.is_empty() {
-            s.help.to_string()
-        } else {
-            format!("{} [{}]", s.help, s.default)
-        };
-        tagged(out, &format!("--{}={}", s.name, value_hint(&s.kind)), &help);
+        let left = format!("--{}={}", s.name, value_hint(&s.kind));
+        tagged(out, &left, &with_default(&s.help, &s.default));
     }
 }
 

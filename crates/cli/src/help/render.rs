@@ -74,7 +74,7 @@ pub(crate) fn row(
     }
 }
 
-fn with_default(help: &str, default: &str) -> String {
+pub(crate) fn with_default(help: &str, default: &str) -> String {
     if default.is_empty() {
         help.to_string()
     } else {
