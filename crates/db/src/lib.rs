@@ -24,11 +24,15 @@
 //! - `wire_stream.rs`: TCP, Unix socket or TLS under both own clients.
 //! - `tls.rs`: TLS modes and settings ([`TlsMode`], [`TlsSettings`]).
 //! - `target.rs`: [`Target`] and [`Dialect`], parsed from URLs.
+//! - `conninfo/`: how a server target is completed from the environment
+//!   and the client files (`~/.pgpass`, `pg_service.conf`, `~/.my.cnf`),
+//!   as libpq and the MySQL clients do ([`Given::resolve`]).
 //! - `error.rs`: [`DbError`], [`ErrorKind`], [`IgnoreList`].
 //! - `introspect.rs`: questions about the server rather than the
 //!   benchmark ([`Rows`], [`TableStats`], [`PidHint`]).
 
 mod connection;
+pub mod conninfo;
 mod drivers;
 mod error;
 mod introspect;
@@ -38,6 +42,7 @@ mod types;
 mod wire_stream;
 
 pub use connection::Connection;
+pub use conninfo::{Env, Given, Resolved, ServerKind, Spec};
 pub use drivers::postgres::{PgArg, PgCell, PgClient};
 pub use drivers::sqlite::SqliteOptions;
 pub use error::{DbError, ErrorKind, IgnoreList};

@@ -81,7 +81,7 @@ pub(crate) fn numbered(sql: &str) -> String {
 }
 
 /// What connection `nth` to `t` needs: address, credentials, TLS (libpq's
-/// default mode: prefer), backend options.
+/// default mode: prefer), backend options, application name.
 fn wire_params(
     t: &ServerTarget,
     nth: usize,
@@ -102,18 +102,43 @@ fn wire_params(
         },
     };
     let tls_params = tls.wire_params(t, nth, TlsSettings::client_config)?;
+    // The user's backend options (options=, PGOPTIONS), then the timeout.
+    let options = [
+        t.param("options").map(str::to_string),
+        timeout.map(|l| format!("-c statement_timeout={}", l.as_millis().max(1))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(" ");
     Ok((
         Params {
             addr,
             user: t.user.clone(),
             password: t.password.clone(),
             database: t.database.clone(),
-            options: timeout.map(|l| format!("-c statement_timeout={}", l.as_millis().max(1))),
+            options: (!options.trim().is_empty()).then_some(options),
+            application_name: t.param("application_name").unwrap_or("dbmeter").to_string(),
             tls: tls_params,
-            connect_timeout: CONNECT_TIMEOUT,
+            connect_timeout: connect_timeout(t)?,
         },
         tls.mode,
     ))
+}
+
+/// `connect_timeout=` (or PGCONNECT_TIMEOUT) as libpq reads it: whole
+/// seconds, at least 2; 0 or less waits as long as it takes.
+fn connect_timeout(t: &ServerTarget) -> Result<Duration, DbError> {
+    let Some(v) = t.param("connect_timeout") else {
+        return Ok(CONNECT_TIMEOUT);
+    };
+    match v.trim().parse::<i64>() {
+        Ok(s) if s <= 0 => Ok(Duration::from_secs(365 * 24 * 3600)),
+        Ok(s) => Ok(Duration::from_secs(s.max(2) as u64)),
+        Err(_) => Err(DbError::usage(format!(
+            "connect_timeout={v}: expected whole seconds"
+        ))),
+    }
 }
 
 fn connect_error(e: wire::Error, shown: &str, mode: TlsMode) -> DbError {
