@@ -26,11 +26,15 @@
 //! - `net.rs`: connect timeout, TCP keepalives and user timeout, from
 //!   the URL's libpq-named parameters.
 //! - `target.rs`: [`Target`] and [`Dialect`], parsed from URLs.
+//! - `conninfo/`: how a server target is completed from the environment
+//!   and the client files (`~/.pgpass`, `pg_service.conf`, `~/.my.cnf`),
+//!   as libpq and the MySQL clients do ([`Given::resolve`]).
 //! - `error.rs`: [`DbError`], [`ErrorKind`], [`IgnoreList`].
 //! - `introspect.rs`: questions about the server rather than the
 //!   benchmark ([`Rows`], [`TableStats`], [`PidHint`]).
 
 mod connection;
+pub mod conninfo;
 mod drivers;
 mod error;
 mod introspect;
@@ -41,6 +45,7 @@ mod types;
 mod wire_stream;
 
 pub use connection::Connection;
+pub use conninfo::{Env, Given, Resolved, ServerKind, Spec};
 pub use drivers::postgres::{PgArg, PgCell, PgClient};
 pub use drivers::sqlite::SqliteOptions;
 pub use error::{DbError, ErrorKind, IgnoreList};

@@ -2,6 +2,7 @@
 //! `--mysql-*` / `--pgsql-*` options.
 
 use crate::DbError;
+use crate::conninfo::{Env, Given, ServerKind, Spec, parse_server_url};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -96,19 +97,53 @@ impl Target {
 
     /// Parses a `--db` value: `sqlite:PATH`, a path ending in `.sqlite` or
     /// `.db`, `mysql://` / `mariadb://user:pass@host:port/db?socket=PATH`,
-    /// or `postgres://user:pass@host:port/db?sslmode=...`.
+    /// or `postgres://user:pass@host:port/db?sslmode=...`; a server URL is
+    /// completed from this process's environment and the client files
+    /// (`~/.pgpass`, `~/.my.cnf`, ...) as the server's own client would
+    /// ([`crate::conninfo`]), and warnings about them are printed.
     pub fn parse(s: &str) -> Result<Target, DbError> {
+        match Target::parse_spec(s)? {
+            Spec::Sqlite(t) => Ok(t),
+            Spec::Server(kind, given) => {
+                let r = given.resolve(kind, &Given::default(), &Env::from_process())?;
+                Ok(Target::server(kind, r.warn()))
+            }
+        }
+    }
+
+    /// [`Target::parse`] in environment `env`; the warnings are returned,
+    /// not printed.
+    pub fn parse_in(s: &str, env: &Env) -> Result<(Target, Vec<String>), DbError> {
+        match Target::parse_spec(s)? {
+            Spec::Sqlite(t) => Ok((t, Vec::new())),
+            Spec::Server(kind, given) => {
+                let r = given.resolve(kind, &Given::default(), env)?;
+                Ok((Target::server(kind, r.target), r.warnings))
+            }
+        }
+    }
+
+    /// A server target of `kind`.
+    pub fn server(kind: ServerKind, t: ServerTarget) -> Target {
+        match kind {
+            ServerKind::Mysql => Target::Mysql(t),
+            ServerKind::Postgres => Target::Postgres(t),
+        }
+    }
+
+    /// Reads a `--db` value without resolving a server URL.
+    pub(crate) fn parse_spec(s: &str) -> Result<Spec, DbError> {
         let s = s.trim();
-        let sqlite = |p: &str| -> Result<Target, DbError> {
+        let sqlite = |p: &str| -> Result<Spec, DbError> {
             if p.is_empty() {
                 return Err(usage(format!(
                     "--db {s}: the SQLite URL has no file path (e.g. sqlite:bench.sqlite)"
                 )));
             }
-            Ok(Target::Sqlite {
+            Ok(Spec::Sqlite(Target::Sqlite {
                 path: PathBuf::from(p),
                 implicit: false,
-            })
+            }))
         };
         if let Some(rest) = s.strip_prefix("sqlite://") {
             return sqlite(rest);
@@ -117,16 +152,17 @@ impl Target {
             return sqlite(rest);
         }
         if let Some((scheme, _)) = s.split_once("://") {
-            return match scheme.to_ascii_lowercase().as_str() {
-                "mysql" | "mariadb" => Ok(Target::Mysql(parse_server_url(s, 3306)?)),
-                "postgres" | "postgresql" | "pgsql" => {
-                    Ok(Target::Postgres(parse_server_url(s, 5432)?))
+            let kind = match scheme.to_ascii_lowercase().as_str() {
+                "mysql" | "mariadb" => ServerKind::Mysql,
+                "postgres" | "postgresql" | "pgsql" => ServerKind::Postgres,
+                _ => {
+                    return Err(usage(format!(
+                        "--db {}: unknown database type '{scheme}' (supported: sqlite:PATH, mysql://, mariadb://, postgres://)",
+                        mask_password(s)
+                    )));
                 }
-                _ => Err(usage(format!(
-                    "--db {}: unknown database type '{scheme}' (supported: sqlite:PATH, mysql://, mariadb://, postgres://)",
-                    mask_password(s)
-                ))),
             };
+            return Ok(Spec::Server(kind, parse_server_url(s, kind)?));
         }
         let lower = s.to_ascii_lowercase();
         if [".sqlite", ".sqlite3", ".db"]
@@ -193,12 +229,22 @@ impl fmt::Display for Target {
                 .map(|p| p.to_string())
                 .collect::<Vec<_>>()
                 .join(",");
+            let hosts = t
+                .hosts
+                .iter()
+                .map(|h| {
+                    if h.contains(':') {
+                        format!("[{h}]")
+                    } else {
+                        h.clone()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(",");
             write!(
                 f,
-                "{scheme}://{}{pass}@{}:{port}/{}",
-                t.user,
-                t.hosts.join(","),
-                t.database
+                "{scheme}://{}{pass}@{hosts}:{port}/{}",
+                t.user, t.database
             )?;
             if let Some(s) = &t.socket {
                 write!(f, "?socket={}", s.display())?;
@@ -211,41 +257,6 @@ impl fmt::Display for Target {
             Target::Postgres(t) => server(f, "postgres", t),
         }
     }
-}
-
-fn parse_server_url(s: &str, default_port: u16) -> Result<ServerTarget, DbError> {
-    let shown = mask_password(s);
-    let url = url::Url::parse(s).map_err(|e| usage(format!("--db {shown}: {e}")))?;
-    let decode = |v: &str| {
-        url::form_urlencoded::parse(format!("x={v}").as_bytes())
-            .next()
-            .map(|(_, v)| v.into_owned())
-            .unwrap_or_default()
-    };
-    let mut socket = None;
-    let mut params = Vec::new();
-    for (k, v) in url.query_pairs() {
-        if k == "socket" || k == "host" && v.starts_with('/') {
-            socket = Some(PathBuf::from(v.as_ref()));
-        } else {
-            params.push((k.into_owned(), v.into_owned()));
-        }
-    }
-    let user = decode(url.username());
-    let database = url.path().trim_start_matches('/').to_string();
-    Ok(ServerTarget {
-        hosts: vec![url.host_str().unwrap_or("localhost").to_string()],
-        ports: vec![url.port().unwrap_or(default_port)],
-        socket,
-        user: if user.is_empty() { "root".into() } else { user },
-        password: url.password().map(decode),
-        database: if database.is_empty() {
-            "test".into()
-        } else {
-            database
-        },
-        params,
-    })
 }
 
 /// Replaces the password of `scheme://user:password@host` with `***`.
@@ -281,8 +292,13 @@ mod tests {
 
     #[test]
     fn parses_server_urls() {
-        let Target::Mysql(t) =
-            Target::parse("mariadb://bob:s%40cret@db1:3307/shop?socket=/run/my.sock").unwrap()
+        let env = Env::empty();
+        let Target::Mysql(t) = Target::parse_in(
+            "mariadb://bob:s%40cret@db1:3307/shop?socket=/run/my.sock",
+            &env,
+        )
+        .unwrap()
+        .0
         else {
             panic!()
         };
@@ -294,13 +310,19 @@ mod tests {
         assert_eq!(t.socket, Some(PathBuf::from("/run/my.sock")));
         let shown = Target::Mysql(t).to_string();
         assert!(!shown.contains("cret"), "{shown}");
-        let Target::Postgres(t) = Target::parse("postgres://u@h/db?sslmode=require").unwrap()
+        let Target::Postgres(t) = Target::parse_in("postgres://u@h/db?sslmode=require", &env)
+            .unwrap()
+            .0
         else {
             panic!()
         };
         assert_eq!(t.ports, vec![5432]);
+        let shown = Target::Postgres(t.clone()).to_string();
+        assert_eq!(shown, "postgres://u@h:5432/db");
         assert_eq!(t.param("sslmode"), Some("require"));
         assert_eq!(t.password, None);
+        let (t, _) = Target::parse_in("postgres://[::1]:6000/db", &env.with_user("u")).unwrap();
+        assert_eq!(t.to_string(), "postgres://u@[::1]:6000/db");
     }
 
     #[test]

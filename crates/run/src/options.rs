@@ -49,7 +49,7 @@ pub const GENERAL: &[OptSpec] = &[
         "mysql-socket",
         OptKind::Str,
         "",
-        "MySQL/MariaDB Unix socket, used instead of host and port",
+        "MySQL/MariaDB Unix socket, used instead of host and port (default: MYSQL_UNIX_PORT, ~/.my.cnf, then the usual places when the host is localhost)",
     ),
     opt("mysql-user", OptKind::Str, "sbtest", "MySQL/MariaDB user"),
     opt(
@@ -79,6 +79,12 @@ pub const GENERAL: &[OptSpec] = &[
         "PostgreSQL password (or PGPASSWORD in the environment)",
     ),
     opt("pgsql-db", OptKind::Str, "sbtest", "PostgreSQL database"),
+    opt(
+        "defaults-file",
+        OptKind::Str,
+        "",
+        "MySQL/MariaDB option file read instead of ~/.my.cnf ([client] user, password, host, port, socket, database, ssl-*); also defaults-file= in the URL",
+    ),
     opt(
         "ssl-mode",
         OptKind::Str,

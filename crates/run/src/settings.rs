@@ -3,55 +3,66 @@
 
 use crate::RunError;
 use dbmeter_benchmarks::options::{OptValues, parse_float_list};
-use dbmeter_db::{
-    ConnectOptions, IgnoreList, PsMode, ServerTarget, SqliteOptions, Target, TlsMode, TlsSettings,
-};
+use dbmeter_db::conninfo::{self, Env, Given, ServerKind, Spec};
+use dbmeter_db::{ConnectOptions, IgnoreList, PsMode, SqliteOptions, Target, TlsMode, TlsSettings};
 use dbmeter_engine::EngineConfig;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// The target of the options: `--db`, or sysbench's `--mysql-*` /
+/// `--pgsql-*` options, completed from the environment and the client
+/// files as the server's own client would (`dbmeter_db::conninfo`).
 pub fn target(o: &OptValues) -> Result<Target, RunError> {
+    target_in(o, &Env::from_process())
+}
+
+/// [`target`] in environment `env`.
+pub fn target_in(o: &OptValues, env: &Env) -> Result<Target, RunError> {
     let db = o.str("db");
     let driver = o.str("db-driver").to_ascii_lowercase();
-    let mut target = if !db.is_empty() {
-        Target::parse(db)?
+    let (kind, mut given, fallback) = if !db.is_empty() {
+        match conninfo::parse_spec(db)? {
+            Spec::Sqlite(t) => return Ok(t),
+            Spec::Server(kind, given) => (kind, given, Given::default()),
+        }
     } else if driver == "mysql" || (driver.is_empty() && given_any(o, "mysql-")) {
-        Target::Mysql(server_from_options(o, "mysql")?)
+        let (given, fallback) = server_from_options(o, "mysql")?;
+        (ServerKind::Mysql, given, fallback)
     } else if driver == "pgsql" || (driver.is_empty() && given_any(o, "pgsql-")) {
-        Target::Postgres(server_from_options(o, "pgsql")?)
+        let (given, fallback) = server_from_options(o, "pgsql")?;
+        (ServerKind::Postgres, given, fallback)
     } else {
-        Target::default_sqlite()
+        return Ok(Target::default_sqlite());
     };
-    // Passwords may come from the environment, as with the client tools.
-    match &mut target {
-        Target::Mysql(t) if t.password.is_none() => t.password = std::env::var("MYSQL_PWD").ok(),
-        Target::Postgres(t) if t.password.is_none() => {
-            t.password = std::env::var("PGPASSWORD").ok()
-        }
-        _ => {}
-    }
-    let default_tls = match &target {
-        Target::Mysql(_) => TlsMode::Disable,
-        _ => TlsMode::Prefer,
-    };
-    if let Target::Mysql(t) | Target::Postgres(t) = &mut target {
-        // The --ssl-* options win over the URL's parameters.
-        for (opt, param) in [
-            ("ssl-mode", "sslmode"),
-            ("ssl-ca", "sslrootcert"),
-            ("ssl-cert", "sslcert"),
-            ("ssl-key", "sslkey"),
-        ] {
-            if o.given(opt) {
-                t.params.push((param.into(), o.str(opt).to_string()));
-                t.params.rotate_right(1);
-            }
-        }
-        TlsSettings::of(t, default_tls)?;
-        if o.bool("ask-password") {
-            t.password = Some(ask_password(&t.user)?);
+    // Options win over the URL's parameters (the first of a name wins).
+    for (opt, param) in [
+        ("ssl-mode", "sslmode"),
+        ("ssl-ca", "sslrootcert"),
+        ("ssl-cert", "sslcert"),
+        ("ssl-key", "sslkey"),
+        ("defaults-file", "defaults-file"),
+    ] {
+        if o.given(opt) {
+            given
+                .params
+                .insert(0, (param.into(), o.str(opt).to_string()));
         }
     }
-    Ok(target)
+    let ask = o.bool("ask-password");
+    if ask {
+        // Asked for below, once the user is known: no password file or
+        // variable is read meanwhile.
+        given.password = Some(String::new());
+    }
+    let mut t = given.resolve(kind, &fallback, env)?.warn();
+    if ask {
+        t.password = Some(ask_password(&t.user)?);
+    }
+    let default_tls = match kind {
+        ServerKind::Mysql => TlsMode::Disable,
+        ServerKind::Postgres => TlsMode::Prefer,
+    };
+    TlsSettings::of(&t, default_tls)?;
+    Ok(Target::server(kind, t))
 }
 
 /// Reads a password from the terminal without echo, or one line of
@@ -73,36 +84,52 @@ fn given_any(o: &OptValues, prefix: &str) -> bool {
     o.all().keys().any(|k| k.starts_with(prefix) && o.given(k))
 }
 
-/// A server target from sysbench's `--mysql-*` or `--pgsql-*` options.
-fn server_from_options(o: &OptValues, p: &str) -> Result<ServerTarget, RunError> {
+/// A server target from sysbench's `--mysql-*` or `--pgsql-*` options:
+/// what the user gave, and the options' defaults (used when neither the
+/// environment nor a client file says otherwise).
+fn server_from_options(o: &OptValues, p: &str) -> Result<(Given, Given), RunError> {
+    let opt = |name: &str| o.str(&format!("{p}-{name}"));
     let list = |name: &str| -> Vec<String> {
-        o.str(&format!("{p}-{name}"))
+        opt(name)
             .split(',')
             .map(|x| x.trim().to_string())
             .filter(|x| !x.is_empty())
             .collect()
     };
-    let ports = list("port")
-        .iter()
-        .map(|x| {
-            x.parse::<u16>()
-                .map_err(|_| RunError::Usage(format!("--{p}-port={x}: expected a port number")))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let socket = (p == "mysql")
-        .then(|| o.str("mysql-socket"))
-        .filter(|s| !s.is_empty())
-        .map(Into::into);
-    let password = o.str(&format!("{p}-password"));
-    Ok(ServerTarget {
-        hosts: list("host"),
-        ports,
-        socket,
-        user: o.str(&format!("{p}-user")).to_string(),
-        password: (!password.is_empty()).then(|| password.to_string()),
-        database: o.str(&format!("{p}-db")).to_string(),
-        params: Vec::new(),
-    })
+    // The options given (`given` true) or left at their defaults.
+    let read = |given: bool| -> Result<Given, RunError> {
+        let want = |name: &str| o.given(&format!("{p}-{name}")) == given;
+        let mut g = Given::default();
+        if want("host") {
+            g.hosts = list("host");
+        }
+        if want("port") {
+            g.ports = list("port")
+                .iter()
+                .map(|x| {
+                    x.parse::<u16>().map_err(|_| {
+                        RunError::Usage(format!("--{p}-port={x}: expected a port number"))
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+        }
+        if want("user") {
+            g.user = Some(opt("user").to_string()).filter(|v| !v.is_empty());
+        }
+        if want("db") {
+            g.database = Some(opt("db").to_string()).filter(|v| !v.is_empty());
+        }
+        Ok(g)
+    };
+    let mut given = read(true)?;
+    let fallback = read(false)?;
+    if p == "mysql" {
+        given.socket = Some(o.str("mysql-socket"))
+            .filter(|s| !s.is_empty())
+            .map(Into::into);
+    }
+    given.password = Some(opt("password").to_string()).filter(|v| !v.is_empty());
+    Ok((given, fallback))
 }
 
 pub fn connect_options(o: &OptValues, target: Target) -> ConnectOptions {
@@ -232,4 +259,76 @@ pub fn engine_config(o: &OptValues, seed: u64) -> Result<EngineConfig, RunError>
         kinds: 0,
         connect_rate: (connect_rate > 0.0).then_some(connect_rate),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::GENERAL;
+
+    fn target_of(given: &[(&str, &str)], env: &Env) -> Target {
+        let mut o = OptValues::from_defaults(GENERAL);
+        for (k, v) in given {
+            o.set(k, v);
+        }
+        target_in(&o, env).unwrap()
+    }
+
+    fn server(t: Target) -> dbmeter_db::ServerTarget {
+        match t {
+            Target::Mysql(s) | Target::Postgres(s) => s,
+            Target::Sqlite { .. } => panic!("not a server"),
+        }
+    }
+
+    #[test]
+    fn options_given_beat_the_environment_and_defaults_do_not() {
+        let env = Env::empty()
+            .with_user("alice")
+            .with_var("PGHOST", "envhost")
+            .with_var("PGUSER", "envuser")
+            .with_var("PGDATABASE", "envdb");
+        let t = server(target_of(&[("db-driver", "pgsql")], &env));
+        assert_eq!(t.hosts, ["envhost"]);
+        assert_eq!((t.user.as_str(), t.database.as_str()), ("envuser", "envdb"));
+        let t = server(target_of(
+            &[("pgsql-user", "bob"), ("pgsql-host", "db1")],
+            &env,
+        ));
+        assert_eq!(t.hosts, ["db1"]);
+        assert_eq!((t.user.as_str(), t.database.as_str()), ("bob", "envdb"));
+        // Without the environment: sysbench's defaults, localhost by TCP.
+        let t = server(target_of(&[("db-driver", "pgsql")], &Env::empty()));
+        assert_eq!((t.hosts[0].as_str(), t.ports[0]), ("localhost", 5432));
+        assert_eq!((t.user.as_str(), t.database.as_str()), ("sbtest", "sbtest"));
+        assert_eq!(t.socket, None);
+    }
+
+    #[test]
+    fn mysql_options_and_localhost() {
+        let env = Env::empty().with_var("MYSQL_UNIX_PORT", "/env.sock");
+        let t = server(target_of(&[("db-driver", "mysql")], &env));
+        assert_eq!(t.socket, Some("/env.sock".into()));
+        assert_eq!((t.user.as_str(), t.database.as_str()), ("sbtest", "sbtest"));
+        // A port given by hand means TCP; a socket given wins.
+        let t = server(target_of(&[("mysql-port", "3307")], &env));
+        assert_eq!((t.socket, t.ports), (None, vec![3307]));
+        let t = server(target_of(
+            &[("mysql-host", "db1"), ("mysql-socket", "/given.sock")],
+            &env,
+        ));
+        assert_eq!(t.socket, Some("/given.sock".into()));
+        // --ssl-mode beats the URL's ssl-mode, whatever its spelling.
+        let t = server(target_of(
+            &[
+                ("db", "mysql://u@db1/x?ssl-mode=REQUIRED"),
+                ("ssl-mode", "disable"),
+            ],
+            &env,
+        ));
+        assert_eq!(
+            TlsSettings::of(&t, TlsMode::Prefer).unwrap().mode,
+            TlsMode::Disable
+        );
+    }
 }

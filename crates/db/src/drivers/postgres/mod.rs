@@ -78,7 +78,7 @@ pub(crate) fn numbered(sql: &str) -> String {
 }
 
 /// What connection `nth` to `t` needs: address, credentials, TLS (libpq's
-/// default mode: prefer), backend options.
+/// default mode: prefer), backend options, application name.
 fn wire_params(
     t: &ServerTarget,
     nth: usize,
@@ -99,13 +99,23 @@ fn wire_params(
         },
     };
     let tls_params = tls.wire_params(t, nth, TlsSettings::client_config)?;
+    // The user's backend options (options=, PGOPTIONS), then the timeout.
+    let options = [
+        t.param("options").map(str::to_string),
+        timeout.map(|l| format!("-c statement_timeout={}", l.as_millis().max(1))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(" ");
     Ok((
         Params {
             addr,
             user: t.user.clone(),
             password: t.password.clone(),
             database: t.database.clone(),
-            options: timeout.map(|l| format!("-c statement_timeout={}", l.as_millis().max(1))),
+            options: (!options.trim().is_empty()).then_some(options),
+            application_name: t.param("application_name").unwrap_or("dbmeter").to_string(),
             tls: tls_params,
             net: NetSettings::of(t)?,
         },

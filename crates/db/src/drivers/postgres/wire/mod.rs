@@ -41,6 +41,8 @@ pub(crate) struct Params {
     pub database: String,
     /// Command-line options for the backend (`-c name=value ...`).
     pub options: Option<String>,
+    /// `application_name` of the session (in pg_stat_activity and logs).
+    pub application_name: String,
     /// TLS over TCP; `None` for plain text.
     pub tls: Option<TlsParams>,
     /// Connect timeout (the TCP connect and each read of the startup

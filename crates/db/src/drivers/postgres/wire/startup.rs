@@ -58,7 +58,7 @@ fn open_session(p: &Params) -> Result<(Messages, Session), Error> {
     let mut params = vec![
         ("user", p.user.as_str()),
         ("database", p.database.as_str()),
-        ("application_name", "dbmeter"),
+        ("application_name", p.application_name.as_str()),
         ("client_encoding", "UTF8"),
     ];
     if let Some(o) = &p.options {
