@@ -192,6 +192,17 @@ pub fn man_page() -> String {
         "dbmeter.sqlite",
         "the SQLite database used when no --db is given",
     );
+    tagged(
+        &mut out,
+        "~/.pgpass, ~/.pg_service.conf",
+        "PostgreSQL passwords and services, read as libpq reads them",
+    );
+    tagged(
+        &mut out,
+        "~/.my.cnf",
+        "the [client] group (user, password, host, port, socket, database) for \
+         MariaDB/MySQL targets; --defaults-file names another file",
+    );
     out.push_str(".SH EXIT STATUS\n");
     para(
         &mut out,
@@ -213,14 +224,15 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     ("DBMETER_STORE", "the results store when --store gives none"),
     (
-        "PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE, PGAPPNAME, ...",
-        "PostgreSQL targets read libpq's variables and files, as psql does (see \
-         docs/usage.md)",
+        "PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE, PGSSLROOTCERT, \
+         PGAPPNAME, PGPASSFILE, PGSERVICE, PGSERVICEFILE, PGSYSCONFDIR, PGCONNECT_TIMEOUT",
+        "PostgreSQL targets (and a PostgreSQL results store) read libpq's variables \
+         and files, as psql does (see docs/connections.md)",
     ),
     (
         "MYSQL_HOST, MYSQL_TCP_PORT, MYSQL_UNIX_PORT, MYSQL_PWD",
         "MariaDB/MySQL targets read the client's variables and ~/.my.cnf, as the \
-         mariadb client does (see docs/usage.md)",
+         mariadb client does; localhost is the Unix socket (see docs/connections.md)",
     ),
     (
         "COLUMNS",

@@ -18,7 +18,7 @@ const TARGET_SECTION: Section = Section {
         "With no --db, dbmeter uses the SQLite file dbmeter.sqlite in the current \
          directory, and `run` prepares its tables when they are missing. Servers are \
          named by URL (--db=mysql://user@host:port/db, postgres://user@host/db) or by \
-         sysbench's --mysql-* and --pgsql-* options; docs/usage.md says which \
+         sysbench's --mysql-* and --pgsql-* options; docs/connections.md says which \
          environment variables and client files are read.",
     ],
 };
