@@ -11,6 +11,7 @@
 //!   benchmark.
 //! - [`oltp`]: the sysbench OLTP family.
 //! - [`tpcc`]: the TPC-C-like workload.
+//! - [`script`]: sysbench Lua scripts, run unmodified.
 //! - [`random`]: sysbench's id distributions and value generators.
 //! - [`parallel`]: work spread over threads, one connection each.
 
@@ -21,6 +22,7 @@ pub mod options;
 pub mod parallel;
 pub mod random;
 pub mod registry;
+pub mod script;
 pub mod tpcc;
 pub mod tpch;
 

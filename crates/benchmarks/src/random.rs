@@ -178,6 +178,31 @@ impl RandGen {
         }
     }
 
+    /// A value in `a..=b` drawn with distribution `kind` and the other
+    /// parameters of `--rand-*` (sysbench's `rand.gaussian`, `rand.pareto`...).
+    pub fn draw(&mut self, kind: RandType, a: i64, b: i64) -> i64 {
+        let keep = self.spec.kind;
+        self.spec.kind = kind;
+        let v = self.default_dist(a, b);
+        self.spec.kind = keep;
+        v
+    }
+
+    /// A uniform float in `[0, 1)`.
+    pub fn unit_f64(&mut self) -> f64 {
+        self.unit()
+    }
+
+    /// A uniform integer in `0..n` (0 for n = 0).
+    pub fn below_n(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.below(n) }
+    }
+
+    /// A raw 32-bit draw.
+    pub fn next_u32(&mut self) -> u32 {
+        (self.rng.next_u64() >> 32) as u32
+    }
+
     /// Fills `out` with `groups` groups of 11 random digits joined by '-'
     /// (sysbench's c: 10 groups, 119 characters; pad: 5 groups, 59).
     pub fn digit_groups(&mut self, groups: usize, out: &mut String) {

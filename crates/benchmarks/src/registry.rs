@@ -102,13 +102,15 @@ pub fn resolve(word: &str) -> Result<Arc<dyn Benchmark>, String> {
     }
     if looks_like_path(word) {
         let p = Path::new(word);
-        return Err(if p.exists() {
-            format!(
-                "{word}: dbmeter does not run script files yet; `dbmeter list` shows the built-in benchmarks"
-            )
-        } else {
-            format!("{word}: no such file")
-        });
+        if !p.exists() {
+            return Err(format!("{word}: no such file"));
+        }
+        if word.ends_with(".sql") {
+            return Err(format!(
+                "{word}: dbmeter does not run SQL script files yet; Lua scripts (.lua) in sysbench's API run"
+            ));
+        }
+        return crate::script::Script::load(word).map(|s| Arc::new(s) as Arc<dyn Benchmark>);
     }
     Err(format!("unknown workload '{word}'"))
 }

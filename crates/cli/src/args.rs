@@ -127,7 +127,11 @@ pub fn parse(
         if let Some(c) = Command::parse(a) {
             command = command.or(Some(c));
         } else if workload.is_none() && !is_option(a) {
-            workload = registry::find(a);
+            workload = registry::find(a).or_else(|| {
+                registry::looks_like_path(a)
+                    .then(|| registry::resolve(a).ok())
+                    .flatten()
+            });
         }
     }
     let specs = specs_for(workload.as_deref());

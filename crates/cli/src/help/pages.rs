@@ -466,7 +466,13 @@ pub fn help_request(args: &[String]) -> Result<Option<String>, crate::CliError> 
     if after_help && words.is_empty() && args.len() > 1 {
         return Ok(Some(page_text(&HELP, width)));
     }
-    let workload = words.iter().find_map(|w| registry::find(w));
+    let workload = words.iter().find_map(|w| {
+        registry::find(w).or_else(|| {
+            registry::looks_like_path(w)
+                .then(|| registry::resolve(w).ok())
+                .flatten()
+        })
+    });
     let page = words.iter().find_map(|w| page_named(w));
     let text = match (page, workload) {
         // `help run oltp_read_write`, `run tpch --help`: the workload's page.

@@ -250,6 +250,15 @@ impl MysqlConn {
         self.conn.query(sql).map_err(map_err)
     }
 
+    /// Runs SQL text, appending its rows' values to `out`.
+    pub(crate) fn query_values(
+        &mut self,
+        sql: &str,
+        out: &mut Vec<Option<Value>>,
+    ) -> Result<u64, DbError> {
+        self.conn.query_values(sql, out).map_err(map_err)
+    }
+
     /// Every row of `sql`, values as text.
     pub(crate) fn query_rows(&mut self, sql: &str) -> Result<TextResult, DbError> {
         self.conn.query_text(sql).map_err(map_err)

@@ -347,24 +347,20 @@ impl SqliteConn {
             let text = inline_params(sql, params);
             self.conn.prepare_cached(&text).map_err(map_err)?
         };
-        let cols = stmt.column_count();
-        let mut rows = stmt.raw_query();
-        let mut n = 0u64;
-        while let Some(row) = rows.next().map_err(map_err)? {
-            for i in 0..cols {
-                use rusqlite::types::ValueRef as V;
-                out.push(match row.get_ref(i).map_err(map_err)? {
-                    V::Null => None,
-                    V::Integer(x) => Some(Value::Int(x)),
-                    V::Real(x) => Some(Value::Text(x.to_string())),
-                    V::Text(t) | V::Blob(t) => {
-                        Some(Value::Text(String::from_utf8_lossy(t).into_owned()))
-                    }
-                });
-            }
-            n += 1;
-        }
-        Ok(n)
+        rows_into(&mut stmt, out)
+    }
+
+    /// Runs SQL text (prepared once, not cached), appending its rows'
+    /// values to `out`.
+    pub(crate) fn query_values(
+        &mut self,
+        sql: &str,
+        out: &mut Vec<Option<Value>>,
+    ) -> Result<u64, DbError> {
+        self.with_timeout(|conn| {
+            let mut stmt = conn.prepare(sql).map_err(map_err)?;
+            rows_into(&mut stmt, out)
+        })
     }
 
     pub(crate) fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
@@ -455,4 +451,27 @@ impl SqliteConn {
             h.interrupt()
         })
     }
+}
+
+/// Steps `stmt`, appending every value of every row to `out`; returns the
+/// number of rows.
+fn rows_into(stmt: &mut Statement<'_>, out: &mut Vec<Option<Value>>) -> Result<u64, DbError> {
+    let cols = stmt.column_count();
+    let mut rows = stmt.raw_query();
+    let mut n = 0u64;
+    while let Some(row) = rows.next().map_err(map_err)? {
+        for i in 0..cols {
+            use rusqlite::types::ValueRef as V;
+            out.push(match row.get_ref(i).map_err(map_err)? {
+                V::Null => None,
+                V::Integer(x) => Some(Value::Int(x)),
+                V::Real(x) => Some(Value::Text(x.to_string())),
+                V::Text(t) | V::Blob(t) => {
+                    Some(Value::Text(String::from_utf8_lossy(t).into_owned()))
+                }
+            });
+        }
+        n += 1;
+    }
+    Ok(n)
 }

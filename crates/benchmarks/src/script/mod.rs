@@ -1,0 +1,476 @@
+//! sysbench 1.0 Lua scripts, run unmodified: a script file is a benchmark.
+//!
+//! Loading a script runs it once to read the options
+//! (`sysbench.cmdline.options`) and commands (`sysbench.cmdline.commands`)
+//! it declares. Each command, and each virtual user of a run, gets a Lua
+//! state of its own (as in sysbench) with dbmeter's implementation of
+//! sysbench's API ([`state`]); the queries go through `dbmeter-db`, so a
+//! script runs on SQLite, MySQL/MariaDB and PostgreSQL, and is measured,
+//! reported and stored like a built-in workload.
+
+mod state;
+
+use crate::benchmark::{BenchError, Benchmark, Context, RunPlan, Verb, no_such_verb};
+use crate::options::{OptKind, OptSpec, OptValues, canonical, parse_bool, parse_float_list};
+use crate::random::RandSpec;
+use dbmeter_db::{Connection, ErrorKind, IgnoreList};
+use dbmeter_engine::{EventError, Flow, Interrupter, Tally, User, UserFactory};
+use mlua::{Function, Lua, Table, Value as LuaValue};
+use state::{Env, OptVal};
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
+
+/// Options whose value is a password: kept out of `sysbench.opt`.
+const SECRETS: &[&str] = &["mysql-password", "pgsql-password"];
+
+/// A sysbench Lua script, loaded.
+pub struct Script {
+    path: String,
+    source: String,
+    summary: String,
+    options: Vec<OptSpec>,
+    /// Options declared without a default: nil in `sysbench.opt` unless given.
+    nil_default: Vec<String>,
+    /// The script's commands (`sysbench.cmdline.commands`): name, parallel.
+    commands: Vec<(String, bool)>,
+    /// Global functions that stand for commands (`cleanup`, `prepare`...).
+    globals: Vec<String>,
+}
+
+/// sysbench's option types (`sysbench.cmdline.ARG_*`) as dbmeter's.
+fn kind_of(arg_type: Option<i64>, default: &LuaValue) -> OptKind {
+    match arg_type {
+        Some(1) => OptKind::Bool,
+        Some(2) => OptKind::Int,
+        Some(3) => OptKind::Size,
+        Some(4) => OptKind::Float,
+        Some(6) => OptKind::Str,
+        Some(_) => OptKind::Str,
+        None => match default {
+            LuaValue::Boolean(_) => OptKind::Bool,
+            LuaValue::Number(_) | LuaValue::Integer(_) => OptKind::Float,
+            _ => OptKind::Str,
+        },
+    }
+}
+
+fn default_text(v: &LuaValue) -> Result<String, String> {
+    Ok(match v {
+        LuaValue::Nil => String::new(),
+        LuaValue::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
+        LuaValue::Integer(i) => i.to_string(),
+        LuaValue::Number(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", *x as i64),
+        LuaValue::Number(x) => x.to_string(),
+        LuaValue::String(s) => s.to_string_lossy(),
+        LuaValue::Table(t) => t
+            .sequence_values::<LuaValue>()
+            .map(|v| v.map_err(|e| e.to_string()).and_then(|v| default_text(&v)))
+            .collect::<Result<Vec<_>, _>>()?
+            .join(","),
+        other => return Err(format!("an option's default cannot be a {}", other.type_name())),
+    })
+}
+
+impl Script {
+    /// Loads the script at `path`: runs it once to read what it declares.
+    pub fn load(path: &str) -> Result<Script, String> {
+        let source = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+        let env = Arc::new(Env {
+            script: PathBuf::from(path),
+            source: source.clone(),
+            connect: None,
+            rand: RandSpec::default(),
+            seed: 0,
+            opts: Vec::new(),
+            unique: AtomicU32::new(0),
+        });
+        let lua = state::new_state(&env, "run", 0)?;
+        let read = || -> mlua::Result<Script> {
+            let sb: Table = lua.globals().get("sysbench")?;
+            let cmdline: Table = sb.get("cmdline")?;
+            let mut options = Vec::new();
+            let mut nil_default = Vec::new();
+            if let Some(opts) = cmdline.get::<Option<Table>>("options")? {
+                for pair in opts.pairs::<String, Table>() {
+                    let (name, def) = pair?;
+                    let help: String = def.get::<Option<String>>(1)?.unwrap_or_default();
+                    let default: LuaValue = def.get(2)?;
+                    let arg_type: Option<i64> = def.get(3)?;
+                    let text = default_text(&default).map_err(mlua::Error::RuntimeError)?;
+                    if default.is_nil() {
+                        nil_default.push(canonical(&name));
+                    }
+                    options.push(OptSpec {
+                        name: Cow::Owned(name.clone()),
+                        kind: kind_of(arg_type, &default),
+                        default: Cow::Owned(text),
+                        help: Cow::Owned(help),
+                        shapes_data: false,
+                    });
+                }
+            }
+            options.sort_by(|a, b| a.name.cmp(&b.name));
+            for r in crate::oltp::RAND_OPTIONS {
+                if !options.iter().any(|o| canonical(&o.name) == canonical(&r.name)) {
+                    options.push(r.clone());
+                }
+            }
+            let mut commands = Vec::new();
+            if let Some(cmds) = cmdline.get::<Option<Table>>("commands")? {
+                for pair in cmds.pairs::<String, Table>() {
+                    let (name, def) = pair?;
+                    let parallel = def.get::<LuaValue>(2)? == LuaValue::Boolean(true);
+                    commands.push((name, parallel));
+                }
+            }
+            commands.sort();
+            let globals = ["prepare", "cleanup", "prewarm"]
+                .iter()
+                .filter(|n| state::global_fn(&lua, n).is_some())
+                .map(|n| n.to_string())
+                .collect();
+            Ok(Script {
+                path: path.to_string(),
+                source: source.clone(),
+                summary: format!("sysbench Lua script {path}"),
+                options,
+                nil_default,
+                commands,
+                globals,
+            })
+        };
+        read().map_err(|e| format!("{path}: {}", state::lua_message(&e)))
+    }
+
+    fn env(&self, ctx: &Context, connect_for_users: bool) -> Result<Arc<Env>, BenchError> {
+        let rand = RandSpec::from_options(ctx.options).map_err(BenchError::Usage)?;
+        let connect = if connect_for_users {
+            ctx.user_connection()?
+        } else {
+            ctx.setup_connection()?
+        };
+        Ok(Arc::new(Env {
+            script: PathBuf::from(&self.path),
+            source: self.source.clone(),
+            connect: Some(connect),
+            rand,
+            seed: ctx.seed,
+            opts: self.opt_values(ctx.options),
+            unique: AtomicU32::new(0),
+        }))
+    }
+
+    /// `sysbench.opt`: every option, typed as sysbench types it.
+    fn opt_values(&self, o: &OptValues) -> Vec<(String, OptVal)> {
+        let mut out = Vec::new();
+        for (name, text) in o.all() {
+            if SECRETS.contains(&name.as_str()) {
+                continue;
+            }
+            let spec = self.options.iter().find(|s| canonical(&s.name) == *name);
+            let v = match spec.map(|s| &s.kind) {
+                _ if self.nil_default.contains(name) && !o.given(name) => OptVal::Nil,
+                Some(OptKind::Bool) => OptVal::Bool(parse_bool(text).unwrap_or(false)),
+                Some(OptKind::Int | OptKind::Size | OptKind::Float) => {
+                    OptVal::Num(o.f64(name).max(o.u64(name) as f64))
+                }
+                Some(OptKind::FloatList) => OptVal::List(
+                    parse_float_list(text)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(f64::to_string)
+                        .collect(),
+                ),
+                Some(_) => OptVal::Str(text.clone()),
+                // The general options: numbers as numbers.
+                None => match text.trim().parse::<f64>() {
+                    Ok(x) => OptVal::Num(x),
+                    Err(_) => OptVal::Str(text.clone()),
+                },
+            };
+            out.push((name.replace('-', "_"), v));
+        }
+        out
+    }
+}
+
+impl Benchmark for Script {
+    fn name(&self) -> &str {
+        &self.path
+    }
+
+    fn summary(&self) -> &str {
+        &self.summary
+    }
+
+    fn options(&self) -> Vec<OptSpec> {
+        self.options.clone()
+    }
+
+    fn verbs(&self) -> Vec<Verb> {
+        let mut names: Vec<String> = self.commands.iter().map(|(n, _)| n.clone()).collect();
+        for g in &self.globals {
+            if !names.contains(g) {
+                names.push(g.clone());
+            }
+        }
+        names
+            .into_iter()
+            .filter(|n| n != "run")
+            .map(|n| Verb {
+                help: Cow::Owned(format!("the script's {n} command")),
+                name: Cow::Owned(n),
+            })
+            .collect()
+    }
+
+    fn dataset(&self) -> Option<String> {
+        Some(format!("script:{}", self.path))
+    }
+
+    fn writes(&self) -> bool {
+        true
+    }
+
+    fn command(&self, verb: &str, ctx: &Context) -> Result<(), BenchError> {
+        let declared = self.commands.iter().find(|(n, _)| n == verb);
+        let global = self.globals.iter().any(|g| g == verb);
+        if declared.is_none() && !global {
+            return Err(no_such_verb(self, verb));
+        }
+        let env = self.env(ctx, false)?;
+        let parallel = declared.is_some_and(|(_, p)| *p);
+        let threads = if parallel { ctx.threads.max(1) } else { 1 };
+        let run_one = |tid: usize| -> Result<(), String> {
+            let lua = state::new_state(&env, verb, tid)?;
+            let f = match declared {
+                Some(_) => lua
+                    .globals()
+                    .get::<Table>("sysbench")
+                    .and_then(|s| s.get::<Table>("cmdline"))
+                    .and_then(|c| c.get::<Table>("commands"))
+                    .and_then(|c| c.get::<Table>(verb))
+                    .and_then(|d| d.get::<Function>(1))
+                    .map_err(|e| state::lua_message(&e))?,
+                None => state::global_fn(&lua, verb)
+                    .ok_or_else(|| format!("{}: no function {verb}", self.path))?,
+            };
+            state::call(&f, ()).map(|_| ())
+        };
+        let results: Vec<Result<(), String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads).map(|t| s.spawn(move || run_one(t))).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err("a script thread panicked".into())))
+                .collect()
+        });
+        for r in results {
+            r.map_err(BenchError::Failed)?;
+        }
+        Ok(())
+    }
+
+    fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError> {
+        let env = self.env(ctx, true)?;
+        let version = Connection::connect(&ctx.setup_connection()?)
+            .map(|c| c.server_version())
+            .map_err(|e| BenchError::Failed(e.message))?;
+        let main = state::new_state(&env, "run", ctx.threads).map_err(BenchError::Failed)?;
+        if let Some(init) = state::global_fn(&main, "init") {
+            state::call(&init, ()).map_err(BenchError::Failed)?;
+        }
+        if state::global_fn(&main, "event").is_none() {
+            return Err(BenchError::Usage(format!(
+                "{}: the script defines no event() function, so it has nothing to run",
+                self.path
+            )));
+        }
+        Ok(Box::new(ScriptPlan {
+            main,
+            version,
+            users: Arc::new(ScriptUsers {
+                env,
+                ignore: ctx.ignore.clone(),
+            }),
+        }))
+    }
+}
+
+struct ScriptPlan {
+    main: Lua,
+    version: String,
+    users: Arc<ScriptUsers>,
+}
+
+impl RunPlan for ScriptPlan {
+    fn server_version(&self) -> String {
+        self.version.clone()
+    }
+
+    fn users(&self) -> Arc<dyn UserFactory> {
+        self.users.clone()
+    }
+
+    fn finish(&mut self, _result: &dbmeter_engine::RunResult, doc: &mut dbmeter_result::RunDocument) {
+        if let Some(done) = state::global_fn(&self.main, "done")
+            && let Err(e) = state::call(&done, ())
+        {
+            doc.warnings.push(dbmeter_env::Warning {
+                code: "script_done".into(),
+                message: format!("the script's done() failed: {e}"),
+            });
+        }
+    }
+}
+
+struct ScriptUsers {
+    env: Arc<Env>,
+    ignore: IgnoreList,
+}
+
+impl UserFactory for ScriptUsers {
+    fn create(&self, user_id: usize) -> Result<Box<dyn User>, String> {
+        let lua = state::new_state(&self.env, "run", user_id)?;
+        let event = state::global_fn(&lua, "event")
+            .ok_or_else(|| format!("{}: no event() function", self.env.script.display()))?;
+        if let Some(init) = state::global_fn(&lua, "thread_init") {
+            state::call(&init, user_id)?;
+        }
+        state::take_counts(&lua);
+        Ok(Box::new(ScriptUser {
+            lua,
+            event,
+            tid: user_id,
+            ignore: self.ignore.clone(),
+        }))
+    }
+}
+
+struct ScriptUser {
+    lua: Lua,
+    event: Function,
+    tid: usize,
+    ignore: IgnoreList,
+}
+
+impl ScriptUser {
+    /// Calls `sysbench.hooks.before_restart_event(errdesc)`, if defined.
+    fn before_restart(&self, e: &dbmeter_db::DbError) {
+        let hook = self
+            .lua
+            .globals()
+            .get::<Table>("sysbench")
+            .and_then(|s| s.get::<Table>("hooks"))
+            .and_then(|h| h.get::<Option<Function>>("before_restart_event"));
+        if let Ok(Some(hook)) = hook {
+            let numeric = e.code.parse::<f64>().ok();
+            let desc = self.lua.create_table().and_then(|t| {
+                t.set("sql_errno", numeric.unwrap_or(0.0))?;
+                t.set("sql_state", if numeric.is_some() { "" } else { e.code.as_str() })?;
+                t.set("sql_errmsg", e.message.as_str())?;
+                t.set("errcode", 1)?;
+                Ok(t)
+            });
+            if let Ok(desc) = desc {
+                let _ = hook.call::<()>(desc);
+            }
+        }
+    }
+}
+
+impl User for ScriptUser {
+    fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
+        state::with_shared(&self.lua, |s| {
+            s.pending = None;
+            s.forced_ignorable = false;
+        });
+        let r = self.event.call::<LuaValue>(self.tid);
+        let counts = state::take_counts(&self.lua);
+        tally.reads += counts.reads;
+        tally.writes += counts.writes;
+        tally.others += counts.others;
+        let err = match r {
+            Ok(v) => {
+                return Ok(match v {
+                    LuaValue::Nil | LuaValue::Boolean(false) => Flow::Continue,
+                    _ => Flow::UserDone,
+                });
+            }
+            Err(e) => e,
+        };
+        let (pending, forced) = state::with_shared(&self.lua, |s| {
+            (s.pending.take(), std::mem::take(&mut s.forced_ignorable))
+        })
+        .unwrap_or((None, false));
+        let Some(e) = pending else {
+            return Err(EventError::Fatal {
+                code: "lua".into(),
+                message: state::lua_message(&err),
+            });
+        };
+        let lost = e.kind == ErrorKind::ConnectionLost;
+        state::with_shared(&self.lua, |s| s.rollback_open(lost));
+        Err(match e.kind {
+            ErrorKind::Interrupted => EventError::Cancelled,
+            ErrorKind::Timeout => EventError::TimedOut { code: e.code },
+            ErrorKind::ConnectionLost => {
+                self.before_restart(&e);
+                EventError::ConnectionLost {
+                    code: e.code,
+                    message: e.message,
+                }
+            }
+            _ if forced || self.ignore.contains(&e.code) => {
+                self.before_restart(&e);
+                EventError::Ignorable { code: e.code }
+            }
+            _ => EventError::Fatal {
+                message: format!("{} ({})", state::lua_message(&err), e.code),
+                code: e.code,
+            },
+        })
+    }
+
+    fn reconnect(&mut self) -> Result<(), String> {
+        state::with_shared(&self.lua, |s| {
+            s.rollback_open(true);
+            for c in s.connections() {
+                c.reconnect().map_err(|e| e.message)?;
+            }
+            Ok(())
+        })
+        .unwrap_or(Ok(()))
+    }
+
+    fn finish(&mut self, tally: &mut Tally) -> Result<(), EventError> {
+        let r = match state::global_fn(&self.lua, "thread_done") {
+            Some(f) => state::call(&f, self.tid).map(|_| ()),
+            None => Ok(()),
+        };
+        let counts = state::take_counts(&self.lua);
+        tally.reads += counts.reads;
+        tally.writes += counts.writes;
+        tally.others += counts.others;
+        r.map_err(|message| EventError::Fatal {
+            code: "lua".into(),
+            message,
+        })
+    }
+
+    fn interrupter(&self) -> Option<Interrupter> {
+        let all: Vec<Interrupter> = state::with_shared(&self.lua, |s| {
+            s.connections().filter_map(|c| c.interrupter()).collect()
+        })
+        .unwrap_or_default();
+        if all.is_empty() {
+            return None;
+        }
+        Some(Arc::new(move || {
+            for i in &all {
+                i();
+            }
+        }))
+    }
+}
