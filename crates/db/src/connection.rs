@@ -108,7 +108,11 @@ impl Connection {
     /// Runs SQL text (not prepared, nothing kept) and appends every value
     /// of every row it returns to `out`, as [`Connection::fetch`] does;
     /// returns the number of rows (0 for a statement without rows).
-    pub fn query_values(&mut self, sql: &str, out: &mut Vec<Option<Value>>) -> Result<u64, DbError> {
+    pub fn query_values(
+        &mut self,
+        sql: &str,
+        out: &mut Vec<Option<Value>>,
+    ) -> Result<u64, DbError> {
         match self {
             Connection::Sqlite(c) => c.query_values(sql, out),
             Connection::Mysql(c) => c.query_values(sql, out),

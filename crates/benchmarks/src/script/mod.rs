@@ -69,7 +69,12 @@ fn default_text(v: &LuaValue) -> Result<String, String> {
             .map(|v| v.map_err(|e| e.to_string()).and_then(|v| default_text(&v)))
             .collect::<Result<Vec<_>, _>>()?
             .join(","),
-        other => return Err(format!("an option's default cannot be a {}", other.type_name())),
+        other => {
+            return Err(format!(
+                "an option's default cannot be a {}",
+                other.type_name()
+            ));
+        }
     })
 }
 
@@ -113,7 +118,10 @@ impl Script {
             }
             options.sort_by(|a, b| a.name.cmp(&b.name));
             for r in crate::oltp::RAND_OPTIONS {
-                if !options.iter().any(|o| canonical(&o.name) == canonical(&r.name)) {
+                if !options
+                    .iter()
+                    .any(|o| canonical(&o.name) == canonical(&r.name))
+                {
                     options.push(r.clone());
                 }
             }
@@ -263,7 +271,10 @@ impl Benchmark for Script {
             let handles: Vec<_> = (0..threads).map(|t| s.spawn(move || run_one(t))).collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err("a script thread panicked".into())))
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("a script thread panicked".into()))
+                })
                 .collect()
         });
         for r in results {
@@ -313,7 +324,11 @@ impl RunPlan for ScriptPlan {
         self.users.clone()
     }
 
-    fn finish(&mut self, _result: &dbmeter_engine::RunResult, doc: &mut dbmeter_result::RunDocument) {
+    fn finish(
+        &mut self,
+        _result: &dbmeter_engine::RunResult,
+        doc: &mut dbmeter_result::RunDocument,
+    ) {
         if let Some(done) = state::global_fn(&self.main, "done")
             && let Err(e) = state::call(&done, ())
         {
@@ -368,7 +383,14 @@ impl ScriptUser {
             let numeric = e.code.parse::<f64>().ok();
             let desc = self.lua.create_table().and_then(|t| {
                 t.set("sql_errno", numeric.unwrap_or(0.0))?;
-                t.set("sql_state", if numeric.is_some() { "" } else { e.code.as_str() })?;
+                t.set(
+                    "sql_state",
+                    if numeric.is_some() {
+                        ""
+                    } else {
+                        e.code.as_str()
+                    },
+                )?;
                 t.set("sql_errmsg", e.message.as_str())?;
                 t.set("errcode", 1)?;
                 Ok(t)

@@ -247,13 +247,21 @@ local ffi = setmetatable({
 package.loaded.ffi = ffi
 _G.ffi = ffi
 
+-- The random functions of the 0.5 API that sysbench 1.0 still defines
+-- (its bundled oltp_common.lua calls sb_rand).
+sb_rand = sysbench.rand.default
+sb_rand_uniform = sysbench.rand.uniform
+sb_rand_gaussian = sysbench.rand.gaussian
+sb_rand_special = sysbench.rand.special
+sb_rand_uniq = sysbench.rand.unique
+sb_rand_str = sysbench.rand.string
+
 -- The 0.5 API names: say so instead of "attempt to call a nil value".
 local old_api = {db_query = 1, db_connect = 1, db_disconnect = 1,
    db_bulk_insert_init = 1, db_bulk_insert_next = 1, db_bulk_insert_done = 1,
    db_prepare = 1, db_bind_param = 1, db_execute = 1, db_close = 1,
    db_store_results = 1, db_free_results = 1, db_num_rows = 1,
-   sb_rand = 1, sb_rand_uniq = 1, sb_rand_str = 1, sb_rand_uniform = 1,
-   sb_rand_gaussian = 1, sb_rand_special = 1, rand_uniq = 1, set_vars = 1}
+   set_vars = 1}
 setmetatable(_G, {__index = function(_, k)
    if old_api[k] then
       unsupported(tostring(k) .. " (the sysbench 0.5 API)")

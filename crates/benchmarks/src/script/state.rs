@@ -88,7 +88,15 @@ fn first_word(sql: &str) -> String {
 fn is_read(sql: &str) -> bool {
     matches!(
         first_word(sql).as_str(),
-        "SELECT" | "SHOW" | "WITH" | "VALUES" | "EXPLAIN" | "DESCRIBE" | "DESC" | "TABLE" | "PRAGMA"
+        "SELECT"
+            | "SHOW"
+            | "WITH"
+            | "VALUES"
+            | "EXPLAIN"
+            | "DESCRIBE"
+            | "DESC"
+            | "TABLE"
+            | "PRAGMA"
     )
 }
 
@@ -187,7 +195,11 @@ fn db_result(
 
 /// Runs `sql` on a connection: rows fetched for a reading statement,
 /// counted either way.
-fn run_query(c: &mut Conn, values: &mut Vec<Option<Value>>, sql: &str) -> Result<(Outcome, Option<usize>), DbError> {
+fn run_query(
+    c: &mut Conn,
+    values: &mut Vec<Option<Value>>,
+    sql: &str,
+) -> Result<(Outcome, Option<usize>), DbError> {
     values.clear();
     let r = if is_read(sql) {
         let n = c.conn.query_values(sql, values)?;
@@ -319,7 +331,7 @@ fn api_table(lua: &Lua) -> mlua::Result<Table> {
             let mut owned: Vec<Value> = Vec::with_capacity(n);
             for i in 1..=n {
                 match params.raw_get::<LuaValue>(i)? {
-                    LuaValue::Integer(x) => owned.push(Value::Int(x as i64)),
+                    LuaValue::Integer(x) => owned.push(Value::Int(x)),
                     LuaValue::Number(x) if x.fract() == 0.0 && x.abs() < 9.0e15 => {
                         owned.push(Value::Int(x as i64))
                     }
@@ -507,7 +519,9 @@ fn opt_table(lua: &Lua, opts: &[(String, OptVal)]) -> mlua::Result<Table> {
             OptVal::Bool(b) => LuaValue::Boolean(*b),
             OptVal::Num(x) => LuaValue::Number(*x),
             OptVal::Str(s) => LuaValue::String(lua.create_string(s)?),
-            OptVal::List(l) => LuaValue::Table(lua.create_sequence_from(l.iter().map(String::as_str))?),
+            OptVal::List(l) => {
+                LuaValue::Table(lua.create_sequence_from(l.iter().map(String::as_str))?)
+            }
         };
         t.set(name.as_str(), lv)?;
     }
@@ -574,7 +588,10 @@ pub(crate) fn new_state(env: &Arc<Env>, command: &str, tid: usize) -> Result<Lua
 
 /// A global function of the script, if it defines one.
 pub(crate) fn global_fn(lua: &Lua, name: &str) -> Option<Function> {
-    lua.globals().raw_get::<Option<Function>>(name).ok().flatten()
+    lua.globals()
+        .raw_get::<Option<Function>>(name)
+        .ok()
+        .flatten()
 }
 
 /// Calls a function, turning a Lua error into its message.

@@ -1,0 +1,225 @@
+//! sysbench Lua scripts run unmodified: sysbench's own bundled scripts on
+//! throwaway MariaDB and PostgreSQL servers (same statement counts as the
+//! native workloads), a script of our own on SQLite, and a Lua error.
+
+mod common;
+use common::servers::{ask_n, start};
+use common::*;
+use dbmeter_server::Flavor;
+use std::path::Path;
+
+const BUNDLED: &str = "/usr/share/sysbench";
+
+fn bundled(name: &str) -> String {
+    let p = format!("{BUNDLED}/{name}");
+    assert!(
+        Path::new(&p).exists(),
+        "{p} is missing: .ci/run installs sysbench (apt-get install sysbench)"
+    );
+    p
+}
+
+/// reads, writes, others, events of a run's JSON.
+fn totals(r: &Run) -> (u64, u64, u64, u64) {
+    let j = r.json();
+    let t = &j["totals"];
+    let n = |k: &str| {
+        t[k].as_u64()
+            .unwrap_or_else(|| panic!("no totals.{k}: {t}"))
+    };
+    (n("reads"), n("writes"), n("others"), n("events"))
+}
+
+fn same_counts_as_native(flavor: Flavor) {
+    let Some(server) = start(flavor) else { return };
+    let s = Scratch::new();
+    let db = format!("--db={}", server.url());
+    for (script, native, events) in [
+        ("oltp_point_select.lua", "oltp_point_select", "--events=200"),
+        ("oltp_read_write.lua", "oltp_read_write", "--events=50"),
+    ] {
+        let script = bundled(script);
+        let common = [db.as_str(), "--tables=2", "--table-size=500"];
+        let mut a = vec!["prepare", script.as_str()];
+        a.extend(common);
+        let r = s.ok(&a);
+        assert!(
+            r.stdout.contains("Creating table 'sbtest2'"),
+            "{}",
+            r.stdout
+        );
+        assert_eq!(ask_n(&server, "SELECT COUNT(*) FROM sbtest2"), 500);
+        let mut a = vec!["run", script.as_str(), events, "--time=0", "--format=json"];
+        a.extend(common);
+        let scripted = totals(&s.ok(&a));
+        let mut a = vec!["cleanup", script.as_str()];
+        a.extend(common);
+        s.ok(&a);
+        let left = match flavor {
+            Flavor::MariaDb => {
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='test' AND table_name LIKE 'sbtest%'"
+            }
+            Flavor::Postgres => "SELECT COUNT(*) FROM pg_tables WHERE tablename LIKE 'sbtest%'",
+        };
+        assert_eq!(ask_n(&server, left), 0, "cleanup left tables");
+
+        let mut a = vec!["prepare", native];
+        a.extend(common);
+        s.ok(&a);
+        let mut a = vec!["run", native, events, "--time=0", "--format=json"];
+        a.extend(common);
+        let builtin = totals(&s.ok(&a));
+        let mut a = vec!["cleanup", native];
+        a.extend(common);
+        s.ok(&a);
+        assert_eq!(scripted, builtin, "{script} against {native}");
+        assert!(scripted.0 > 0 && scripted.3 > 0, "{scripted:?}");
+    }
+}
+
+#[test]
+fn bundled_scripts_count_like_native_on_mariadb() {
+    same_counts_as_native(Flavor::MariaDb);
+}
+
+#[test]
+fn bundled_scripts_count_like_native_on_postgres() {
+    same_counts_as_native(Flavor::Postgres);
+}
+
+/// Our own script exercising the API on SQLite.
+const API_SCRIPT: &str = r###"
+sysbench.cmdline.options = {
+  rows = {"rows to load", 100},
+  label = {"a label", "x"},
+  fast = {"a flag", false},
+}
+function cmd_prepare()
+  local drv = sysbench.sql.driver()
+  assert(drv:name() == "sqlite", drv:name())
+  local con = drv:connect()
+  con:query("CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT, g INTEGER)")
+  con:bulk_insert_init("INSERT INTO t(id, v, g) VALUES")
+  for i = 1, sysbench.opt.rows do
+    con:bulk_insert_next(string.format("(%d, '%s', %d)", i,
+      sysbench.rand.string("##@@"), sysbench.rand.gaussian(1, 10)))
+  end
+  con:bulk_insert_done()
+  print("loaded " .. con:query_row("SELECT count(*) FROM t") .. " rows as " .. sysbench.opt.label)
+end
+sysbench.cmdline.commands = { prepare = {cmd_prepare, sysbench.cmdline.PARALLEL_COMMAND} }
+function cleanup()
+  sysbench.sql.driver():connect():query("DROP TABLE t")
+  print("dropped")
+end
+function init() assert(sysbench.version ~= nil) end
+function thread_init(tid)
+  assert(tid == sysbench.tid)
+  assert(type(sysbench.opt.fast) == "boolean" and type(sysbench.opt.rows) == "number")
+  con = sysbench.sql.driver():connect()
+  st = con:prepare("SELECT v, g FROM t WHERE id = ?")
+  p = st:bind_create(sysbench.sql.type.INT)
+  st:bind_param(p)
+  upd = con:prepare("UPDATE t SET v = ? WHERE id = ?")
+  u1 = upd:bind_create(sysbench.sql.type.VARCHAR, 10)
+  u2 = upd:bind_create(sysbench.sql.type.INT)
+  upd:bind_param(u1, u2)
+end
+function event()
+  p:set(sysbench.rand.uniform(1, sysbench.opt.rows))
+  local rs = st:execute()
+  assert(rs.nrows == 1 and rs.nfields == 2, "nrows " .. rs.nrows)
+  local row = rs:fetch_row()
+  assert(#row[1] == 4 and tonumber(row[2]) >= 1)
+  assert(rs:fetch_row() == nil)
+  rs:free()
+  for _, f in ipairs({"default", "special", "pareto", "zipfian", "gaussian"}) do
+    local x = sysbench.rand[f](1, 50)
+    assert(x >= 1 and x <= 50, f)
+  end
+  local s = sysbench.rand.varstring(3, 5)
+  assert(#s >= 3 and #s <= 5)
+  assert(sysbench.rand.unique() ~= sysbench.rand.unique())
+  con:query("BEGIN")
+  u1:set_rand_str("@@@")
+  u2:set(1)
+  upd:execute()
+  con:query("COMMIT")
+  local ffi = require("ffi")
+  ffi.cdef[[void sb_counter_inc(int, int); int usleep(unsigned int);]]
+  ffi.C.sb_counter_inc(sysbench.tid, ffi.C.SB_CNT_READ)
+  ffi.C.usleep(1)
+end
+function thread_done()
+  st:close()
+  con:disconnect()
+end
+function sysbench.hooks.report_intermediate(stat) end
+"###;
+
+#[test]
+fn own_script_uses_the_api_on_sqlite() {
+    let s = Scratch::new();
+    std::fs::write(s.path("api.lua"), API_SCRIPT).unwrap();
+    let help = s.ok(&["help", "./api.lua"]);
+    assert!(help.stdout.contains("--rows=X"), "{}", help.stdout);
+    assert!(help.stdout.contains("--fast=[on|off]"), "{}", help.stdout);
+    let r = s.ok(&["prepare", "./api.lua", "--rows=40", "--label=mine"]);
+    assert!(r.stdout.contains("loaded 40 rows as mine"), "{}", r.stdout);
+    let r = s.ok(&[
+        "run",
+        "./api.lua",
+        "--rows=40",
+        "--events=30",
+        "--time=0",
+        "--threads=2",
+        "--format=json",
+    ]);
+    // Per event: a SELECT and a counted read, an UPDATE, BEGIN and COMMIT.
+    assert_eq!(totals(&r), (60, 30, 60, 30));
+    let r = s.ok(&["cleanup", "./api.lua"]);
+    assert!(r.stdout.contains("dropped"), "{}", r.stdout);
+    let bad = s.run(&["run", "./api.lua", "--rows=x"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("--rows=x"), "{}", bad.stderr);
+}
+
+#[test]
+fn a_lua_error_names_file_and_line_and_exits_1() {
+    let s = Scratch::new();
+    std::fs::write(
+        s.path("boom.lua"),
+        "local n = 0\nfunction event()\n  n = n + 1\n  if n > 5 then error('boom') end\nend\n",
+    )
+    .unwrap();
+    let r = s.run(&[
+        "run",
+        "./boom.lua",
+        "--threads=1",
+        "--time=0",
+        "--events=100",
+    ]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("boom.lua:4: boom"), "{}", r.stderr);
+    // The partial report: the five events that completed.
+    assert!(r.stdout.contains("transactions:"), "{}", r.stdout);
+
+    std::fs::write(
+        s.path("old.lua"),
+        "function event()\n  db_query('SELECT 1')\nend\n",
+    )
+    .unwrap();
+    let r = s.run(&["run", "./old.lua", "--time=0", "--events=1"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .contains("db_query (the sysbench 0.5 API) is not supported by dbmeter"),
+        "{}",
+        r.stderr
+    );
+
+    std::fs::write(s.path("syntax.lua"), "function event(\n").unwrap();
+    let r = s.run(&["run", "./syntax.lua"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("syntax.lua:"), "{}", r.stderr);
+}
