@@ -12,6 +12,8 @@
 //! - [`oltp`]: the sysbench OLTP family.
 //! - [`tpcc`]: the TPC-C-like workload.
 //! - [`script`]: sysbench Lua scripts, run unmodified.
+//! - [`pgbench`]: pgbench's script language (scripts, expressions,
+//!   built-in scripts) and a client that runs them.
 //! - [`random`]: sysbench's id distributions and value generators.
 //! - [`parallel`]: work spread over threads, one connection each.
 
@@ -20,6 +22,7 @@ pub mod noop;
 pub mod oltp;
 pub mod options;
 pub mod parallel;
+pub mod pgbench;
 pub mod random;
 pub mod registry;
 pub mod script;
