@@ -193,6 +193,12 @@ pub trait Benchmark: Send + Sync {
     /// Its commands besides `run`, in the order help shows them.
     fn verbs(&self) -> Vec<Verb>;
 
+    /// True for a benchmark that takes options it does not declare (a
+    /// sysbench 0.5 script reads any `--name=value` as a global variable).
+    fn takes_any_option(&self) -> bool {
+        false
+    }
+
     /// False for a benchmark that touches no database.
     fn needs_database(&self) -> bool {
         true

@@ -159,6 +159,13 @@ pub fn parse(
             Some((n, v)) => (canonical(n), Some(v.to_string())),
             None => (canonical(a), None),
         };
+        let open = workload.as_ref().is_some_and(|w| w.takes_any_option());
+        if open && find(&name).is_none() {
+            // A sysbench 0.5 script's own option: `--name=value`, or a
+            // bare `--name` for on (sysbench 0.5 takes no other form).
+            given.push((name, inline.unwrap_or_else(|| "on".to_string())));
+            continue;
+        }
         let Some(spec) = find(&name) else {
             let names = specs.iter().map(|s| s.name.as_ref());
             let hint = closest(&name, specs.iter().map(|s| s.name.as_ref()))

@@ -206,15 +206,15 @@ fn a_lua_error_names_file_and_line_and_exits_1() {
     assert!(r.stdout.contains("transactions:"), "{}", r.stdout);
 
     std::fs::write(
-        s.path("old.lua"),
-        "function event()\n  db_query('SELECT 1')\nend\n",
+        s.path("unsup.lua"),
+        "function event()\n  sysbench.sql.driver():connect():more_magic()\nend\n",
     )
     .unwrap();
-    let r = s.run(&["run", "./old.lua", "--time=0", "--events=1"]);
+    let r = s.run(&["run", "./unsup.lua", "--time=0", "--events=1"]);
     assert_eq!(r.code, 1);
     assert!(
         r.stderr
-            .contains("db_query (the sysbench 0.5 API) is not supported by dbmeter"),
+            .contains("connection:more_magic is not supported by dbmeter"),
         "{}",
         r.stderr
     );
@@ -223,4 +223,150 @@ fn a_lua_error_names_file_and_line_and_exits_1() {
     let r = s.run(&["run", "./syntax.lua"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("syntax.lua:"), "{}", r.stderr);
+}
+
+/// A sysbench 0.5-style script of our own: every entry of the 0.5 API
+/// (options as globals read by a set_vars(), db_driver, num_threads, test,
+/// mysql_table_engine, db_query, db_connect/db_disconnect, bulk inserts,
+/// db_prepare/db_bind_param/db_execute/db_store_results/db_free_results/
+/// db_close, the sb_rand* functions, thread_init/event/thread_done with
+/// the thread id).
+const OLD_SCRIPT: &str = r####"
+function set_vars()
+   oltp_table_size = oltp_table_size or 10000
+   oltp_tables_count = oltp_tables_count or 1
+   oltp_point_selects = oltp_point_selects or 3
+   if (oltp_skip_trx == 'on') then oltp_skip_trx = true else oltp_skip_trx = false end
+end
+
+function prepare()
+   set_vars()
+   db_connect()
+   assert(db_driver == "sqlite" or db_driver == "mysql" or db_driver == "pgsql", db_driver)
+   local engine = ""
+   if db_driver == "mysql" then engine = " ENGINE=" .. mysql_table_engine end
+   for t = 1, oltp_tables_count do
+      db_query("CREATE TABLE sbtest" .. t .. " (id INTEGER NOT NULL PRIMARY KEY, " ..
+               "k INTEGER NOT NULL, c VARCHAR(40) NOT NULL)" .. engine)
+      db_bulk_insert_init("INSERT INTO sbtest" .. t .. " (id, k, c) VALUES")
+      for i = 1, oltp_table_size do
+         db_bulk_insert_next("(" .. i .. ", " .. sb_rand(1, oltp_table_size) ..
+                             ", '" .. sb_rand_str("###-@@@") .. "')")
+      end
+      db_bulk_insert_done()
+      print("loaded sbtest" .. t .. " on " .. db_driver)
+   end
+   db_disconnect()
+   return 0
+end
+
+function cleanup()
+   set_vars()
+   for t = 1, oltp_tables_count do db_query("DROP TABLE sbtest" .. t) end
+   print("dropped " .. oltp_tables_count)
+end
+
+function thread_init(thread_id)
+   set_vars()
+   assert(thread_id >= 0 and thread_id < num_threads, "thread " .. thread_id)
+   assert(string.find(test, "old.lua", 1, true), test)
+   assert(label == "mine", tostring(label))
+   assert(DB_ERROR_RESTART_TRANSACTION == 1)
+   stmt = db_prepare("SELECT c FROM sbtest1 WHERE id = ?")
+   params = {1}
+   db_bind_param(stmt, params)
+end
+
+function event(thread_id)
+   local t = "sbtest" .. sb_rand_uniform(1, oltp_tables_count)
+   if not oltp_skip_trx then db_query("BEGIN") end
+   for i = 1, oltp_point_selects do
+      db_query("SELECT c FROM " .. t .. " WHERE id=" .. sb_rand(1, oltp_table_size))
+   end
+   params[1] = sb_rand_gaussian(1, oltp_table_size)
+   local rs = db_execute(stmt)
+   db_store_results(rs)
+   db_free_results(rs)
+   local x = sb_rand_special(1, 10)
+   assert(x >= 1 and x <= 10)
+   local u = sb_rand_uniq(5, 9)
+   assert(u >= 5 and u <= 9)
+   assert(sb_rnd() >= 0)
+   local rs = db_query("UPDATE " .. t .. " SET k=k+1 WHERE id=" .. sb_rand(1, oltp_table_size))
+   assert(rs == nil, "db_query returns nothing")
+   if not oltp_skip_trx then db_query("COMMIT") end
+end
+
+function thread_done(thread_id)
+   db_close(stmt)
+   db_disconnect()
+end
+"####;
+
+fn old_api_script(db: &str, threads: &str, drop_check: impl Fn(&Scratch) -> i64) {
+    let s = Scratch::new();
+    std::fs::write(s.path("old.lua"), OLD_SCRIPT).unwrap();
+    let opts = [db, "--oltp-table-size=300", "--oltp-tables-count=2"];
+    let with = |first: &[&str], more: &[&str]| -> Vec<String> {
+        first
+            .iter()
+            .chain(opts.iter())
+            .chain(more.iter())
+            .map(|a| a.to_string())
+            .collect()
+    };
+    let args = with(&["prepare", "./old.lua"], &[]);
+    let r = s.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(r.stdout.contains("loaded sbtest2 on "), "{}", r.stdout);
+    let run = |more: &[&str]| {
+        let args = with(
+            &["run", "./old.lua"],
+            &[&[threads, "--events=40", "--time=0", "--format=json"], more].concat(),
+        );
+        totals(&s.ok(&args.iter().map(String::as_str).collect::<Vec<_>>()))
+    };
+    // Per event: 2 point selects and the prepared one, an UPDATE, BEGIN
+    // and COMMIT.
+    assert_eq!(
+        run(&["--oltp-point-selects=2", "--label=mine"]),
+        (120, 40, 80, 40)
+    );
+    assert_eq!(
+        run(&[
+            "--oltp-point-selects=1",
+            "--oltp-skip-trx=on",
+            "--label=mine"
+        ]),
+        (80, 40, 0, 40)
+    );
+    let args = with(&["cleanup", "./old.lua"], &[]);
+    let r = s.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(r.stdout.contains("dropped 2"), "{}", r.stdout);
+    assert_eq!(drop_check(&s), 0, "cleanup left tables");
+}
+
+#[test]
+fn old_api_script_on_sqlite() {
+    // One user: SQLite's deferred transactions of two users that both
+    // write would fail with SQLITE_BUSY and be restarted (and counted).
+    old_api_script("--db=sqlite:old.db", "--threads=1", |s| {
+        count(
+            &s.db("old.db"),
+            "SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sbtest%'",
+        )
+    });
+}
+
+#[test]
+fn old_api_script_on_mariadb() {
+    let Some(server) = start(Flavor::MariaDb) else {
+        return;
+    };
+    let db = format!("--db={}", server.url());
+    old_api_script(&db, "--threads=2", |_| {
+        ask_n(
+            &server,
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='test' AND table_name LIKE 'sbtest%'",
+        )
+    });
 }

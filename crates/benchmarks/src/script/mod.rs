@@ -37,6 +37,8 @@ pub struct Script {
     commands: Vec<(String, bool)>,
     /// Global functions that stand for commands (`cleanup`, `prepare`...).
     globals: Vec<String>,
+    /// A sysbench 0.5 script: no `sysbench.*` use, options as globals.
+    legacy: bool,
 }
 
 /// sysbench's option types (`sysbench.cmdline.ARG_*`) as dbmeter's.
@@ -82,7 +84,11 @@ impl Script {
     /// Loads the script at `path`: runs it once to read what it declares.
     pub fn load(path: &str) -> Result<Script, String> {
         let source = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+        // sysbench 0.5 scripts know nothing of `sysbench.*`: they read
+        // their options as global variables and call `db_query()`.
+        let old_style = !source.contains("sysbench.");
         let env = Arc::new(Env {
+            legacy: old_style,
             script: PathBuf::from(path),
             source: source.clone(),
             connect: None,
@@ -117,6 +123,7 @@ impl Script {
                 }
             }
             options.sort_by(|a, b| a.name.cmp(&b.name));
+            let declares_options = !options.is_empty();
             for r in crate::oltp::RAND_OPTIONS {
                 if !options
                     .iter()
@@ -139,7 +146,9 @@ impl Script {
                 .filter(|n| state::global_fn(&lua, n).is_some())
                 .map(|n| n.to_string())
                 .collect();
+            let legacy = old_style && !declares_options && commands.is_empty();
             Ok(Script {
+                legacy,
                 path: path.to_string(),
                 source: source.clone(),
                 summary: format!("sysbench Lua script {path}"),
@@ -160,6 +169,7 @@ impl Script {
             ctx.setup_connection()?
         };
         Ok(Arc::new(Env {
+            legacy: self.legacy,
             script: PathBuf::from(&self.path),
             source: self.source.clone(),
             connect: Some(connect),
@@ -215,6 +225,10 @@ impl Benchmark for Script {
 
     fn options(&self) -> Vec<OptSpec> {
         self.options.clone()
+    }
+
+    fn takes_any_option(&self) -> bool {
+        self.legacy
     }
 
     fn verbs(&self) -> Vec<Verb> {
@@ -350,6 +364,12 @@ impl UserFactory for ScriptUsers {
         let lua = state::new_state(&self.env, "run", user_id)?;
         let event = state::global_fn(&lua, "event")
             .ok_or_else(|| format!("{}: no event() function", self.env.script.display()))?;
+        if self.env.legacy
+            && let Some(connect) = state::global_fn(&lua, "db_connect")
+        {
+            // sysbench 0.5 connects each thread before thread_init().
+            state::call(&connect, ())?;
+        }
         if let Some(init) = state::global_fn(&lua, "thread_init") {
             state::call(&init, user_id)?;
         }

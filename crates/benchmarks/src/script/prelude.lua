@@ -247,24 +247,140 @@ local ffi = setmetatable({
 package.loaded.ffi = ffi
 _G.ffi = ffi
 
--- The random functions of the 0.5 API that sysbench 1.0 still defines
--- (its bundled oltp_common.lua calls sb_rand).
+-- The sysbench 0.5 API (the scripts of the seed pages' era), on the same
+-- connections, statements and random numbers as the 1.0 API. Its random
+-- functions are the ones sysbench 1.0 still defines too (its bundled
+-- oltp_common.lua calls sb_rand).
 sb_rand = sysbench.rand.default
 sb_rand_uniform = sysbench.rand.uniform
 sb_rand_gaussian = sysbench.rand.gaussian
 sb_rand_special = sysbench.rand.special
-sb_rand_uniq = sysbench.rand.unique
 sb_rand_str = sysbench.rand.string
+-- 1.0: sb_rand_uniq() is any unique 32-bit number; 0.5: sb_rand_uniq(a, b)
+-- draws it within [a, b].
+function sb_rand_uniq(a, b)
+   local x = dbm.rand_unique()
+   if a == nil or b == nil then return x end
+   a, b = math.floor(a), math.floor(b)
+   if b <= a then return a end
+   return a + x % (b - a + 1)
+end
+function sb_rnd() return dbm.rand_uniform(0, 2147483647) end
 
--- The 0.5 API names: say so instead of "attempt to call a nil value".
-local old_api = {db_query = 1, db_connect = 1, db_disconnect = 1,
-   db_bulk_insert_init = 1, db_bulk_insert_next = 1, db_bulk_insert_done = 1,
-   db_prepare = 1, db_bind_param = 1, db_execute = 1, db_close = 1,
-   db_store_results = 1, db_free_results = 1, db_num_rows = 1,
-   set_vars = 1}
-setmetatable(_G, {__index = function(_, k)
-   if old_api[k] then
-      unsupported(tostring(k) .. " (the sysbench 0.5 API)")
+DB_ERROR_NONE = 0
+DB_ERROR_RESTART_TRANSACTION = 1
+DB_ERROR_FAILED = 2
+
+-- 0.5 scripts have one connection per thread, opened by db_connect() or
+-- by the first call that needs it.
+db_driver = dbm.driver_name()
+local old_con
+function db_connect()
+   if old_con == nil then
+      old_con = setmetatable({id = dbm.connect()}, connection_mt)
    end
-   return nil
-end})
+   db_driver = dbm.driver_name()
+end
+function db_disconnect()
+   if old_con ~= nil then old_con:disconnect(); old_con = nil end
+end
+local function con0()
+   if old_con == nil then db_connect() end
+   return old_con
+end
+-- These call sql_failed() themselves so that an error names the script's
+-- line. db_query returns nothing, as in 0.5.
+function db_query(query)
+   local con = con0()
+   local ok, a, b, c, d = dbm.query(con.id, query)
+   if not ok then sql_failed(con, query, a, b, c, d) end
+end
+function db_bulk_insert_init(query)
+   dbm.bulk_init(con0().id, query)
+end
+function db_bulk_insert_next(row)
+   local con = con0()
+   local ok, a, b, c, d = dbm.bulk_next(con.id, row)
+   if not ok then sql_failed(con, "bulk insert", a, b, c, d) end
+end
+function db_bulk_insert_done()
+   local con = con0()
+   local ok, a, b, c, d = dbm.bulk_done(con.id)
+   if not ok then sql_failed(con, "bulk insert", a, b, c, d) end
+end
+
+-- Prepared statements: db_bind_param(stmt, t) binds the table t itself;
+-- db_execute reads its current values (numbers bound as integers, as
+-- sysbench 0.5 binds them, strings as text).
+local old_stmt_mt = {__tostring = function() return "<sysbench.stmt>" end}
+local old_rs_mt = {__tostring = function() return "<sysbench.rs>" end}
+function db_prepare(query)
+   local con = con0()
+   return setmetatable({con = con, id = dbm.prepare(con.id, query),
+                        query = query, n = 0}, old_stmt_mt)
+end
+local function old_stmt(stmt, fname)
+   if getmetatable(stmt) ~= old_stmt_mt then
+      error(fname .. "(): a statement from db_prepare() was expected", 3)
+   end
+end
+function db_bind_param(stmt, params)
+   old_stmt(stmt, "db_bind_param")
+   if type(params) ~= "table" then error("db_bind_param(): table was expected", 2) end
+   local n = #params
+   if n == 0 then error("db_bind_param(): table is empty", 2) end
+   stmt.params, stmt.n, stmt.ints = params, n, {}
+   for i = 1, n do
+      local t = type(params[i])
+      if t == "number" then stmt.ints[i] = true
+      elseif t ~= "string" then
+         error("db_bind_param(): unsupported variable type: " .. t, 2)
+      end
+   end
+end
+function db_bind_result(stmt, results)
+   -- sysbench 0.5 has no call that fetches into bound results: accepted.
+   old_stmt(stmt, "db_bind_result")
+end
+function db_execute(stmt)
+   old_stmt(stmt, "db_execute")
+   local values = {}
+   for i = 1, stmt.n do
+      local v = stmt.params[i]
+      if v == nil then
+         error("db_execute(): parameter " .. i .. " is NULL; dbmeter does not bind NULLs yet", 2)
+      end
+      if stmt.ints[i] then
+         v = tonumber(v)
+         -- C's conversion to int: toward zero.
+         v = v < 0 and math.ceil(v) or math.floor(v)
+      else
+         v = tostring(v)
+      end
+      values[i] = v
+   end
+   local ok, a, b, c, d = dbm.execute(stmt.con.id, stmt.id, values, stmt.n)
+   if not ok then sql_failed(stmt.con, stmt.query, a, b, c, d) end
+   return setmetatable({rs = a and make_result(a, b, c)}, old_rs_mt)
+end
+function db_store_results(rs) end
+function db_free_results(rs)
+   if type(rs) == "table" and rs.rs ~= nil then rs.rs:free(); rs.rs = nil end
+end
+function db_close(stmt) end
+
+-- sysbench 0.5 hands every option to the script as a global variable
+-- (`--oltp-table-size=1000` is oltp_table_size), with the general ones it
+-- knew; globals Lua itself defines are left alone.
+if info.legacy then
+   for k, v in pairs(info.opt) do
+      if rawget(_G, k) == nil then rawset(_G, k, v) end
+   end
+   num_threads = info.opt.threads
+   max_requests = info.opt.events
+   max_time = info.opt.time
+   mysql_table_engine = mysql_table_engine or "innodb"
+   myisam_max_rows = myisam_max_rows or 1000000
+end
+-- The --test option of 0.5 (the script's path): oltp.lua finds common.lua by it.
+test = info.script

@@ -27,6 +27,8 @@ pub(crate) enum OptVal {
 
 /// What every Lua state of one command or run shares.
 pub(crate) struct Env {
+    /// A sysbench 0.5 script (options exported as global variables).
+    pub legacy: bool,
     pub script: PathBuf,
     pub source: String,
     pub connect: Option<ConnectOptions>,
@@ -563,6 +565,7 @@ pub(crate) fn new_state(env: &Arc<Env>, command: &str, tid: usize) -> Result<Lua
         let info = lua.create_table()?;
         info.set("command", command)?;
         info.set("tid", tid)?;
+        info.set("legacy", env.legacy)?;
         let script = env.script.to_string_lossy().to_string();
         let dir = env
             .script
