@@ -331,6 +331,53 @@ fn old_api_script(db: &str, threads: &str, drop_check: impl Fn(&Scratch) -> i64)
         run(&["--oltp-point-selects=2", "--label=mine"]),
         (120, 40, 80, 40)
     );
+    // Per-statement latencies: each statement (literals as ?) is a kind.
+    let args = with(
+        &["run", "./old.lua"],
+        &[
+            threads,
+            "--events=40",
+            "--time=0",
+            "--label=mine",
+            "--report-statements",
+        ],
+    );
+    let r = s.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(r.stdout.contains("Statement latencies"), "{}", r.stdout);
+    let line = |name: &str| {
+        r.stdout
+            .lines()
+            .find(|l| l.ends_with(&format!("  {name}")))
+            .unwrap_or_else(|| panic!("no line for {name}: {}", r.stdout))
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+    };
+    assert_eq!(line("BEGIN"), Some(40));
+    assert_eq!(line("SELECT c FROM sbtest1 WHERE id = ?"), Some(40));
+    let args = with(
+        &["run", "./old.lua"],
+        &[
+            threads,
+            "--events=40",
+            "--time=0",
+            "--label=mine",
+            "--format=json",
+        ],
+    );
+    let j = s
+        .ok(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        .json();
+    let kinds = j["kinds"].as_array().expect("kinds");
+    let per_kind: u64 = kinds.iter().map(|k| k["events"].as_u64().unwrap()).sum();
+    // 3 point selects (the default), the prepared one, UPDATE, BEGIN, COMMIT.
+    assert_eq!(per_kind, 40 * 7, "{kinds:?}");
+    assert!(
+        kinds
+            .iter()
+            .any(|k| k["name"] == "SELECT c FROM sbtest2 WHERE id=?"),
+        "{kinds:?}"
+    );
     assert_eq!(
         run(&[
             "--oltp-point-selects=1",

@@ -25,6 +25,70 @@ use std::sync::atomic::AtomicU32;
 /// Options whose value is a password: kept out of `sysbench.opt`.
 const SECRETS: &[&str] = &["mysql-password", "pgsql-password"];
 
+/// The option that prints the per-statement latencies.
+pub const REPORT_STATEMENTS: &str = "report-statements";
+
+/// The per-statement latencies of a scripted run (its named kinds), as
+/// pgbench -r prints them: with `--report-statements`, else None.
+pub fn statements_text(doc: &dbmeter_result::RunDocument) -> Option<String> {
+    let on = doc
+        .options
+        .get(REPORT_STATEMENTS)
+        .and_then(|v| parse_bool(v))
+        .unwrap_or(false);
+    if !on || doc.kinds.is_empty() {
+        return None;
+    }
+    // The percentile --percentile asks for, else the highest one kept.
+    let asked = doc
+        .options
+        .get("percentile")
+        .and_then(|v| v.trim().parse::<f64>().ok());
+    let kept = &doc.latency_ms.percentiles;
+    let pct = kept
+        .iter()
+        .find(|p| Some(p.percentile) == asked)
+        .or(kept.last())
+        .map(|p| p.percentile);
+    let mut out = String::from("Statement latencies (ms, measured phase):\n");
+    let head = match pct {
+        Some(p) => format!(
+            "{:>10} {:>9} {:>9}  statement",
+            "count",
+            "avg",
+            format!("{p}th")
+        ),
+        None => format!("{:>10} {:>9}  statement", "count", "avg"),
+    };
+    out.push_str(&head);
+    out.push('\n');
+    for k in &doc.kinds {
+        let mut line = format!("{:>10} {:>9.3}", k.events, k.latency_ms.avg_ms);
+        if let Some(p) = pct {
+            let v = k
+                .latency_ms
+                .percentiles
+                .iter()
+                .find(|x| x.percentile == p)
+                .map_or(0.0, |x| x.ms);
+            line.push_str(&format!(" {v:>9.3}"));
+        }
+        line.push_str("  ");
+        // Long statements are cut to keep the line within 80 columns
+        // (the JSON result keeps their whole text).
+        let room = 80usize.saturating_sub(line.chars().count()).max(20);
+        if k.name.chars().count() > room {
+            line.extend(k.name.chars().take(room - 3));
+            line.push_str("...");
+        } else {
+            line.push_str(&k.name);
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    Some(out)
+}
+
 /// A sysbench Lua script, loaded.
 pub struct Script {
     path: String,
@@ -88,6 +152,7 @@ impl Script {
         // their options as global variables and call `db_query()`.
         let old_style = !source.contains("sysbench.");
         let env = Arc::new(Env {
+            statements: None,
             legacy: old_style,
             script: PathBuf::from(path),
             source: source.clone(),
@@ -124,6 +189,15 @@ impl Script {
             }
             options.sort_by(|a, b| a.name.cmp(&b.name));
             let declares_options = !options.is_empty();
+            options.push(OptSpec {
+                name: Cow::Borrowed(REPORT_STATEMENTS),
+                kind: OptKind::Bool,
+                default: Cow::Borrowed("off"),
+                help: Cow::Borrowed(
+                    "print each statement's latency after the run (pgbench -r); the result keeps them either way",
+                ),
+                shapes_data: false,
+            });
             for r in crate::oltp::RAND_OPTIONS {
                 if !options
                     .iter()
@@ -169,6 +243,7 @@ impl Script {
             ctx.setup_connection()?
         };
         Ok(Arc::new(Env {
+            statements: connect_for_users.then(|| Arc::new(state::Statements::default())),
             legacy: self.legacy,
             script: PathBuf::from(&self.path),
             source: self.source.clone(),
@@ -313,6 +388,7 @@ impl Benchmark for Script {
             )));
         }
         Ok(Box::new(ScriptPlan {
+            statements: env.statements.clone(),
             main,
             version,
             users: Arc::new(ScriptUsers {
@@ -324,6 +400,7 @@ impl Benchmark for Script {
 }
 
 struct ScriptPlan {
+    statements: Option<Arc<state::Statements>>,
     main: Lua,
     version: String,
     users: Arc<ScriptUsers>,
@@ -338,11 +415,48 @@ impl RunPlan for ScriptPlan {
         self.users.clone()
     }
 
+    fn measure_start(&mut self) {
+        if let Some(st) = &self.statements {
+            st.measuring
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
     fn finish(
         &mut self,
         _result: &dbmeter_engine::RunResult,
         doc: &mut dbmeter_result::RunDocument,
     ) {
+        // Each distinct statement is a named kind (pgbench -r's
+        // per-statement latencies), in the order of their total time.
+        if let Some(st) = &self.statements
+            && let Ok(all) = st.merged.lock()
+        {
+            let percentiles: Vec<f64> = doc
+                .latency_ms
+                .percentiles
+                .iter()
+                .map(|p| p.percentile)
+                .collect();
+            let mut kinds: Vec<dbmeter_result::KindSection> = all
+                .iter()
+                .map(|(name, h)| dbmeter_result::KindSection {
+                    name: name.clone(),
+                    events: h.count(),
+                    rolled_back: 0,
+                    retries: 0,
+                    latency_ms: dbmeter_stats::LatencySummary::from_histogram(h, &percentiles),
+                    latency_histogram: h.to_base64(),
+                })
+                .collect();
+            kinds.sort_by(|a, b| {
+                b.latency_ms
+                    .sum_ms
+                    .total_cmp(&a.latency_ms.sum_ms)
+                    .then_with(|| a.name.cmp(&b.name))
+            });
+            doc.kinds.extend(kinds);
+        }
         if let Some(done) = state::global_fn(&self.main, "done")
             && let Err(e) = state::call(&done, ())
         {
@@ -495,6 +609,7 @@ impl User for ScriptUser {
         tally.reads += counts.reads;
         tally.writes += counts.writes;
         tally.others += counts.others;
+        state::with_shared(&self.lua, |s| s.merge_statements());
         r.map_err(|message| EventError::Fatal {
             code: "lua".into(),
             message,

@@ -5,10 +5,13 @@
 use crate::random::{RandGen, RandSpec, RandType, derive_seed};
 use dbmeter_db::{ConnectOptions, Connection, DbError, Dialect, Outcome, Param, StmtId, Value};
 use dbmeter_engine::Tally;
+use dbmeter_stats::{LatencyHistogram, LatencyRecorder};
 use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value as LuaValue};
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 const PRELUDE: &str = include_str!("prelude.lua");
 
@@ -25,8 +28,81 @@ pub(crate) enum OptVal {
     List(Vec<String>),
 }
 
+/// Distinct statements kept apart at most; the rest are one kind.
+const MAX_STATEMENTS: usize = 200;
+
+/// The name of the statements beyond [`MAX_STATEMENTS`].
+pub(crate) const OTHER_STATEMENTS: &str = "(other statements)";
+
+/// Per-statement latencies of a run: each user keeps its own and adds
+/// them here when it finishes.
+#[derive(Default)]
+pub(crate) struct Statements {
+    /// Set when the measured phase starts (warm-up statements are left out).
+    pub measuring: AtomicBool,
+    pub merged: Mutex<HashMap<String, LatencyHistogram>>,
+}
+
+/// A statement's kind name: its text with literals (numbers, quoted
+/// strings) as `?` and white space collapsed, so that `WHERE id=12` and
+/// `WHERE id=7` are one statement, as a prepared one would be.
+pub(crate) fn statement_name(sql: &str, out: &mut String) {
+    out.clear();
+    let b = sql.as_bytes();
+    let mut i = 0;
+    let mut space = false;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            space = !out.is_empty();
+            i += 1;
+            continue;
+        }
+        if space {
+            out.push(' ');
+            space = false;
+        }
+        let prev_ident = out
+            .as_bytes()
+            .last()
+            .is_some_and(|p| p.is_ascii_alphanumeric() || *p == b'_' || *p == b'$');
+        if c == b'\'' {
+            // A quoted string ('' escapes a quote; a backslash escapes too).
+            i += 1;
+            while i < b.len() {
+                if b[i] == b'\\' {
+                    i += 2;
+                    continue;
+                }
+                if b[i] == b'\'' {
+                    if b.get(i + 1) == Some(&b'\'') {
+                        i += 2;
+                        continue;
+                    }
+                    break;
+                }
+                i += 1;
+            }
+            i += 1;
+            out.push('?');
+        } else if c.is_ascii_digit() && !prev_ident {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'.') {
+                i += 1;
+            }
+            out.push('?');
+        } else {
+            // Whole characters (the text is UTF-8).
+            let len = sql[i..].chars().next().map_or(1, char::len_utf8);
+            out.push_str(&sql[i..i + len]);
+            i += len;
+        }
+    }
+}
+
 /// What every Lua state of one command or run shares.
 pub(crate) struct Env {
+    /// Per-statement latencies, for the states of a run.
+    pub statements: Option<Arc<Statements>>,
     /// A sysbench 0.5 script (options exported as global variables).
     pub legacy: bool,
     pub script: PathBuf,
@@ -41,7 +117,9 @@ pub(crate) struct Env {
 /// A connection a script opened.
 struct Conn {
     conn: Connection,
-    stmts: Vec<(StmtId, bool, Option<bool>)>,
+    /// Prepared statements: id, whether it reads, its transaction change
+    /// and its kind name.
+    stmts: Vec<(StmtId, bool, Option<bool>, Arc<str>)>,
     in_tx: bool,
     bulk: String,
     bulk_head: usize,
@@ -58,9 +136,59 @@ pub(crate) struct Shared {
     /// `sysbench.hooks.sql_error_ignorable` said the pending error is ignorable.
     pub forced_ignorable: bool,
     values: Vec<Option<Value>>,
+    /// This state's per-statement latencies (a run's users only).
+    stmt_times: HashMap<String, LatencyRecorder>,
+    name_buf: String,
 }
 
 impl Shared {
+    /// Records a statement's latency, in the measured phase of a run.
+    fn note(&mut self, sql: &str, prepared: Option<&str>, started: Instant) {
+        let Some(st) = &self.env.statements else {
+            return;
+        };
+        if !st.measuring.load(Ordering::Relaxed) {
+            return;
+        }
+        let ns = started.elapsed().as_nanos() as u64;
+        let name = match prepared {
+            Some(n) => n,
+            None => {
+                statement_name(sql, &mut self.name_buf);
+                self.name_buf.as_str()
+            }
+        };
+        if let Some(r) = self.stmt_times.get_mut(name) {
+            r.record(ns);
+            return;
+        }
+        let key = if self.stmt_times.len() < MAX_STATEMENTS {
+            name.to_string()
+        } else {
+            OTHER_STATEMENTS.to_string()
+        };
+        self.stmt_times.entry(key).or_default().record(ns);
+    }
+
+    /// Adds this state's per-statement latencies to the run's.
+    pub fn merge_statements(&mut self) {
+        let Some(st) = &self.env.statements else {
+            return;
+        };
+        let mine = std::mem::take(&mut self.stmt_times);
+        if let Ok(mut all) = st.merged.lock() {
+            for (name, rec) in mine {
+                let n = all.len();
+                let key = if all.contains_key(&name) || n < MAX_STATEMENTS {
+                    name
+                } else {
+                    OTHER_STATEMENTS.to_string()
+                };
+                all.entry(key).or_default().add_recorder(&rec);
+            }
+        }
+    }
+
     /// The open connections.
     pub fn connections(&mut self) -> impl Iterator<Item = &mut Connection> {
         self.conns.iter_mut().flatten().map(|c| &mut c.conn)
@@ -310,18 +438,25 @@ fn api_table(lua: &Lua) -> mlua::Result<Table> {
             let mut sh = shared(lua)?;
             let sh = &mut *sh;
             let mut values = std::mem::take(&mut sh.values);
-            let r = conn_mut(sh, id).map(|c| run_query(c, &mut values, &sql));
+            let started = Instant::now();
+            let r = conn_mut(sh, id).map(|c| run_query(c, &mut values, &sql))?;
             sh.values = values;
-            db_result(lua, sh, r?)
+            if r.is_ok() {
+                sh.note(&sql, None, started);
+            }
+            db_result(lua, sh, r)
         })?,
     )?;
     t.set(
         "prepare",
         lua.create_function(|lua, (id, sql): (usize, String)| {
             let mut sh = shared(lua)?;
+            let mut name = String::new();
+            statement_name(&sql, &mut name);
             let c = conn_mut(&mut sh, id)?;
             let stmt = c.conn.register(&sql);
-            c.stmts.push((stmt, is_read(&sql), tx_change(&sql)));
+            c.stmts
+                .push((stmt, is_read(&sql), tx_change(&sql), Arc::from(name)));
             Ok(c.stmts.len())
         })?,
     )?;
@@ -352,9 +487,10 @@ fn api_table(lua: &Lua) -> mlua::Result<Table> {
             let mut values = std::mem::take(&mut sh.values);
             values.clear();
             let c = conn_mut(sh, id)?;
-            let Some(&(stmt, read, tx)) = c.stmts.get(sid.wrapping_sub(1)) else {
+            let Some((stmt, read, tx, name)) = c.stmts.get(sid.wrapping_sub(1)).cloned() else {
                 return Err(runtime("unknown prepared statement"));
             };
+            let started = Instant::now();
             let r = if read {
                 c.conn.fetch(stmt, &p, &mut values).map(|n| {
                     let width = if n > 0 { values.len() / n as usize } else { 0 };
@@ -369,6 +505,9 @@ fn api_table(lua: &Lua) -> mlua::Result<Table> {
                 c.conn.run(stmt, &p).map(|o| (o, None))
             };
             sh.values = values;
+            if r.is_ok() {
+                sh.note("", Some(&name), started);
+            }
             db_result(lua, sh, r)
         })?,
     )?;
@@ -559,6 +698,8 @@ pub(crate) fn new_state(env: &Arc<Env>, command: &str, tid: usize) -> Result<Lua
         pending: None,
         forced_ignorable: false,
         values: Vec::new(),
+        stmt_times: HashMap::new(),
+        name_buf: String::new(),
     });
     let setup = || -> mlua::Result<()> {
         let api = api_table(&lua)?;
