@@ -20,7 +20,7 @@ use super::variables::Definition;
 use super::{CommandStats, parse_weight};
 use crate::benchmark::{BenchError, Benchmark, Context, RunPlan, Verb, no_such_verb, verb};
 use crate::options::{OptKind, OptSpec, choice, opt};
-use dbmeter_db::{ConnectOptions, Connection, ErrorKind, IgnoreList, PsMode};
+use dbmeter_db::{ConnectOptions, Connection, Dialect, ErrorKind, IgnoreList, PsMode};
 use dbmeter_engine::{
     EngineConfig, EventError, Flow, Interrupter, RunResult, Tally, User, UserFactory,
 };
@@ -222,7 +222,7 @@ impl Benchmark for Pgbench {
                 "no-vacuum",
                 OptKind::Bool,
                 "off",
-                "prepare: leave out the vacuum step (pgbench -n)",
+                "prepare: leave out the vacuum step; run: do not vacuum pgbench_branches and pgbench_tellers and empty pgbench_history first, as pgbench does unless -n",
             ),
             opt(
                 "unlogged-tables",
@@ -357,6 +357,9 @@ impl Benchmark for Pgbench {
         let mut conn = Connection::connect(&ctx.setup_connection()?)?;
         let version = conn.server_version();
         let scale = Self::scale(&mut conn, ctx, builtin)?;
+        if !o.bool("no-vacuum") {
+            before_run(&mut conn, ctx);
+        }
         drop(conn);
         let set = Arc::new(set);
         let setup = Setup::new(
@@ -411,6 +414,28 @@ impl Benchmark for Pgbench {
     fn report_text(&self, doc: &RunDocument) -> Option<String> {
         let s: Section = doc.section(SECTION)?;
         Some(report(&s, doc))
+    }
+}
+
+/// What pgbench does before a run unless `-n`: vacuums the small tables
+/// and empties pgbench_history. Errors are ignored (a custom script's
+/// database may have no such tables).
+fn before_run(conn: &mut Connection, ctx: &Context) {
+    let steps: &[&str] = match conn.dialect() {
+        Dialect::Postgres => &[
+            "vacuum pgbench_branches",
+            "vacuum pgbench_tellers",
+            "truncate pgbench_history",
+        ],
+        Dialect::Mysql => &["truncate table pgbench_history"],
+        Dialect::Sqlite => &["delete from pgbench_history"],
+    };
+    let failed = steps
+        .iter()
+        .filter(|sql| conn.execute(sql).is_err())
+        .count();
+    if failed == 0 {
+        ctx.say("vacuumed pgbench_branches and pgbench_tellers, emptied pgbench_history (--no-vacuum leaves them)");
     }
 }
 
@@ -499,9 +524,14 @@ fn report(s: &Section, doc: &RunDocument) -> String {
                 sc.weight,
                 share(sc.weight as u64, total_weight)
             );
+            let tps = if doc.totals.duration_s > 0.0 {
+                sc.transactions as f64 / doc.totals.duration_s
+            } else {
+                0.0
+            };
             let _ = writeln!(
                 t,
-                " - {} transactions ({:.1}% of total)",
+                " - {} transactions ({:.1}% of total, tps = {tps:.6})",
                 sc.transactions,
                 share(sc.transactions, total_tx)
             );
