@@ -398,3 +398,53 @@ fn a_bad_script_names_its_file_and_line() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("no built-in script named \"tpcc\""));
 }
+
+#[test]
+fn builtin_scripts_run_on_mariadb_in_every_mode() {
+    let Some(server) = start(Flavor::MariaDb) else {
+        return;
+    };
+    let s = Scratch::new();
+    let db = format!("--db={}", server.url());
+    let r = s.ok(&["prepare", "pgbench", &db, "--foreign-keys"]);
+    assert!(
+        r.stdout.contains("creating foreign keys..."),
+        "{}",
+        r.stdout
+    );
+    for mode in ["simple", "extended", "prepared"] {
+        let m = format!("--protocol={mode}");
+        let r = s.ok(&[
+            "run",
+            "pgbench",
+            &db,
+            &m,
+            "--threads=2",
+            "--transactions=10",
+        ]);
+        assert!(
+            r.stdout
+                .contains("number of transactions actually processed: 20/20"),
+            "{mode}: {}",
+            r.stdout
+        );
+        // 4 writes in each tpcb-like transaction (END is sent as COMMIT).
+        assert_eq!(r.stat("write:"), 80, "{mode}");
+        assert_eq!(ask(&server, "SELECT COUNT(*) FROM pgbench_history"), "20");
+    }
+    assert_eq!(
+        ask(
+            &server,
+            "SELECT (SELECT SUM(bbalance) FROM pgbench_branches) = (SELECT SUM(tbalance) FROM pgbench_tellers)"
+        ),
+        "1"
+    );
+    s.ok(&["cleanup", "pgbench", &db]);
+    assert_eq!(
+        ask(
+            &server,
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'test' AND table_name LIKE 'pgbench%'"
+        ),
+        "0"
+    );
+}
