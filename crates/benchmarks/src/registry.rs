@@ -5,6 +5,7 @@
 use crate::benchmark::Benchmark;
 use crate::noop::Noop;
 use crate::oltp::{Oltp, OltpKind};
+use crate::pgbench::Pgbench;
 use crate::tpcc::Tpcc;
 use crate::tpch::Tpch;
 use std::path::Path;
@@ -78,6 +79,7 @@ pub fn all() -> Vec<Arc<dyn Benchmark>> {
         ),
         Arc::new(Tpcc),
         Arc::new(Tpch),
+        Arc::new(Pgbench),
         Arc::new(Noop),
     ]
 }

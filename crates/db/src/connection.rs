@@ -129,6 +129,22 @@ impl Connection {
         }
     }
 
+    /// Runs `sql` (with `$1, $2, ...` placeholders) once as PostgreSQL's
+    /// unnamed statement (Parse, Bind, Execute in one round trip: pgbench's
+    /// extended mode), the parameters as text for the server to convert
+    /// (None for NULL). Returns the rows it returned or changed; None on
+    /// targets that have no unnamed statement (MySQL, SQLite).
+    pub fn execute_unnamed(
+        &mut self,
+        sql: &str,
+        params: &[Option<&str>],
+    ) -> Option<Result<u64, DbError>> {
+        match self {
+            Connection::Postgres(c) => Some(c.execute_unnamed(sql, params)),
+            Connection::Sqlite(_) | Connection::Mysql(_) => None,
+        }
+    }
+
     /// Runs a query returning one integer (or NULL).
     pub fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
         match self {

@@ -25,13 +25,20 @@
 //!   output ([`Host`]).
 //! - `client.rs`: [`Setup`] and [`Client`], the per-client state machine
 //!   that runs one transaction at a time.
+//! - `db_session.rs`: a [`Session`] over a dbmeter connection.
+//! - `init.rs`: `prepare` (pgbench's `-i`) and `cleanup`.
+//! - `benchmark.rs`: the `pgbench` benchmark ([`Pgbench`]): options,
+//!   users, the result's section and pgbench's report lines.
 
+mod benchmark;
 mod builtin;
 mod client;
+mod db_session;
 mod expr_eval;
 mod expr_parse;
 mod functions;
 mod host;
+mod init;
 mod prng;
 mod script;
 mod script_set;
@@ -40,6 +47,7 @@ mod sql_scan;
 mod value;
 mod variables;
 
+pub use benchmark::Pgbench;
 pub use builtin::{BUILTINS, Builtin, find_builtin};
 pub use client::{
     Client, CommandRun, CommandStats, ExecOptions, Failure, FailureKind, Setup, TxOutcome, TxStatus,

@@ -150,6 +150,9 @@ pub struct SqlCommand {
     pub numbered: String,
     /// ...and the variable of each.
     pub params: Vec<VarId>,
+    /// The same with `?` in place of each `:name` (dbmeter's connections
+    /// take `?` placeholders in every dialect).
+    pub question: String,
     pub capture: Option<Capture>,
 }
 
@@ -158,6 +161,7 @@ impl SqlCommand {
         let b = text.as_bytes();
         let mut parts = Vec::new();
         let mut numbered = String::with_capacity(text.len());
+        let mut question = String::with_capacity(text.len());
         let mut params = Vec::new();
         let mut copied = 0;
         let mut i = 0;
@@ -183,6 +187,8 @@ impl SqlCommand {
             }
             parts.push(SqlPart::Var { id, raw: i..end });
             numbered.push_str(&text[copied..i]);
+            question.push_str(&text[copied..i]);
+            question.push('?');
             params.push(id);
             numbered.push('$');
             numbered.push_str(&params.len().to_string());
@@ -193,11 +199,13 @@ impl SqlCommand {
             parts.push(SqlPart::Text(copied..b.len()));
         }
         numbered.push_str(&text[copied..]);
+        question.push_str(&text[copied..]);
         SqlCommand {
             text,
             parts,
             numbered,
             params,
+            question,
             capture: None,
         }
     }

@@ -246,6 +246,24 @@ impl PgConn {
         self.conn.query_text(sql).map_err(map_err)
     }
 
+    /// Runs `sql` (`$n` placeholders) once as the unnamed statement of
+    /// the extended protocol, parameters as text (None for NULL); returns
+    /// the rows it returned or changed.
+    pub(crate) fn execute_unnamed(
+        &mut self,
+        sql: &str,
+        params: &[Option<&str>],
+    ) -> Result<u64, DbError> {
+        let args: Vec<wire::Arg<'_>> = params
+            .iter()
+            .map(|p| p.map_or(wire::Arg::Null, wire::Arg::Text))
+            .collect();
+        self.conn
+            .query_args(sql, &args)
+            .map(|(_, n)| n)
+            .map_err(map_err)
+    }
+
     pub(crate) fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
         Ok(self.query_rows(sql)?.first_i64())
     }

@@ -1,0 +1,246 @@
+//! A [`Session`] over one of dbmeter's connections, in pgbench's three
+//! query modes:
+//!
+//! - simple: the SQL text with the variables written in, sent as text;
+//! - extended: on PostgreSQL the unnamed statement of the extended
+//!   protocol each time (Parse, Bind, Execute, Sync), parameters as text,
+//!   as pgbench sends them; elsewhere as prepared;
+//! - prepared: each command prepared once per connection and executed
+//!   with its parameters.
+//!
+//! A command whose rows `\gset`/`\aset` store is sent as text with its
+//! parameters written in as quoted literals (the connection reads column
+//! names only from text queries). On MySQL/MariaDB, `END` (which MySQL
+//! does not know) is sent as `COMMIT`.
+
+use super::script::CommandKind;
+use super::script_set::ScriptSet;
+use super::session::{Captured, Query, QueryMode, Session, SqlError, SqlErrorKind};
+use dbmeter_db::{Connection, DbError, Dialect, ErrorKind, Param, StmtId};
+use std::sync::Arc;
+
+pub struct DbSession {
+    conn: Connection,
+    set: Arc<ScriptSet>,
+    /// Prepared statements by script and command.
+    prepared: Vec<Vec<Option<StmtId>>>,
+    text: String,
+    /// The kind and code of the last error, for the user's handling.
+    last_error: Option<(ErrorKind, String)>,
+}
+
+/// A driver's error as the client sorts it.
+pub fn sql_error(e: DbError) -> SqlError {
+    if e.kind == ErrorKind::ConnectionLost {
+        return SqlError {
+            kind: SqlErrorKind::ConnectionLost,
+            code: e.code,
+            message: e.message,
+        };
+    }
+    let mut s = SqlError::from_sqlstate(&e.code, e.message);
+    // MySQL/MariaDB's codes for a deadlock and a lock wait timeout.
+    if s.code == "1213" {
+        s.kind = SqlErrorKind::Deadlock;
+    }
+    s
+}
+
+/// Whether `sql` is pgbench's `END` (MySQL has no such statement).
+fn is_end(sql: &str) -> bool {
+    sql.trim()
+        .trim_end_matches(';')
+        .trim()
+        .eq_ignore_ascii_case("end")
+}
+
+/// `sql` with each `$n` replaced by parameter n as a quoted literal
+/// (NULL when unset).
+fn inline(sql: &str, params: &super::session::Params, out: &mut String) {
+    let b = sql.as_bytes();
+    let mut i = 0;
+    let mut copied = 0;
+    while i < b.len() {
+        if b[i] == b'$' && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            let mut end = i + 1;
+            while b.get(end).is_some_and(u8::is_ascii_digit) {
+                end += 1;
+            }
+            let n: usize = sql[i + 1..end].parse().unwrap_or(0);
+            if n >= 1 && n <= params.len() {
+                out.push_str(&sql[copied..i]);
+                match params.get(n - 1) {
+                    Some(v) => {
+                        out.push('\'');
+                        out.push_str(&v.replace('\'', "''"));
+                        out.push('\'');
+                    }
+                    None => out.push_str("NULL"),
+                }
+                copied = end;
+            }
+            i = end;
+            continue;
+        }
+        i += 1;
+    }
+    out.push_str(&sql[copied..]);
+}
+
+impl DbSession {
+    pub fn new(conn: Connection, set: Arc<ScriptSet>) -> DbSession {
+        let prepared = set
+            .scripts()
+            .iter()
+            .map(|s| vec![None; s.commands.len()])
+            .collect();
+        DbSession {
+            conn,
+            set,
+            prepared,
+            text: String::new(),
+            last_error: None,
+        }
+    }
+
+    /// The kind and code of the last failed command.
+    pub fn last_error(&self) -> Option<(ErrorKind, String)> {
+        self.last_error.clone()
+    }
+
+    /// A handle that interrupts the command running on the connection.
+    pub fn interrupter(&self) -> Option<Arc<dyn Fn() + Send + Sync>> {
+        self.conn.interrupter()
+    }
+
+    pub fn connection(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    /// After a reconnect: the new connection has no prepared statements
+    /// (the connection prepares registered ones again on first use).
+    pub fn reconnect(&mut self) -> Result<(), DbError> {
+        self.conn.reconnect()
+    }
+
+    fn capture(&mut self, sql: &str, captured: &mut Captured) -> Result<(), DbError> {
+        let rows = self.conn.query_rows(sql)?;
+        captured.begin_result(rows.rows.len() as u64);
+        if let Some(last) = rows.rows.last() {
+            for (c, v) in rows.columns.iter().zip(last) {
+                captured.push_value(c, v.as_deref());
+            }
+        }
+        Ok(())
+    }
+
+    fn prepared(&mut self, q: &Query<'_>) -> Result<(), DbError> {
+        let id = match self
+            .prepared
+            .get(q.script)
+            .and_then(|s| s.get(q.command))
+            .copied()
+        {
+            Some(Some(id)) => id,
+            Some(None) => {
+                let sql = match self.set.scripts()[q.script].commands[q.command].kind {
+                    CommandKind::Sql(ref c) => c.question.clone(),
+                    _ => q.sql.to_string(),
+                };
+                let id = self.conn.register(&sql);
+                self.prepared[q.script][q.command] = Some(id);
+                id
+            }
+            None => {
+                return Err(DbError::other(
+                    "XX000",
+                    "no such command in the run's scripts",
+                ));
+            }
+        };
+        let params: Vec<Param<'_>> = q
+            .params
+            .iter()
+            .map(|p| match p {
+                Some(t) => match t.parse::<i64>() {
+                    Ok(i) if i.to_string() == t => Param::Int(i),
+                    _ => Param::Text(t),
+                },
+                None => Param::Text(""),
+            })
+            .collect();
+        if q.params.iter().any(|p| p.is_none()) {
+            return Err(DbError::other(
+                "22023",
+                "a variable the command uses is not set",
+            ));
+        }
+        self.conn.run(id, &params).map(|_| ())
+    }
+}
+
+impl Session for DbSession {
+    fn query(&mut self, q: &Query<'_>, capture: Option<&mut Captured>) -> Result<(), SqlError> {
+        self.send(q, capture).map_err(|e| {
+            self.last_error = Some((e.kind, e.code.clone()));
+            sql_error(e)
+        })
+    }
+}
+
+impl DbSession {
+    fn send(&mut self, q: &Query<'_>, capture: Option<&mut Captured>) -> Result<(), DbError> {
+        let mysql = self.conn.dialect() == Dialect::Mysql;
+        if mysql && is_end(q.sql) {
+            return self.conn.execute("COMMIT").map(|_| ());
+        }
+        if let Some(captured) = capture {
+            let mut text = std::mem::take(&mut self.text);
+            text.clear();
+            let sql = match q.mode {
+                QueryMode::Simple => q.sql,
+                QueryMode::Extended | QueryMode::Prepared => {
+                    inline(q.sql, q.params, &mut text);
+                    &text
+                }
+            };
+            let r = self.capture(sql, captured);
+            self.text = text;
+            return r;
+        }
+        match q.mode {
+            QueryMode::Simple => self.conn.execute(q.sql).map(|_| ()),
+            QueryMode::Extended => {
+                let params: Vec<Option<&str>> = q.params.iter().collect();
+                let r = self.conn.execute_unnamed(q.sql, &params);
+                match r {
+                    Some(r) => r.map(|_| ()),
+                    None => self.prepared(q),
+                }
+            }
+            QueryMode::Prepared => self.prepared(q),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::session::Params;
+    use super::*;
+
+    #[test]
+    fn parameters_written_in() {
+        let mut p = Params::default();
+        p.push_with(|s| {
+            s.push_str("it's");
+            true
+        });
+        p.push_with(|_| false);
+        let mut out = String::new();
+        inline("SELECT $1, $2, $3, '$'", &p, &mut out);
+        assert_eq!(out, "SELECT 'it''s', NULL, $3, '$'");
+        assert!(is_end("END;"));
+        assert!(is_end(" end "));
+        assert!(!is_end("ENDX"));
+    }
+}
