@@ -11,7 +11,7 @@ use crate::types::{
     Outcome, Param, PsMode, Statements, StmtId, TextResult, Value, inline_params,
     replace_placeholders,
 };
-use crate::{DbError, ErrorKind};
+use crate::{DbError, Dialect, ErrorKind};
 use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -189,7 +189,7 @@ impl PgConn {
             return Err(DbError::other("XX000", "unknown statement id"));
         };
         if !self.ps {
-            let text = inline_params(sql, params);
+            let text = inline_params(sql, params, Dialect::Postgres);
             return self.conn.query(&text).map_err(map_err);
         }
         let st = match cached {
@@ -211,7 +211,7 @@ impl PgConn {
             return Err(DbError::other("XX000", "unknown statement id"));
         };
         if !self.ps {
-            let text = inline_params(sql, params);
+            let text = inline_params(sql, params, Dialect::Postgres);
             return self.conn.query_values(&text, out).map_err(map_err);
         }
         let st = match cached {
@@ -274,6 +274,11 @@ impl PgConn {
                             let _ = write!(buf, "{x}");
                         }
                         Value::Text(s) => copy_text(buf, s),
+                        // bytea's hex form, its backslash escaped.
+                        Value::Bytes(b) => {
+                            buf.extend_from_slice(b"\\");
+                            wire::bytea_hex(b, buf);
+                        }
                     }
                 }
                 buf.push(b'\n');
