@@ -414,7 +414,8 @@ impl PgWire {
             )));
         }
         let start = self.io.out.len();
-        if let Err(e) = self.bind(st, params) {
+        let values = matches!(rows, Rows::Values(..));
+        if let Err(e) = self.bind(st, params, values) {
             // Nothing of the refused statement is sent.
             self.io.out.truncate(start);
             return Err(e);
@@ -428,8 +429,10 @@ impl PgWire {
 
     /// Bind of the unnamed portal to `st`: integers in binary where the
     /// parameter is an integer, bytes in binary where it is a bytea, NULL
-    /// as such, the rest as text; results in the statement's formats.
-    fn bind(&mut self, st: &Statement, params: &[Param<'_>]) -> Result<(), Error> {
+    /// as such, the rest as text. Results in the statement's formats when
+    /// their `values` are read; else (rows only counted) all in binary,
+    /// the least work for the server.
+    fn bind(&mut self, st: &Statement, params: &[Param<'_>], values: bool) -> Result<(), Error> {
         let out = &mut self.io.out;
         let at = m::begin(out, b'B');
         out.push(0); // the unnamed portal
@@ -476,7 +479,14 @@ impl PgWire {
                 Param::Bytes(b) => put_bytes(out, i, b)?,
             }
         }
-        out.extend_from_slice(&st.result_formats);
+        if values {
+            out.extend_from_slice(&st.result_formats);
+        } else if st.returns_rows {
+            m::put_i16(out, 1);
+            m::put_i16(out, 1);
+        } else {
+            m::put_i16(out, 0);
+        }
         m::end(out, at);
         Ok(())
     }
