@@ -245,10 +245,10 @@ fn nulls_and_bytes_round_trip() {
             Some(Value::Int(id)),
             Some(Value::Int(-5)),
             Some(Value::Text(text.into())),
-            Some(Value::Bytes(all.clone())),
-            Some(Value::Bytes(all.clone())),
-            Some(Value::Bytes(vec![0, 0xFF, 0, 1])),
-            Some(Value::Bytes(vec![0x0A, 0xBC])),
+            Some(Value::Bytes(all.clone().into())),
+            Some(Value::Bytes(all.clone().into())),
+            Some(Value::Bytes(vec![0, 0xFF, 0, 1].into())),
+            Some(Value::Bytes(vec![0x0A, 0xBC].into())),
             Some(Value::Text("18446744073709551615".into())),
         ]
     };
@@ -275,11 +275,11 @@ fn nulls_and_bytes_round_trip() {
                 &[Param::Null, Param::Null, Param::Bytes(b"\xFFb")]
             ),
             [
-                Some(Value::Bytes(vec![0, 0xFF])),
-                Some(Value::Bytes("é".as_bytes().to_vec())),
+                Some(Value::Bytes(vec![0, 0xFF].into())),
+                Some(Value::Bytes("é".as_bytes().to_vec().into())),
                 None,
                 Some(Value::Int(1)),
-                Some(Value::Bytes(b"a\xFFb".to_vec())),
+                Some(Value::Bytes(b"a\xFFb".to_vec().into())),
             ]
         );
         // Rows found by a binary parameter.
@@ -334,7 +334,7 @@ fn nulls_and_bytes_round_trip() {
             row.push(Value::Text(format!("{text}{n}")));
             let mut bytes = all.clone();
             bytes.rotate_left(n as usize % 256);
-            row.push(Value::Bytes(bytes));
+            row.push(Value::Bytes(bytes.into()));
             row.push(Value::Text("\\N".into()));
             true
         };
@@ -351,7 +351,7 @@ fn nulls_and_bytes_round_trip() {
             [
                 Some(Value::Int(7)),
                 Some(Value::Text(format!("{text}7"))),
-                Some(Value::Bytes(bytes)),
+                Some(Value::Bytes(bytes.into())),
                 Some(Value::Text("\\N".into())),
             ],
             "{load}"

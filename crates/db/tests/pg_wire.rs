@@ -385,8 +385,12 @@ fn values_print_as_postgresql_does() {
         // Integers are integers, bytea is bytes, the rest text.
         assert_eq!(out[36], Some(Value::Int(32767)), "{ps:?}");
         assert_eq!(out[38], Some(Value::Int(i64::MAX)), "{ps:?}");
-        assert_eq!(out[13], Some(Value::Bytes(vec![0, 0xff, 0x10])), "{ps:?}");
-        assert_eq!(out[41], Some(Value::Bytes(all.clone())), "{ps:?}");
+        assert_eq!(
+            out[13],
+            Some(Value::Bytes(vec![0, 0xff, 0x10].into())),
+            "{ps:?}"
+        );
+        assert_eq!(out[41], Some(Value::Bytes(all.clone().into())), "{ps:?}");
         assert_eq!(out[11], Some(Value::Text("t".into())), "{ps:?}");
         assert_eq!(out[33], Some(Value::Text("42".into())), "{ps:?}");
         // Every row of a plain query is text as psql prints it.
@@ -433,7 +437,7 @@ fn nulls_and_bytes_round_trip() {
         let mut bytes = all.clone();
         bytes.rotate_left(n as usize % 256);
         row.push(Value::Int(n));
-        row.push(Value::Bytes(bytes));
+        row.push(Value::Bytes(bytes.into()));
         row.push(Value::Text(text.into()));
         true
     };
@@ -467,7 +471,7 @@ fn nulls_and_bytes_round_trip() {
         let full = |id| {
             [
                 Some(Value::Int(id)),
-                Some(Value::Bytes(all.clone())),
+                Some(Value::Bytes(all.clone().into())),
                 Some(Value::Text(text.into())),
                 None,
             ]

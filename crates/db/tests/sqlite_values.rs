@@ -44,7 +44,7 @@ fn nulls_and_blobs_round_trip() {
         }
         row.extend([
             Value::Int(n),
-            Value::Bytes(all.clone()),
+            Value::Bytes(all.clone().into()),
             Value::Text(text.into()),
         ]);
         true
@@ -64,7 +64,7 @@ fn nulls_and_blobs_round_trip() {
         let full = |id| {
             [
                 Some(Value::Int(id)),
-                Some(Value::Bytes(all.clone())),
+                Some(Value::Bytes(all.clone().into())),
                 Some(Value::Text(text.into())),
                 None,
             ]

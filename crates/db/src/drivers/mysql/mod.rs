@@ -194,6 +194,7 @@ impl MysqlConn {
         self.stmts.register(sql)
     }
 
+    #[inline]
     pub(crate) fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         let Some((sql, cached)) = self.stmts.get_mut(id) else {
             return Err(DbError::other("2000", "unknown statement id"));

@@ -184,6 +184,7 @@ impl PgConn {
         self.stmts.register(sql)
     }
 
+    #[inline]
     pub(crate) fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         let Some((sql, cached)) = self.stmts.get_mut(id) else {
             return Err(DbError::other("XX000", "unknown statement id"));

@@ -365,7 +365,7 @@ impl SqliteConn {
                     V::Integer(x) => Some(Value::Int(x)),
                     V::Real(x) => Some(Value::Text(x.to_string())),
                     V::Text(t) => Some(Value::Text(String::from_utf8_lossy(t).into_owned())),
-                    V::Blob(b) => Some(Value::Bytes(b.to_vec())),
+                    V::Blob(b) => Some(Value::Bytes(b.into())),
                 });
             }
             n += 1;

@@ -320,14 +320,10 @@ impl WireConn {
         out.push(0); // no cursor
         out.extend_from_slice(&1u32.to_le_bytes());
         if !params.is_empty() {
-            // The NULL bitmap: bit i set when parameter i is NULL.
+            // The NULL bitmap (bit i set when parameter i is NULL), filled
+            // in with the values.
             let nulls = out.len();
             out.resize(nulls + params.len().div_ceil(8), 0);
-            for (i, p) in params.iter().enumerate() {
-                if let Param::Null = p {
-                    out[nulls + i / 8] |= 1 << (i % 8);
-                }
-            }
             let same = st.types.len() == 2 * params.len()
                 && params
                     .iter()
@@ -343,9 +339,9 @@ impl WireConn {
                 }
                 out.extend_from_slice(&st.types);
             }
-            for p in params {
+            for (i, p) in params.iter().enumerate() {
                 match p {
-                    Param::Null => {}
+                    Param::Null => out[nulls + i / 8] |= 1 << (i % 8),
                     Param::Int(v) => out.extend_from_slice(&v.to_le_bytes()),
                     Param::Text(s) => put_lenenc_bytes(out, s.as_bytes()),
                     Param::Bytes(b) => put_lenenc_bytes(out, b),
@@ -459,30 +455,15 @@ impl WireConn {
             }
         };
         let (n, metadata) = count;
-        let mut types = std::mem::take(&mut self.types);
-        types.clear();
-        let r = self.result_set(rows, n, metadata, &mut types);
-        self.types = types;
-        r
-    }
-
-    /// Reads the column definitions and rows of a result set of `n`
-    /// columns (the definitions are left out when `metadata` is false:
-    /// the statement's own are used). `types` is room for the column types.
-    fn result_set(
-        &mut self,
-        rows: &mut Rows<'_>,
-        n: usize,
-        metadata: bool,
-        sent_types: &mut Vec<ColumnType>,
-    ) -> Result<(Outcome, bool), Error> {
-        let caps = self.caps;
+        // The column types sent with this result (when left out, a
+        // prepared statement's own are used).
+        self.types.clear();
         if metadata {
             for _ in 0..n {
                 let def = self.io.read()?;
                 match rows {
                     Rows::Text(t) => t.columns.push(column_name(def)?),
-                    Rows::Values(..) => sent_types.push(column_type(def)?),
+                    Rows::Values(..) => self.types.push(column_type(def)?),
                     Rows::Count => {}
                 }
             }
@@ -517,7 +498,7 @@ impl WireConn {
                     if let Rows::Values(out, binary) = rows {
                         let types = match binary {
                             Some(known) if !metadata => known,
-                            _ => &sent_types[..],
+                            _ => &self.types[..],
                         };
                         if types.len() != n {
                             return Err(Error::Protocol(format!(

@@ -27,8 +27,31 @@ const TYPE_TINY_BLOB: u8 = 0xf9;
 const TYPE_STRING: u8 = 0xfe;
 const TYPE_GEOMETRY: u8 = 0xff;
 
-/// The type of a column from its definition packet (protocol 4.1).
+/// The type of a column from its definition packet (protocol 4.1). Read
+/// for every column of every text result: the usual packet, whose names
+/// are all shorter than 251 bytes, is read without the cursor.
 pub(crate) fn column_type(def: &[u8]) -> Result<ColumnType, Error> {
+    let mut at = 0;
+    // Catalog, schema, table, org table, name, org name, each with a
+    // one-byte length; then the length of the fixed fields, 0x0c.
+    for _ in 0..6 {
+        match def.get(at) {
+            Some(&n) if n < 0xFB => at += 1 + n as usize,
+            _ => return column_type_by_cursor(def),
+        }
+    }
+    match def.get(at..at + 10) {
+        Some(f) if f[0] == 0x0c => Ok(column_type_of(
+            u16::from_le_bytes([f[1], f[2]]),
+            f[7],
+            u16::from_le_bytes([f[8], f[9]]),
+        )),
+        _ => column_type_by_cursor(def),
+    }
+}
+
+/// [`column_type`] for any packet, names of any length.
+fn column_type_by_cursor(def: &[u8]) -> Result<ColumnType, Error> {
     let mut c = Cursor::new(def);
     for _ in 0..6 {
         c.lenenc_bytes()?; // catalog, schema, table, org table, name, org name
@@ -38,12 +61,16 @@ pub(crate) fn column_type(def: &[u8]) -> Result<ColumnType, Error> {
     c.u32()?; // column length
     let kind = c.u8()?;
     let flags = c.u16()?;
+    Ok(column_type_of(charset, kind, flags))
+}
+
+fn column_type_of(charset: u16, kind: u8, flags: u16) -> ColumnType {
     let string = matches!(kind, TYPE_VARCHAR | TYPE_TINY_BLOB..=TYPE_STRING);
-    Ok(ColumnType {
+    ColumnType {
         kind,
         unsigned: flags & UNSIGNED_FLAG != 0,
         binary: matches!(kind, TYPE_BIT | TYPE_GEOMETRY) || (string && charset == BINARY_CHARSET),
-    })
+    }
 }
 
 /// A column of integers (TINYINT to BIGINT, MEDIUMINT, YEAR).
@@ -121,7 +148,7 @@ pub(crate) fn binary_row(
 #[inline]
 fn string(b: &[u8], binary: bool) -> Value {
     if binary {
-        Value::Bytes(b.to_vec())
+        Value::Bytes(b.into())
     } else {
         Value::Text(String::from_utf8_lossy(b).into_owned())
     }
@@ -142,7 +169,7 @@ pub(crate) fn text_row(
             continue;
         };
         let int = if is_integer(t.kind) {
-            std::str::from_utf8(b).ok().and_then(|s| s.parse().ok())
+            parse_i64(b)
         } else {
             None
         };
@@ -152,6 +179,27 @@ pub(crate) fn text_row(
         }));
     }
     Ok(())
+}
+
+/// The integer a text-protocol integer column holds; None past the range
+/// of i64 (a large BIGINT UNSIGNED) or for anything but digits.
+fn parse_i64(b: &[u8]) -> Option<i64> {
+    let (negative, digits) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    // Accumulated negative: i64::MIN has no positive counterpart.
+    let mut v: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_sub(i64::from(d - b'0'))?;
+    }
+    if negative { Some(v) } else { v.checked_neg() }
 }
 
 /// DATE / DATETIME / TIMESTAMP: 0, 4, 7 or 11 bytes.
@@ -257,6 +305,51 @@ mod tests {
     }
 
     #[test]
+    fn parses_integers_of_text_rows() {
+        for (text, want) in [
+            ("0", Some(0)),
+            ("-42", Some(-42)),
+            ("9223372036854775807", Some(i64::MAX)),
+            ("-9223372036854775808", Some(i64::MIN)),
+            ("9223372036854775808", None),
+            ("18446744073709551615", None),
+            ("", None),
+            ("-", None),
+            ("1.5", None),
+            ("+1", None),
+        ] {
+            assert_eq!(parse_i64(text.as_bytes()), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn column_types_of_long_names_too() {
+        let mut d = Vec::new();
+        for name in ["def", "db", "t", "t"] {
+            super::super::packet::put_lenenc_bytes(&mut d, name.as_bytes());
+        }
+        let long = "c".repeat(300);
+        for _ in 0..2 {
+            super::super::packet::put_lenenc_bytes(&mut d, long.as_bytes());
+        }
+        d.push(0x0c);
+        d.extend_from_slice(&63u16.to_le_bytes());
+        d.extend_from_slice(&255u32.to_le_bytes());
+        d.extend_from_slice(&[0xfc, 0x20, 0]);
+        let t = column_type(&d).unwrap();
+        assert_eq!((t.kind, t.unsigned, t.binary), (0xfc, true, true));
+        assert_eq!(column_type(&def(0xfc, 63, 0x20)).unwrap(), t);
+        // Truncated packets are errors, not panics.
+        for n in 0..d.len() - 2 {
+            assert!(column_type(&d[..n]).is_err(), "{n}");
+        }
+        let short = def(0x03, 63, 0);
+        for n in 0..short.len() - 3 {
+            assert!(column_type(&short[..n]).is_err(), "{n}");
+        }
+    }
+
+    #[test]
     fn text_rows_typed_by_their_columns() {
         let mut row = Vec::new();
         for v in [
@@ -277,7 +370,7 @@ mod tests {
                 Some(Value::Int(-42)),
                 Some(Value::Text("18446744073709551615".into())),
                 Some(Value::Text("007".into())),
-                Some(Value::Bytes(vec![0, 0xff, b'\n'])),
+                Some(Value::Bytes([0, 0xff, b'\n'].into())),
                 None,
             ]
         );
@@ -307,7 +400,7 @@ mod tests {
                 None,
                 Some(Value::Text("12.50".into())),
                 Some(Value::Text("2025-11-23 10:05:09".into())),
-                Some(Value::Bytes(vec![0, 0x80, 0xFF])),
+                Some(Value::Bytes([0, 0x80, 0xFF].into())),
             ]
         );
     }

@@ -39,7 +39,7 @@ pub(crate) fn result_value(oid: u32, raw: &[u8]) -> Result<Value, Error> {
         INT2 => Value::Int(i16::from_be_bytes(be("int2", raw)?).into()),
         INT4 => Value::Int(i32::from_be_bytes(be("int4", raw)?).into()),
         INT8 => Value::Int(i64::from_be_bytes(be("int8", raw)?)),
-        BYTEA => Value::Bytes(raw.to_vec()),
+        BYTEA => Value::Bytes(raw.into()),
         _ => text(raw),
     })
 }
@@ -53,7 +53,7 @@ pub(crate) fn text_value(oid: u32, raw: &[u8]) -> Value {
             None => text(raw),
         },
         BYTEA => match bytea_text(raw) {
-            Some(b) => Value::Bytes(b),
+            Some(b) => Value::Bytes(b.into_boxed_slice()),
             None => text(raw),
         },
         _ => text(raw),
@@ -148,7 +148,7 @@ mod tests {
         );
         assert_eq!(
             result_value(BYTEA, &[0, 0xff]).unwrap(),
-            Value::Bytes(vec![0, 0xff])
+            Value::Bytes([0, 0xff].into())
         );
         assert_eq!(
             result_value(1082, b"2024-02-29").unwrap(),
@@ -164,12 +164,15 @@ mod tests {
         // Text that reads as a number stays text.
         assert_eq!(text_value(25, b"007"), Value::Text("007".into()));
         assert_eq!(text_value(BOOL, b"t"), Value::Text("t".into()));
-        assert_eq!(text_value(BYTEA, br"\x00ff"), Value::Bytes(vec![0, 0xff]));
-        assert_eq!(text_value(BYTEA, br"\x"), Value::Bytes(vec![]));
+        assert_eq!(
+            text_value(BYTEA, br"\x00ff"),
+            Value::Bytes([0, 0xff].into())
+        );
+        assert_eq!(text_value(BYTEA, br"\x"), Value::Bytes([].into()));
         // bytea_output = escape.
         assert_eq!(
             text_value(BYTEA, br"a\\\000\377"),
-            Value::Bytes(vec![b'a', b'\\', 0, 0xff])
+            Value::Bytes([b'a', b'\\', 0, 0xff].into())
         );
         assert_eq!(text_value(BYTEA, br"\400"), Value::Text(r"\400".into()));
         assert_eq!(text_value(BYTEA, br"\x0"), Value::Text(r"\x0".into()));
