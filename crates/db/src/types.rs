@@ -4,21 +4,34 @@
 //! list, connect options, the `?` placeholder helpers, and the text result
 //! of the own MySQL and PostgreSQL clients.
 
-use crate::Target;
 use crate::drivers::sqlite::SqliteOptions;
+use crate::{Dialect, Target};
 
 /// A statement parameter.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Param<'a> {
+    /// SQL NULL.
+    Null,
     Int(i64),
     Text(&'a str),
+    /// Bytes stored as they are, whatever they hold: a binary string on
+    /// MariaDB/MySQL (BLOB, VARBINARY, BINARY, BIT columns), a bytea on
+    /// PostgreSQL, a blob on SQLite.
+    Bytes(&'a [u8]),
 }
 
-/// An owned value, for bulk loading.
+/// An owned value: a value of a row read by
+/// [`Connection::fetch`](crate::Connection::fetch) (NULL is None there),
+/// or of a row to load.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Int(i64),
     Text(String),
+    /// The bytes of a binary column (MariaDB/MySQL binary strings and BIT,
+    /// PostgreSQL bytea, SQLite blobs), exactly as stored. (A boxed slice
+    /// rather than a Vec keeps a Value 24 bytes long, as without it: rows
+    /// are read into long vectors of values.)
+    Bytes(Box<[u8]>),
 }
 
 impl Value {
@@ -26,6 +39,7 @@ impl Value {
         match self {
             Value::Int(i) => Param::Int(*i),
             Value::Text(s) => Param::Text(s),
+            Value::Bytes(b) => Param::Bytes(b),
         }
     }
 }
@@ -108,34 +122,85 @@ pub(crate) fn replace_placeholders(sql: &str, mut fill: impl FnMut(usize, &mut S
     let mut out = String::with_capacity(sql.len() + 16);
     let mut n = 0;
     let mut in_string = false;
-    for ch in sql.chars() {
-        match ch {
-            '\'' => {
-                in_string = !in_string;
-                out.push(ch);
-            }
-            '?' if !in_string => {
+    // The text between placeholders is copied a run at a time (`'` and
+    // `?` are ASCII: never part of another character's UTF-8 bytes).
+    let mut copied = 0;
+    for (i, b) in sql.bytes().enumerate() {
+        match b {
+            b'\'' => in_string = !in_string,
+            b'?' if !in_string => {
+                out.push_str(&sql[copied..i]);
                 fill(n, &mut out);
                 n += 1;
+                copied = i + 1;
             }
-            _ => out.push(ch),
+            _ => {}
         }
     }
+    out.push_str(&sql[copied..]);
     out
 }
 
 /// Writes `params` into `sql` in place of its `?` placeholders, as SQL
-/// literals (for `--db-ps-mode=disable`).
-pub(crate) fn inline_params(sql: &str, params: &[Param<'_>]) -> String {
+/// literals of `dialect` (for `--db-ps-mode=disable`).
+// Kept out of the drivers' `run`, which stay small enough to be inlined
+// into `Connection::run` (the prepared statements' hot path).
+#[inline(never)]
+pub(crate) fn inline_params(sql: &str, params: &[Param<'_>], dialect: Dialect) -> String {
     replace_placeholders(sql, |i, out| match params.get(i) {
-        Some(Param::Int(v)) => out.push_str(&v.to_string()),
-        Some(Param::Text(t)) => {
-            out.push('\'');
-            out.push_str(&t.replace('\'', "''"));
-            out.push('\'');
-        }
+        Some(p) => push_literal(out, p, dialect),
         None => out.push('?'),
     })
+}
+
+/// Appends `p` as an SQL literal of `dialect`. Text is quoted, `'`
+/// doubled; on MariaDB/MySQL, where a backslash in a quoted string is an
+/// escape unless the sql_mode says otherwise, text holding one is written
+/// as hexadecimal UTF-8 instead, which reads the same in every sql_mode.
+/// Bytes are hexadecimal: `X'00ff'` (MariaDB/MySQL, SQLite),
+/// `'\x00ff'::bytea` (PostgreSQL).
+pub(crate) fn push_literal(out: &mut String, p: &Param<'_>, dialect: Dialect) {
+    match *p {
+        Param::Null => out.push_str("NULL"),
+        // Not write!: the formatting machinery costs several times more.
+        Param::Int(v) => out.push_str(itoa::Buffer::new().format(v)),
+        Param::Text(t) if dialect == Dialect::Mysql && t.contains('\\') => {
+            out.push_str("_utf8mb4 X'");
+            push_hex(out, t.as_bytes());
+            out.push('\'');
+        }
+        Param::Text(t) => {
+            out.reserve(t.len() + 2);
+            out.push('\'');
+            for part in t.split_inclusive('\'') {
+                out.push_str(part);
+                if part.ends_with('\'') {
+                    out.push('\'');
+                }
+            }
+            out.push('\'');
+        }
+        Param::Bytes(b) if dialect == Dialect::Postgres => {
+            out.push_str("'\\x");
+            push_hex(out, b);
+            out.push_str("'::bytea");
+        }
+        Param::Bytes(b) => {
+            out.push_str("X'");
+            push_hex(out, b);
+            out.push('\'');
+        }
+    }
+}
+
+/// Appends `b` in lowercase hexadecimal, two digits a byte.
+pub(crate) fn push_hex(out: &mut String, b: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(2 * b.len());
+    for &x in b {
+        out.push(HEX[(x >> 4) as usize] as char);
+        out.push(HEX[(x & 15) as usize] as char);
+    }
 }
 
 /// A result with every value as text (NULL as None), as the own MySQL and
@@ -171,13 +236,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn values_stay_small() {
+        assert_eq!(std::mem::size_of::<Option<Value>>(), 24);
+    }
+
+    #[test]
     fn inlines_literals() {
+        for d in [Dialect::Mysql, Dialect::Postgres, Dialect::Sqlite] {
+            assert_eq!(
+                inline_params(
+                    "UPDATE t SET c=? WHERE id=? AND x='?' AND n IS ?",
+                    &[Param::Text("it's ''"), Param::Int(-7), Param::Null],
+                    d
+                ),
+                "UPDATE t SET c='it''s ''''' WHERE id=-7 AND x='?' AND n IS NULL"
+            );
+        }
+        let b = [Param::Bytes(&[0, 0xAB, 0xFF]), Param::Bytes(&[])];
+        let sql = "VALUES (?, ?)";
         assert_eq!(
-            inline_params(
-                "UPDATE t SET c=? WHERE id=? AND x='?'",
-                &[Param::Text("it's"), Param::Int(-7)]
-            ),
-            "UPDATE t SET c='it''s' WHERE id=-7 AND x='?'"
+            inline_params(sql, &b, Dialect::Mysql),
+            "VALUES (X'00abff', X'')"
+        );
+        assert_eq!(
+            inline_params(sql, &b, Dialect::Sqlite),
+            "VALUES (X'00abff', X'')"
+        );
+        assert_eq!(
+            inline_params(sql, &b, Dialect::Postgres),
+            r"VALUES ('\x00abff'::bytea, '\x'::bytea)"
+        );
+        // A backslash: hexadecimal on MySQL, as it is elsewhere.
+        let t = [Param::Text(r"a\b")];
+        assert_eq!(
+            inline_params("SELECT ?", &t, Dialect::Mysql),
+            "SELECT _utf8mb4 X'615c62'"
+        );
+        assert_eq!(
+            inline_params("SELECT ?", &t, Dialect::Postgres),
+            r"SELECT 'a\b'"
         );
     }
 }

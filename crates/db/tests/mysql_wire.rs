@@ -1,8 +1,9 @@
 //! dbmeter's MySQL client against a throwaway MariaDB server: values and
 //! results longer than one 16 MiB packet, server errors and their codes,
-//! several results from one query, KILL QUERY, a killed connection.
+//! several results from one query, KILL QUERY, a killed connection, NULL
+//! and binary values both ways (prepared, plain SQL, bulk loads).
 
-use dbmeter_db::{ConnectOptions, Connection, ErrorKind, Outcome, Param, Target};
+use dbmeter_db::{ConnectOptions, Connection, ErrorKind, Outcome, Param, PsMode, Target, Value};
 use dbmeter_server::{Flavor, Server, ServerOptions, available};
 use std::time::Duration;
 
@@ -150,4 +151,214 @@ fn errors_results_and_interruptions() {
     let e = c.execute(long).unwrap_err();
     killer.join().unwrap();
     assert_eq!(e.code, "1317", "{e}");
+}
+
+fn connect_to(url: &str, ps: PsMode) -> Connection {
+    let mut opts = ConnectOptions::new(Target::parse(url).unwrap());
+    opts.ps_mode = ps;
+    Connection::connect(&opts).unwrap_or_else(|e| panic!("{url}: {e}"))
+}
+
+/// Every value of every row of `sql`, run as a registered statement.
+fn fetch_all(c: &mut Connection, sql: &str, params: &[Param<'_>]) -> Vec<Option<Value>> {
+    let id = c.register(sql);
+    let mut out = Vec::new();
+    c.fetch(id, params, &mut out)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    out
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02X}")).collect()
+}
+
+/// NULL and binary parameters are stored as they are, and binary columns
+/// (VARBINARY, BLOB, BINARY, BIT) come back byte-exact, from prepared
+/// statements (binary protocol) and plain SQL (text protocol) alike; the
+/// same through each way of bulk loading.
+#[test]
+fn nulls_and_bytes_round_trip() {
+    let Some(server) = start(&[("local-infile", "1")]) else {
+        return;
+    };
+    let url = server.url();
+    let mut c = connect_to(&url, PsMode::Auto);
+    c.execute(
+        "CREATE TABLE v (id INT PRIMARY KEY, i BIGINT, t VARCHAR(300) CHARACTER SET utf8mb4, \
+         vb VARBINARY(300), bl BLOB, bn BINARY(4), bt BIT(12), u BIGINT UNSIGNED)",
+    )
+    .unwrap();
+    let all: Vec<u8> = (0..=255u8).collect();
+    let text = "é \\ ' \" \t\n x";
+    let insert = c.register("INSERT INTO v VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    let full = |id| {
+        [
+            Param::Int(id),
+            Param::Int(-5),
+            Param::Text(text),
+            Param::Bytes(&all),
+            Param::Bytes(&all),
+            Param::Bytes(&[0, 0xFF, 0, 1]),
+            Param::Bytes(&[0x0A, 0xBC]),
+            Param::Text("18446744073709551615"),
+        ]
+    };
+    let mut nulls = [Param::Null; 8];
+    nulls[0] = Param::Int(2);
+    assert_eq!(c.run(insert, &full(1)), Ok(Outcome::Affected(1)));
+    assert_eq!(c.run(insert, &nulls), Ok(Outcome::Affected(1)));
+    // The parameter types change back and forth: sent again each time.
+    assert_eq!(c.run(insert, &full(3)), Ok(Outcome::Affected(1)));
+    let mut one_null = full(4);
+    one_null[4] = Param::Null;
+    assert_eq!(c.run(insert, &one_null), Ok(Outcome::Affected(1)));
+
+    // What the server stored, in its own words.
+    let stored = c
+        .query_rows(
+            "SELECT id, i IS NULL, HEX(t), HEX(vb), HEX(bl), HEX(bn), HEX(bt) FROM v ORDER BY id",
+        )
+        .unwrap();
+    let s = |v: &str| Some(v.to_string());
+    assert_eq!(
+        stored.rows[0],
+        [
+            s("1"),
+            s("0"),
+            s(&hex(text.as_bytes())),
+            s(&hex(&all)),
+            s(&hex(&all)),
+            s("00FF0001"),
+            s("ABC")
+        ]
+    );
+    assert_eq!(stored.rows[1][1..], [s("1"), None, None, None, None, None]);
+    assert_eq!(stored.rows[3][4], None);
+    assert_eq!(
+        c.query_i64("SELECT COUNT(*) FROM v WHERE bl IS NULL"),
+        Ok(Some(2))
+    );
+
+    // Read back, prepared and as plain SQL.
+    let want_full = |id| {
+        vec![
+            Some(Value::Int(id)),
+            Some(Value::Int(-5)),
+            Some(Value::Text(text.into())),
+            Some(Value::Bytes(all.clone().into())),
+            Some(Value::Bytes(all.clone().into())),
+            Some(Value::Bytes(vec![0, 0xFF, 0, 1].into())),
+            Some(Value::Bytes(vec![0x0A, 0xBC].into())),
+            Some(Value::Text("18446744073709551615".into())),
+        ]
+    };
+    let mut want = want_full(1);
+    want.extend(
+        [Some(Value::Int(2))]
+            .into_iter()
+            .chain(std::iter::repeat_n(None, 7)),
+    );
+    want.extend(want_full(3));
+    let mut four = want_full(4);
+    four[4] = None;
+    want.extend(four);
+    let select = "SELECT * FROM v WHERE id > ? ORDER BY id";
+    let mut text_conn = connect_to(&url, PsMode::Disable);
+    for conn in [&mut c, &mut text_conn] {
+        assert_eq!(fetch_all(conn, select, &[Param::Int(0)]), want);
+        // Expressions of the binary character set are bytes too; NULL
+        // parameters are NULL.
+        assert_eq!(
+            fetch_all(
+                conn,
+                "SELECT UNHEX('00FF'), CAST('é' AS BINARY), ?, ? IS NULL, CONCAT('a', ?)",
+                &[Param::Null, Param::Null, Param::Bytes(b"\xFFb")]
+            ),
+            [
+                Some(Value::Bytes(vec![0, 0xFF].into())),
+                Some(Value::Bytes("é".as_bytes().to_vec().into())),
+                None,
+                Some(Value::Int(1)),
+                Some(Value::Bytes(b"a\xFFb".to_vec().into())),
+            ]
+        );
+        // Rows found by a binary parameter.
+        assert_eq!(
+            fetch_all(
+                conn,
+                "SELECT id FROM v WHERE vb = ? ORDER BY id",
+                &[Param::Bytes(&all)]
+            ),
+            [
+                Some(Value::Int(1)),
+                Some(Value::Int(3)),
+                Some(Value::Int(4))
+            ]
+        );
+    }
+
+    // Plain SQL writes the same values (literals) as prepared statements.
+    let plain = text_conn.register("INSERT INTO v VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    assert_eq!(text_conn.run(plain, &full(5)), Ok(Outcome::Affected(1)));
+    nulls[0] = Param::Int(6);
+    assert_eq!(text_conn.run(plain, &nulls), Ok(Outcome::Affected(1)));
+    let mut want = want_full(5);
+    want.extend(
+        [Some(Value::Int(6))]
+            .into_iter()
+            .chain(std::iter::repeat_n(None, 7)),
+    );
+    assert_eq!(fetch_all(&mut c, select, &[Param::Int(4)]), want);
+
+    // Bulk loads, each way: bytes and text of every kind, as they are.
+    let mut expected = None;
+    for load in ["bulk", "infile", "insert"] {
+        let mut b = connect_to(&format!("{url}?load={load}"), PsMode::Auto);
+        let method = b.bulk_method().unwrap();
+        let says = match load {
+            "bulk" => "bulk",
+            "infile" => "LOAD DATA",
+            _ => "multi-row INSERTs",
+        };
+        assert!(method.contains(says), "{load}: {method}");
+        b.execute("DROP TABLE IF EXISTS bulk").unwrap();
+        b.execute("CREATE TABLE bulk (id INT PRIMARY KEY, t VARCHAR(300) CHARACTER SET utf8mb4, b BLOB, l VARCHAR(20) CHARACTER SET latin1)")
+            .unwrap();
+        let mut n = 0i64;
+        let mut next = |row: &mut Vec<Value>| {
+            n += 1;
+            if n > 300 {
+                return false;
+            }
+            row.push(Value::Int(n));
+            row.push(Value::Text(format!("{text}{n}")));
+            let mut bytes = all.clone();
+            bytes.rotate_left(n as usize % 256);
+            row.push(Value::Bytes(bytes.into()));
+            row.push(Value::Text("\\N".into()));
+            true
+        };
+        assert_eq!(
+            b.bulk_insert("bulk", &["id", "t", "b", "l"], &mut next),
+            Ok(300)
+        );
+        let rows = fetch_all(&mut b, "SELECT * FROM bulk ORDER BY id", &[]);
+        assert_eq!(rows.len(), 4 * 300, "{load}");
+        let mut bytes = all.clone();
+        bytes.rotate_left(7);
+        assert_eq!(
+            rows[4 * 6..4 * 7],
+            [
+                Some(Value::Int(7)),
+                Some(Value::Text(format!("{text}7"))),
+                Some(Value::Bytes(bytes.into())),
+                Some(Value::Text("\\N".into())),
+            ],
+            "{load}"
+        );
+        match &expected {
+            None => expected = Some(rows),
+            Some(first) => assert!(*first == rows, "{load} loaded other rows than bulk"),
+        }
+    }
 }

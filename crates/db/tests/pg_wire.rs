@@ -1,5 +1,6 @@
 //! dbmeter's PostgreSQL client against a throwaway server: values of
-//! several types (prepared and not), server errors and their SQLSTATEs,
+//! several types (prepared and not) and their text as psql prints it,
+//! NULL and bytea values both ways, server errors and their SQLSTATEs,
 //! errors inside transactions, several results from one query, long rows,
 //! COPY with escapes, cancel requests, statement_timeout, a terminated
 //! backend and the reconnect after it.
@@ -83,16 +84,15 @@ fn values_errors_and_results() {
         Some(Value::Text("12.50".into())),
         Some(Value::Text("ab   ".into())),
         Some(Value::Text("x'y".into())),
-        Some(Value::Int(1)),
+        Some(Value::Text("t".into())),
         None,
     ];
     assert_eq!(out, want);
     let mut text = connect_with(&server, |o| o.ps_mode = PsMode::Disable);
-    let select2 = text.register("SELECT id, s, b, n, c, v, NULL::int FROM t WHERE id = ?");
+    let select2 = text.register("SELECT id, s, b, n, c, v, f, NULL::int FROM t WHERE id = ?");
     let mut out2 = Vec::new();
     assert_eq!(text.fetch(select2, &[Param::Int(1)], &mut out2), Ok(1));
-    assert_eq!(out2[..6], want[..6]);
-    assert_eq!(out2[6], None);
+    assert_eq!(out2, want);
     let range = c.register("SELECT id FROM t WHERE id BETWEEN ? AND ? ORDER BY id");
     assert_eq!(
         c.run(range, &[Param::Int(0), Param::Int(9)]),
@@ -289,4 +289,202 @@ fn client_for_tools() {
         .query("SELECT count(*) FROM k WHERE i = $1", &[PgArg::Int(1)])
         .unwrap();
     assert_eq!(rows, vec![vec![PgCell::Int(1)]]);
+}
+
+/// Runs `sql` with psql (the real client, against the same server) and
+/// returns the fields of its one row as psql prints them (unaligned).
+fn psql(server: &Server, sql: &str) -> Vec<String> {
+    let out = std::process::Command::new("psql")
+        .args(["-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1"])
+        .args([
+            "-F",
+            "\u{1f}",
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-d",
+            "test",
+        ])
+        .args(["-p", &server.port().to_string(), "-c", sql])
+        .env("PGCLIENTENCODING", "UTF8")
+        .env_remove("PGTZ")
+        .env_remove("PGDATESTYLE")
+        .env_remove("PGOPTIONS")
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run psql (is PostgreSQL's bin directory on PATH?): {e}")
+        });
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "psql: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = text.strip_suffix('\n').unwrap_or(&text);
+    assert!(!line.contains('\n'), "psql printed several rows: {text}");
+    line.split('\u{1f}').map(str::to_string).collect()
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A fetched value as psql prints it.
+fn printed(v: &Option<Value>) -> String {
+    match v {
+        None => "<NULL>".into(),
+        Some(Value::Int(i)) => i.to_string(),
+        Some(Value::Text(s)) => s.clone(),
+        Some(Value::Bytes(b)) => format!("\\x{}", hex(b)),
+    }
+}
+
+/// Values of every common type come back as the text PostgreSQL prints
+/// (what psql shows), from prepared statements and plain SQL alike;
+/// integers as integers, bytea as its bytes.
+#[test]
+fn values_print_as_postgresql_does() {
+    let Some(server) = start() else {
+        return;
+    };
+    let all: Vec<u8> = (0..=255u8).collect();
+    // `{1}` and `{2}` are parameters: a NULL, and bytes.
+    let sql = r#"SELECT '2024-02-29'::date, '2024-02-29 13:45:06.5'::timestamp,
+        '2024-02-29 13:45:06.123456+02'::timestamptz, '13:45:06'::time,
+        '13:45:06.25+05:30'::timetz, '1 day 02:00'::interval,
+        '-1 year 2 mons 3 days 04:05:06.7'::interval,
+        'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid, 12345.6789::numeric(12,4),
+        -0.05::numeric, 'NaN'::numeric, true, false, '\x00ff10'::bytea,
+        '{"b": [1, 2.50, null], "a": "x"}'::json,
+        '{"b": [1, 2.50, null], "a": "x"}'::jsonb, ARRAY[1,NULL,3],
+        ARRAY['a b', 'c"d', NULL, '', 'NULL', 'e\f', '{x}'], ARRAY[[1,2],[3,4]]::int8[],
+        '{}'::int[], ARRAY['2024-01-02'::date], '192.168.0.1/24'::inet, '::1'::inet,
+        '10.0.0.0/8'::cidr, '08:00:2b:01:02:03'::macaddr, 0.1::float8, 1e20::float8,
+        'NaN'::float8, '-Infinity'::float8, 1.1::float4, 'x'::char(3), 'abc'::varchar,
+        'abc'::name, 42::oid, int4range(1, 10), point(1.5, 2), 32767::int2,
+        (-2147483648)::int4, 9223372036854775807::int8, 'é'::text, {1}::text IS NULL,
+        {2}::bytea"#;
+    let want = psql(
+        &server,
+        &sql.replace("{1}", "NULL")
+            .replace("{2}", &format!("'\\x{}'", hex(&all))),
+    );
+    assert_eq!(want.len(), 42, "{want:?}");
+    assert_eq!(want[0], "2024-02-29");
+    assert_eq!(want[17], r#"{"a b","c\"d",NULL,"","NULL","e\\f","{x}"}"#);
+    let ours = sql.replace("{1}", "?").replace("{2}", "?");
+    let params = [Param::Null, Param::Bytes(&all)];
+    for ps in [PsMode::Auto, PsMode::Disable] {
+        let mut c = connect_with(&server, |o| o.ps_mode = ps);
+        let id = c.register(&ours);
+        let mut out = Vec::new();
+        assert_eq!(c.fetch(id, &params, &mut out), Ok(1), "{ps:?}");
+        let got: Vec<String> = out.iter().map(printed).collect();
+        assert_eq!(got, want, "{ps:?}");
+        // Integers are integers, bytea is bytes, the rest text.
+        assert_eq!(out[36], Some(Value::Int(32767)), "{ps:?}");
+        assert_eq!(out[38], Some(Value::Int(i64::MAX)), "{ps:?}");
+        assert_eq!(
+            out[13],
+            Some(Value::Bytes(vec![0, 0xff, 0x10].into())),
+            "{ps:?}"
+        );
+        assert_eq!(out[41], Some(Value::Bytes(all.clone().into())), "{ps:?}");
+        assert_eq!(out[11], Some(Value::Text("t".into())), "{ps:?}");
+        assert_eq!(out[33], Some(Value::Text("42".into())), "{ps:?}");
+        // Every row of a plain query is text as psql prints it.
+        let plain = sql
+            .replace("{1}", "NULL")
+            .replace("{2}", &format!("'\\x{}'", hex(&all)));
+        let r = c.query_rows(&plain).unwrap();
+        let rows: Vec<String> = r.rows[0].iter().map(|v| v.clone().unwrap()).collect();
+        assert_eq!(rows, want);
+    }
+}
+
+/// NULL and bytes parameters are stored as they are, prepared or as plain
+/// SQL, and through COPY; bytea comes back byte-exact.
+#[test]
+fn nulls_and_bytes_round_trip() {
+    let Some(server) = start() else {
+        return;
+    };
+    let all: Vec<u8> = (0..=255u8).collect();
+    let mut c = connect(&server);
+    c.execute("CREATE TABLE b (id INTEGER PRIMARY KEY, v BYTEA, t TEXT, n INTEGER)")
+        .unwrap();
+    let mut plain = connect_with(&server, |o| o.ps_mode = PsMode::Disable);
+    let text = "a\\b'c\td";
+    for (conn, first) in [(&mut c, 1), (&mut plain, 3)] {
+        let insert = conn.register("INSERT INTO b VALUES (?, ?, ?, ?)");
+        let full = [
+            Param::Int(first),
+            Param::Bytes(&all),
+            Param::Text(text),
+            Param::Null,
+        ];
+        assert_eq!(conn.run(insert, &full), Ok(Outcome::Affected(1)));
+        let nulls = [Param::Int(first + 1), Param::Null, Param::Null, Param::Null];
+        assert_eq!(conn.run(insert, &nulls), Ok(Outcome::Affected(1)));
+    }
+    let mut n = 4;
+    let mut next = |row: &mut Vec<Value>| {
+        n += 1;
+        if n > 1000 {
+            return false;
+        }
+        let mut bytes = all.clone();
+        bytes.rotate_left(n as usize % 256);
+        row.push(Value::Int(n));
+        row.push(Value::Bytes(bytes.into()));
+        row.push(Value::Text(text.into()));
+        true
+    };
+    assert_eq!(c.bulk_insert("b", &["id", "v", "t"], &mut next), Ok(996));
+
+    // What the server stored, in its own words.
+    let r = c
+        .query_rows("SELECT encode(v, 'hex'), t, n FROM b WHERE id IN (1, 3) ORDER BY id")
+        .unwrap();
+    let stored = Some(hex(&all));
+    assert_eq!(r.rows[0], [stored.clone(), Some(text.into()), None]);
+    assert_eq!(r.rows[0], r.rows[1]);
+    assert_eq!(
+        c.query_i64("SELECT COUNT(*) FROM b WHERE v IS NULL AND t IS NULL AND n IS NULL"),
+        Ok(Some(2))
+    );
+    let mut rotated = all.clone();
+    rotated.rotate_left(777 % 256);
+    assert_eq!(
+        c.query_rows("SELECT encode(v, 'hex') FROM b WHERE id = 777")
+            .unwrap()
+            .rows[0][0],
+        Some(hex(&rotated))
+    );
+
+    // Read back, prepared and as plain SQL; a bytea parameter finds rows.
+    for conn in [&mut c, &mut plain] {
+        let select = conn.register("SELECT id, v, t, n FROM b WHERE id < ? ORDER BY id");
+        let mut out = Vec::new();
+        assert_eq!(conn.fetch(select, &[Param::Int(5)], &mut out), Ok(4));
+        let full = |id| {
+            [
+                Some(Value::Int(id)),
+                Some(Value::Bytes(all.clone().into())),
+                Some(Value::Text(text.into())),
+                None,
+            ]
+        };
+        let nulls = |id| [Some(Value::Int(id)), None, None, None];
+        let want: Vec<Option<Value>> = [full(1), nulls(2), full(3), nulls(4)].concat();
+        assert_eq!(out, want);
+        let find = conn.register("SELECT id FROM b WHERE v = ? ORDER BY id");
+        let mut out = Vec::new();
+        // Rows 9, 265, 521 and 777 hold the bytes rotated by 9.
+        assert_eq!(conn.fetch(find, &[Param::Bytes(&rotated)], &mut out), Ok(4));
+        assert_eq!(out[3], Some(Value::Int(777)));
+        let mut out = Vec::new();
+        assert_eq!(conn.fetch(find, &[Param::Null], &mut out), Ok(0));
+    }
 }

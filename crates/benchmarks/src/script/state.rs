@@ -271,6 +271,7 @@ fn db_result(
                     None => LuaValue::Nil,
                     Some(Value::Int(x)) => LuaValue::String(lua.create_string(x.to_string())?),
                     Some(Value::Text(t)) => LuaValue::String(lua.create_string(t)?),
+                    Some(Value::Bytes(b)) => LuaValue::String(lua.create_string(&*b)?),
                 };
                 vals.raw_set(i + 1, lv)?;
             }

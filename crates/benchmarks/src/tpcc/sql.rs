@@ -129,7 +129,7 @@ pub fn int(v: Option<&Value>) -> i64 {
             .ok()
             .or_else(|| s.trim().parse::<f64>().ok().map(|f| f as i64))
             .unwrap_or(0),
-        None => 0,
+        Some(Value::Bytes(_)) | None => 0,
     }
 }
 
@@ -142,7 +142,7 @@ pub fn fixed(v: Option<&Value>, scale: i64) -> i64 {
             .trim()
             .parse::<f64>()
             .map_or(0, |f| (f * scale as f64).round() as i64),
-        None => 0,
+        Some(Value::Bytes(_)) | None => 0,
     }
 }
 

@@ -6,8 +6,10 @@ mod wire;
 
 use crate::target::ServerTarget;
 use crate::tls::{TlsMode, TlsSettings};
-use crate::types::{Outcome, Param, PsMode, Statements, StmtId, TextResult, Value, inline_params};
-use crate::{DbError, ErrorKind};
+use crate::types::{
+    Outcome, Param, PsMode, Statements, StmtId, TextResult, Value, inline_params, push_literal,
+};
+use crate::{DbError, Dialect, ErrorKind};
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -189,6 +191,7 @@ impl MysqlConn {
         self.stmts.register(sql)
     }
 
+    #[inline]
     pub(crate) fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         let Some((sql, cached)) = self.stmts.get_mut(id) else {
             return Err(DbError::other("2000", "unknown statement id"));
@@ -209,7 +212,7 @@ impl MysqlConn {
                 r => r.map_err(map_err),
             }
         } else {
-            let text = inline_params(sql, params);
+            let text = inline_params(sql, params, Dialect::Mysql);
             self.conn.query(&text).map_err(map_err)
         }
     }
@@ -241,7 +244,7 @@ impl MysqlConn {
                 r => r.map_err(map_err),
             }
         } else {
-            let text = inline_params(sql, params);
+            let text = inline_params(sql, params, Dialect::Mysql);
             self.conn.query_values(&text, out).map_err(map_err)
         }
     }
@@ -418,7 +421,10 @@ impl MysqlConn {
     }
 
     /// Loads rows with LOAD DATA LOCAL INFILE, streamed from memory as the
-    /// rows are generated (256 KiB per packet).
+    /// rows are generated (256 KiB per packet). The file's character set
+    /// is binary: the server stores the bytes of text and of bytes as they
+    /// are, whatever the column's character set; backslash, tab and
+    /// newline are escaped.
     fn load_data(
         &mut self,
         table: &str,
@@ -427,8 +433,8 @@ impl MysqlConn {
     ) -> Result<u64, DbError> {
         const CHUNK: usize = 256 * 1024;
         let sql = format!(
-            "LOAD DATA LOCAL INFILE 'dbmeter-{table}' INTO TABLE {table} CHARACTER SET latin1 \
-             FIELDS TERMINATED BY '\\t' ESCAPED BY '' LINES TERMINATED BY '\\n' ({})",
+            "LOAD DATA LOCAL INFILE 'dbmeter-{table}' INTO TABLE {table} CHARACTER SET binary \
+             FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' ({})",
             columns.join(",")
         );
         let mut produced = 0u64;
@@ -449,7 +455,8 @@ impl MysqlConn {
                         Value::Int(x) => {
                             let _ = write!(buf, "{x}");
                         }
-                        Value::Text(s) => buf.extend_from_slice(s.as_bytes()),
+                        Value::Text(s) => infile_field(buf, s.as_bytes()),
+                        Value::Bytes(b) => infile_field(buf, b),
                     }
                 }
                 buf.push(b'\n');
@@ -467,7 +474,6 @@ impl MysqlConn {
         columns: &[&str],
         next_row: &mut (dyn FnMut(&mut Vec<Value>) -> bool + Send),
     ) -> Result<u64, DbError> {
-        use std::fmt::Write;
         let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(","));
         let mut sql = String::with_capacity(600 * 1024);
         let mut row = Vec::with_capacity(columns.len());
@@ -482,16 +488,7 @@ impl MysqlConn {
                     if i > 0 {
                         sql.push(',');
                     }
-                    match v {
-                        Value::Int(x) => {
-                            let _ = write!(sql, "{x}");
-                        }
-                        Value::Text(s) => {
-                            sql.push('\'');
-                            sql.push_str(&s.replace('\'', "''"));
-                            sql.push('\'');
-                        }
-                    }
+                    push_literal(&mut sql, &v.as_param(), Dialect::Mysql);
                 }
                 sql.push(')');
                 n += 1;
@@ -519,6 +516,24 @@ impl MysqlConn {
                 }
             });
         })
+    }
+}
+
+/// Appends a field of LOAD DATA's text (escaped by a backslash, fields
+/// ended by a tab, lines by a newline): those three characters escaped.
+/// Most values have none of them and are copied as they are.
+fn infile_field(buf: &mut Vec<u8>, b: &[u8]) {
+    if !b.iter().any(|c| matches!(c, b'\\' | b'\t' | b'\n')) {
+        buf.extend_from_slice(b);
+        return;
+    }
+    for &c in b {
+        match c {
+            b'\\' => buf.extend_from_slice(b"\\\\"),
+            b'\t' => buf.extend_from_slice(b"\\t"),
+            b'\n' => buf.extend_from_slice(b"\\n"),
+            _ => buf.push(c),
+        }
     }
 }
 

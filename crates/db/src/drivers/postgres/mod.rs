@@ -11,7 +11,7 @@ use crate::types::{
     Outcome, Param, PsMode, Statements, StmtId, TextResult, Value, inline_params,
     replace_placeholders,
 };
-use crate::{DbError, ErrorKind};
+use crate::{DbError, Dialect, ErrorKind};
 use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -191,12 +191,13 @@ impl PgConn {
         self.stmts.register(sql)
     }
 
+    #[inline]
     pub(crate) fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         let Some((sql, cached)) = self.stmts.get_mut(id) else {
             return Err(DbError::other("XX000", "unknown statement id"));
         };
         if !self.ps {
-            let text = inline_params(sql, params);
+            let text = inline_params(sql, params, Dialect::Postgres);
             return self.conn.query(&text).map_err(map_err);
         }
         let st = match cached {
@@ -218,7 +219,7 @@ impl PgConn {
             return Err(DbError::other("XX000", "unknown statement id"));
         };
         if !self.ps {
-            let text = inline_params(sql, params);
+            let text = inline_params(sql, params, Dialect::Postgres);
             return self.conn.query_values(&text, out).map_err(map_err);
         }
         let st = match cached {
@@ -308,6 +309,11 @@ impl PgConn {
                             let _ = write!(buf, "{x}");
                         }
                         Value::Text(s) => copy_text(buf, s),
+                        // bytea's hex form, its backslash escaped.
+                        Value::Bytes(b) => {
+                            buf.extend_from_slice(b"\\");
+                            wire::bytea_hex(b, buf);
+                        }
                     }
                 }
                 buf.push(b'\n');

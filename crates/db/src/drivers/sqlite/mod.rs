@@ -1,7 +1,7 @@
 //! Embedded SQLite through rusqlite (the library is compiled in).
 
 use crate::types::{Outcome, Param, PsMode, Statements, StmtId, Value, inline_params};
-use crate::{DbError, ErrorKind};
+use crate::{DbError, Dialect, ErrorKind};
 use rusqlite::{OpenFlags, Statement};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -168,13 +168,20 @@ pub(crate) fn map_err(e: rusqlite::Error) -> DbError {
 
 fn bind(stmt: &mut Statement<'_>, params: &[Param<'_>]) -> Result<(), DbError> {
     for (i, p) in params.iter().enumerate() {
-        match p {
-            Param::Int(v) => stmt.raw_bind_parameter(i + 1, v),
-            Param::Text(s) => stmt.raw_bind_parameter(i + 1, s),
-        }
-        .map_err(map_err)?;
+        bind_one(stmt, i + 1, p)?;
     }
     Ok(())
+}
+
+/// Binds parameter number `n` (from 1): bytes as a blob.
+fn bind_one(stmt: &mut Statement<'_>, n: usize, p: &Param<'_>) -> Result<(), DbError> {
+    match p {
+        Param::Null => stmt.raw_bind_parameter(n, rusqlite::types::Null),
+        Param::Int(v) => stmt.raw_bind_parameter(n, v),
+        Param::Text(s) => stmt.raw_bind_parameter(n, s),
+        Param::Bytes(b) => stmt.raw_bind_parameter(n, b),
+    }
+    .map_err(map_err)
 }
 
 /// Steps a statement to the end, reading every column of every row.
@@ -291,7 +298,7 @@ impl SqliteConn {
             bind(&mut stmt, params)?;
             step(&mut stmt)
         } else {
-            let text = inline_params(sql, params);
+            let text = inline_params(sql, params, Dialect::Sqlite);
             let mut stmt = self.conn.prepare(&text).map_err(map_err)?;
             step(&mut stmt)
         }
@@ -344,7 +351,7 @@ impl SqliteConn {
             bind(&mut stmt, params)?;
             stmt
         } else {
-            let text = inline_params(sql, params);
+            let text = inline_params(sql, params, Dialect::Sqlite);
             self.conn.prepare_cached(&text).map_err(map_err)?
         };
         rows_into(&mut stmt, out)
@@ -418,11 +425,7 @@ impl SqliteConn {
                     break;
                 }
                 for (i, v) in row.iter().enumerate() {
-                    match v {
-                        Value::Int(x) => stmt.raw_bind_parameter(i + 1, x),
-                        Value::Text(s) => stmt.raw_bind_parameter(i + 1, s),
-                    }
-                    .map_err(map_err)?;
+                    bind_one(&mut stmt, i + 1, &v.as_param())?;
                 }
                 stmt.raw_execute().map_err(map_err)?;
                 n += 1;
@@ -466,9 +469,8 @@ fn rows_into(stmt: &mut Statement<'_>, out: &mut Vec<Option<Value>>) -> Result<u
                 V::Null => None,
                 V::Integer(x) => Some(Value::Int(x)),
                 V::Real(x) => Some(Value::Text(x.to_string())),
-                V::Text(t) | V::Blob(t) => {
-                    Some(Value::Text(String::from_utf8_lossy(t).into_owned()))
-                }
+                V::Text(t) => Some(Value::Text(String::from_utf8_lossy(t).into_owned())),
+                V::Blob(b) => Some(Value::Bytes(b.into())),
             });
         }
         n += 1;

@@ -24,6 +24,7 @@ const BULK_SEND_TYPES_TO_SERVER: u16 = 128;
 const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
 
 /// Parameter types of the binary protocol.
+const TYPE_NULL: u8 = 0x06;
 const TYPE_LONGLONG: u8 = 0x08;
 const TYPE_BLOB: u8 = 0xFC;
 const TYPE_STRING: u8 = 0xFE;
@@ -33,6 +34,8 @@ pub(crate) struct WireConn {
     caps: u64,
     id: u32,
     version: String,
+    /// The column types of the result being read (kept to reuse its room).
+    types: Vec<ColumnType>,
 }
 
 /// A statement prepared on the server.
@@ -90,6 +93,7 @@ impl BulkRows {
             match v {
                 Value::Int(i) => self.data.extend_from_slice(&i.to_le_bytes()),
                 Value::Text(s) => put_lenenc_bytes(&mut self.data, s.as_bytes()),
+                Value::Bytes(b) => put_lenenc_bytes(&mut self.data, b),
             }
         }
         self.rows += 1;
@@ -111,10 +115,14 @@ impl BulkRows {
     }
 }
 
+/// The binary protocol's type of a parameter: bytes are a BLOB, which
+/// the server takes as a binary string (no character set conversion).
 fn type_of(p: &Param<'_>) -> u8 {
     match p {
+        Param::Null => TYPE_NULL,
         Param::Int(_) => TYPE_LONGLONG,
         Param::Text(_) => TYPE_STRING,
+        Param::Bytes(_) => TYPE_BLOB,
     }
 }
 
@@ -123,6 +131,7 @@ fn bulk_type(v: &Value) -> u8 {
         Value::Int(_) => TYPE_LONGLONG,
         Value::Text(s) if s.is_ascii() => TYPE_BLOB,
         Value::Text(_) => TYPE_STRING,
+        Value::Bytes(_) => TYPE_BLOB,
     }
 }
 
@@ -130,8 +139,9 @@ fn bulk_type(v: &Value) -> u8 {
 enum Rows<'a> {
     Count,
     Text(&'a mut TextResult),
-    /// Values appended row after row; binary rows of a statement with
-    /// these column types, or text rows (None).
+    /// Values appended row after row: binary rows of a statement with
+    /// these column types (used when the server leaves the column
+    /// definitions out), or text rows (None).
     Values(&'a mut Vec<Option<Value>>, Option<&'a [ColumnType]>),
 }
 
@@ -160,6 +170,7 @@ impl WireConn {
             caps,
             id: greeting.connection_id,
             version,
+            types: Vec::new(),
         })
     }
 
@@ -294,7 +305,10 @@ impl WireConn {
         out.push(0); // no cursor
         out.extend_from_slice(&1u32.to_le_bytes());
         if !params.is_empty() {
-            out.resize(out.len() + params.len().div_ceil(8), 0); // no NULLs
+            // The NULL bitmap (bit i set when parameter i is NULL), filled
+            // in with the values.
+            let nulls = out.len();
+            out.resize(nulls + params.len().div_ceil(8), 0);
             let same = st.types.len() == 2 * params.len()
                 && params
                     .iter()
@@ -310,10 +324,12 @@ impl WireConn {
                 }
                 out.extend_from_slice(&st.types);
             }
-            for p in params {
+            for (i, p) in params.iter().enumerate() {
                 match p {
+                    Param::Null => out[nulls + i / 8] |= 1 << (i % 8),
                     Param::Int(v) => out.extend_from_slice(&v.to_le_bytes()),
                     Param::Text(s) => put_lenenc_bytes(out, s.as_bytes()),
+                    Param::Bytes(b) => put_lenenc_bytes(out, b),
                 }
             }
         }
@@ -424,15 +440,16 @@ impl WireConn {
             }
         };
         let (n, metadata) = count;
-        // Column types sent with this result (binary rows read by value).
-        let mut sent_types: Vec<ColumnType> = Vec::new();
+        // The column types sent with this result (when left out, a
+        // prepared statement's own are used).
+        self.types.clear();
         if metadata {
             for _ in 0..n {
                 let def = self.io.read()?;
                 match rows {
                     Rows::Text(t) => t.columns.push(column_name(def)?),
-                    Rows::Values(_, Some(_)) => sent_types.push(column_type(def)?),
-                    _ => {}
+                    Rows::Values(..) => self.types.push(column_type(def)?),
+                    Rows::Count => {}
                 }
             }
         }
@@ -464,18 +481,19 @@ impl WireConn {
                 _ => {
                     counted += 1;
                     if let Rows::Values(out, binary) = rows {
+                        let types = match binary {
+                            Some(known) if !metadata => known,
+                            _ => &self.types[..],
+                        };
+                        if types.len() != n {
+                            return Err(Error::Protocol(format!(
+                                "a row of {n} columns for a statement of {}",
+                                types.len()
+                            )));
+                        }
                         match binary {
-                            Some(known) => {
-                                let types = if metadata { &sent_types[..] } else { known };
-                                if types.len() != n {
-                                    return Err(Error::Protocol(format!(
-                                        "a row of {n} columns for a statement of {}",
-                                        types.len()
-                                    )));
-                                }
-                                binary_row(p, types, out)?;
-                            }
-                            None => text_row(p, n, out)?,
+                            Some(_) => binary_row(p, types, out)?,
+                            None => text_row(p, types, out)?,
                         }
                     } else if let Rows::Text(t) = rows {
                         let mut c = Cursor::new(p);

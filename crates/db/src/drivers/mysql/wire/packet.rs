@@ -139,6 +139,7 @@ impl Packets {
     /// Starts a new command: sequence ids restart at 0 and the write
     /// buffer holds room for the first header. Returns the buffer to
     /// write the payload into.
+    #[inline(always)]
     pub(crate) fn command(&mut self) -> &mut Vec<u8> {
         self.seq = 0;
         if self.rb.buffered() == 0 {

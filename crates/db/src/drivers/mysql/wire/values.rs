@@ -1,6 +1,7 @@
 //! Values of result rows, for callers that read what a query returned
 //! (`Connection::fetch`): the binary protocol's typed values of prepared
-//! statements, and the text protocol's strings.
+//! statements, and the text protocol's strings, typed by their columns
+//! (integers as integers, binary strings as bytes, the rest as text).
 
 use super::Error;
 use super::packet::Cursor;
@@ -11,25 +12,70 @@ use crate::types::Value;
 pub(crate) struct ColumnType {
     pub kind: u8,
     pub unsigned: bool,
+    /// Its values are bytes, not text: a binary string (BINARY,
+    /// VARBINARY, BLOB, or an expression of the binary character set),
+    /// a BIT or a GEOMETRY.
+    pub binary: bool,
 }
 
 const UNSIGNED_FLAG: u16 = 0x20;
+/// The character set number of binary strings (and of numbers, dates).
+const BINARY_CHARSET: u16 = 63;
+const TYPE_VARCHAR: u8 = 0x0f;
+const TYPE_BIT: u8 = 0x10;
+const TYPE_TINY_BLOB: u8 = 0xf9;
+const TYPE_STRING: u8 = 0xfe;
+const TYPE_GEOMETRY: u8 = 0xff;
 
-/// The type of a column from its definition packet (protocol 4.1).
+/// The type of a column from its definition packet (protocol 4.1). Read
+/// for every column of every text result: the usual packet, whose names
+/// are all shorter than 251 bytes, is read without the cursor.
 pub(crate) fn column_type(def: &[u8]) -> Result<ColumnType, Error> {
+    let mut at = 0;
+    // Catalog, schema, table, org table, name, org name, each with a
+    // one-byte length; then the length of the fixed fields, 0x0c.
+    for _ in 0..6 {
+        match def.get(at) {
+            Some(&n) if n < 0xFB => at += 1 + n as usize,
+            _ => return column_type_by_cursor(def),
+        }
+    }
+    match def.get(at..at + 10) {
+        Some(f) if f[0] == 0x0c => Ok(column_type_of(
+            u16::from_le_bytes([f[1], f[2]]),
+            f[7],
+            u16::from_le_bytes([f[8], f[9]]),
+        )),
+        _ => column_type_by_cursor(def),
+    }
+}
+
+/// [`column_type`] for any packet, names of any length.
+fn column_type_by_cursor(def: &[u8]) -> Result<ColumnType, Error> {
     let mut c = Cursor::new(def);
     for _ in 0..6 {
         c.lenenc_bytes()?; // catalog, schema, table, org table, name, org name
     }
     c.lenenc_int()?; // length of the fixed fields (0x0c)
-    c.u16()?; // character set
+    let charset = c.u16()?;
     c.u32()?; // column length
     let kind = c.u8()?;
     let flags = c.u16()?;
-    Ok(ColumnType {
+    Ok(column_type_of(charset, kind, flags))
+}
+
+fn column_type_of(charset: u16, kind: u8, flags: u16) -> ColumnType {
+    let string = matches!(kind, TYPE_VARCHAR | TYPE_TINY_BLOB..=TYPE_STRING);
+    ColumnType {
         kind,
         unsigned: flags & UNSIGNED_FLAG != 0,
-    })
+        binary: matches!(kind, TYPE_BIT | TYPE_GEOMETRY) || (string && charset == BINARY_CHARSET),
+    }
+}
+
+/// A column of integers (TINYINT to BIGINT, MEDIUMINT, YEAR).
+fn is_integer(kind: u8) -> bool {
+    matches!(kind, 0x01 | 0x02 | 0x03 | 0x08 | 0x09 | 0x0d)
 }
 
 fn int(b: &[u8], unsigned: bool) -> Value {
@@ -90,23 +136,70 @@ pub(crate) fn binary_row(
                 Value::Text(time(c.take(n)?)?)
             }
             // Decimals, strings, blobs, JSON, enums, bits: length-encoded.
-            _ => Value::Text(String::from_utf8_lossy(c.lenenc_bytes()?).into_owned()),
+            _ => string(c.lenenc_bytes()?, t.binary),
         };
         out.push(Some(v));
     }
     Ok(())
 }
 
-/// Appends the values of one text-protocol row.
-pub(crate) fn text_row(row: &[u8], n: usize, out: &mut Vec<Option<Value>>) -> Result<(), Error> {
+/// A length-encoded value of a string column: its bytes when the column
+/// is binary, else its text.
+#[inline]
+fn string(b: &[u8], binary: bool) -> Value {
+    if binary {
+        Value::Bytes(b.into())
+    } else {
+        Value::Text(String::from_utf8_lossy(b).into_owned())
+    }
+}
+
+/// Appends the values of one text-protocol row, of columns of these
+/// types: integers as such (but for a BIGINT UNSIGNED past the signed
+/// range), binary strings as bytes, the rest as the server wrote them.
+pub(crate) fn text_row(
+    row: &[u8],
+    types: &[ColumnType],
+    out: &mut Vec<Option<Value>>,
+) -> Result<(), Error> {
     let mut c = Cursor::new(row);
-    for _ in 0..n {
-        out.push(
-            c.lenenc_bytes_or_null()?
-                .map(|b| Value::Text(String::from_utf8_lossy(b).into_owned())),
-        );
+    for t in types {
+        let Some(b) = c.lenenc_bytes_or_null()? else {
+            out.push(None);
+            continue;
+        };
+        let int = if is_integer(t.kind) {
+            parse_i64(b)
+        } else {
+            None
+        };
+        out.push(Some(match int {
+            Some(i) => Value::Int(i),
+            None => string(b, t.binary),
+        }));
     }
     Ok(())
+}
+
+/// The integer a text-protocol integer column holds; None past the range
+/// of i64 (a large BIGINT UNSIGNED) or for anything but digits.
+fn parse_i64(b: &[u8]) -> Option<i64> {
+    let (negative, digits) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    // Accumulated negative: i64::MIN has no positive counterpart.
+    let mut v: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_sub(i64::from(d - b'0'))?;
+    }
+    if negative { Some(v) } else { v.checked_neg() }
 }
 
 /// DATE / DATETIME / TIMESTAMP: 0, 4, 7 or 11 bytes.
@@ -167,12 +260,126 @@ mod tests {
         ColumnType {
             kind,
             unsigned: false,
+            binary: false,
+        }
+    }
+
+    fn bin(kind: u8) -> ColumnType {
+        ColumnType {
+            binary: true,
+            ..t(kind)
+        }
+    }
+
+    /// A column definition packet of this type, character set and flags.
+    fn def(kind: u8, charset: u16, flags: u16) -> Vec<u8> {
+        let mut d = Vec::new();
+        for name in ["def", "db", "t", "t", "c", "c"] {
+            super::super::packet::put_lenenc_bytes(&mut d, name.as_bytes());
+        }
+        d.push(0x0c);
+        d.extend_from_slice(&charset.to_le_bytes());
+        d.extend_from_slice(&255u32.to_le_bytes());
+        d.push(kind);
+        d.extend_from_slice(&flags.to_le_bytes());
+        d.extend_from_slice(&[0, 0, 0]);
+        d
+    }
+
+    #[test]
+    fn binary_columns_by_type_and_character_set() {
+        let ty = |kind, charset| column_type(&def(kind, charset, 0)).unwrap();
+        // VARBINARY, BLOB, BINARY: binary strings.
+        for kind in [0xfd, 0xfc, 0xfe, 0x0f] {
+            assert!(ty(kind, 63).binary, "{kind:#x}");
+            assert!(!ty(kind, 45).binary, "{kind:#x}");
+        }
+        // BIT is bytes whatever the character set; numbers and dates are
+        // not, though their character set is binary too.
+        assert!(ty(0x10, 63).binary);
+        for kind in [0x03, 0x08, 0xf6, 0x0c, 0x0a] {
+            assert!(!ty(kind, 63).binary, "{kind:#x}");
+        }
+        let u = column_type(&def(0x08, 63, 0x20)).unwrap();
+        assert!(u.unsigned && !u.binary);
+    }
+
+    #[test]
+    fn parses_integers_of_text_rows() {
+        for (text, want) in [
+            ("0", Some(0)),
+            ("-42", Some(-42)),
+            ("9223372036854775807", Some(i64::MAX)),
+            ("-9223372036854775808", Some(i64::MIN)),
+            ("9223372036854775808", None),
+            ("18446744073709551615", None),
+            ("", None),
+            ("-", None),
+            ("1.5", None),
+            ("+1", None),
+        ] {
+            assert_eq!(parse_i64(text.as_bytes()), want, "{text}");
         }
     }
 
     #[test]
+    fn column_types_of_long_names_too() {
+        let mut d = Vec::new();
+        for name in ["def", "db", "t", "t"] {
+            super::super::packet::put_lenenc_bytes(&mut d, name.as_bytes());
+        }
+        let long = "c".repeat(300);
+        for _ in 0..2 {
+            super::super::packet::put_lenenc_bytes(&mut d, long.as_bytes());
+        }
+        d.push(0x0c);
+        d.extend_from_slice(&63u16.to_le_bytes());
+        d.extend_from_slice(&255u32.to_le_bytes());
+        d.extend_from_slice(&[0xfc, 0x20, 0]);
+        let t = column_type(&d).unwrap();
+        assert_eq!((t.kind, t.unsigned, t.binary), (0xfc, true, true));
+        assert_eq!(column_type(&def(0xfc, 63, 0x20)).unwrap(), t);
+        // Truncated packets are errors, not panics.
+        for n in 0..d.len() - 2 {
+            assert!(column_type(&d[..n]).is_err(), "{n}");
+        }
+        let short = def(0x03, 63, 0);
+        for n in 0..short.len() - 3 {
+            assert!(column_type(&short[..n]).is_err(), "{n}");
+        }
+    }
+
+    #[test]
+    fn text_rows_typed_by_their_columns() {
+        let mut row = Vec::new();
+        for v in [
+            &b"-42"[..],
+            b"18446744073709551615",
+            b"007",
+            &[0, 0xff, b'\n'],
+        ] {
+            super::super::packet::put_lenenc_bytes(&mut row, v);
+        }
+        row.push(0xFB); // NULL
+        let types = [t(0x08), t(0x08), t(0xfd), bin(0xfc), t(0x03)];
+        let mut out = Vec::new();
+        text_row(&row, &types, &mut out).unwrap();
+        assert_eq!(
+            out,
+            vec![
+                Some(Value::Int(-42)),
+                Some(Value::Text("18446744073709551615".into())),
+                Some(Value::Text("007".into())),
+                Some(Value::Bytes([0, 0xff, b'\n'].into())),
+                None,
+            ]
+        );
+        assert!(text_row(&row[..3], &types, &mut out).is_err());
+    }
+
+    #[test]
     fn a_binary_row_with_nulls_ints_text_and_dates() {
-        // 5 columns: BIGINT 7, INT -2, NULL, DECIMAL "12.50", DATETIME.
+        // 6 columns: BIGINT 7, INT -2, NULL, DECIMAL "12.50", DATETIME, BLOB.
         let mut row = vec![0x00];
         // NULL bitmap: (5 + 9) / 8 = 1 byte; column 2 -> bit 4.
         row.push(1 << 4);
@@ -181,7 +388,8 @@ mod tests {
         row.push(5);
         row.extend_from_slice(b"12.50");
         row.extend_from_slice(&[7, 0xE9, 0x07, 11, 23, 10, 5, 9]);
-        let types = [t(0x08), t(0x03), t(0x0f), t(0xf6), t(0x0c)];
+        row.extend_from_slice(&[3, 0, 0x80, 0xFF]);
+        let types = [t(0x08), t(0x03), t(0x0f), t(0xf6), t(0x0c), bin(0xfc)];
         let mut out = Vec::new();
         binary_row(&row, &types, &mut out).unwrap();
         assert_eq!(
@@ -192,6 +400,7 @@ mod tests {
                 None,
                 Some(Value::Text("12.50".into())),
                 Some(Value::Text("2025-11-23 10:05:09".into())),
+                Some(Value::Bytes([0, 0x80, 0xFF].into())),
             ]
         );
     }
@@ -204,6 +413,7 @@ mod tests {
             ColumnType {
                 kind: 0x02,
                 unsigned: true,
+                binary: false,
             },
             t(0x01),
         ];

@@ -10,7 +10,7 @@
 
 use super::messages::{self as m, Column, Messages};
 use super::startup::{self, Session};
-use super::values::{self, INT2, INT4, INT8};
+use super::values::{self, BYTEA, INT2, INT4, INT8};
 use super::{Error, Params, ServerError};
 use crate::types::TextResult;
 use crate::types::{Outcome, Param, Value};
@@ -23,6 +23,9 @@ pub(crate) struct PgWire {
     prepared: u32,
     /// The connection failed: nothing more can be sent on it.
     broken: bool,
+    /// The column types of the simple query being read (kept to reuse
+    /// its room).
+    types: Vec<u32>,
 }
 
 /// A named prepared statement.
@@ -35,6 +38,9 @@ pub(crate) struct Statement {
     columns: Vec<u32>,
     /// The statement returns rows (a RowDescription, not NoData).
     returns_rows: bool,
+    /// Bind's result format codes, encoded: binary for the columns
+    /// [`values::binary_result`] picks, text for the others.
+    result_formats: Vec<u8>,
 }
 
 /// A parameter of a statement run with [`PgWire::query_args`], sent in
@@ -63,7 +69,9 @@ pub enum Cell {
 enum Rows<'a> {
     Count,
     Text(&'a mut TextResult),
-    /// Binary rows of columns of these types, or text rows (None).
+    /// Values of the rows of a prepared statement with columns of these
+    /// types (in the formats of its `result_formats`), or of a simple
+    /// query (None: text, typed by its RowDescription).
     Values(&'a mut Vec<Option<Value>>, Option<&'a [u32]>),
 }
 
@@ -96,6 +104,7 @@ impl PgWire {
             session,
             prepared: 0,
             broken: false,
+            types: Vec::new(),
         })
     }
 
@@ -200,14 +209,19 @@ impl PgWire {
         no_nul(sql)?;
         m::query(&mut self.io.out, sql);
         self.send()?;
-        let r = self.simple_results(rows, copy);
+        let mut types = std::mem::take(&mut self.types);
+        let r = self.simple_results(rows, copy, &mut types);
+        self.types = types;
         self.check(r)
     }
 
+    /// Reads the results of a simple query; `types` is room for the
+    /// column types of its rows.
     fn simple_results(
         &mut self,
         mut rows: Rows<'_>,
         mut copy: Option<CopySource<'_>>,
+        types: &mut Vec<u32>,
     ) -> Result<Outcome, Error> {
         let mut n = 0u64;
         let mut described = false;
@@ -228,20 +242,23 @@ impl PgWire {
                             })?;
                             t.rows.push(row);
                         }
-                        Rows::Values(out, _) => m::data_row(body, |_, v| {
-                            out.push(v.map(values::text_value));
+                        Rows::Values(out, _) => m::data_row(body, |i, v| {
+                            let oid = types.get(i).copied().unwrap_or(0);
+                            out.push(v.map(|raw| values::text_value(oid, raw)));
                             Ok(())
                         })?,
                     }
                 }
                 m::ROW_DESCRIPTION => {
-                    if let Rows::Text(t) = &mut rows
-                        && !described
-                    {
-                        t.columns = m::row_description(body)?
-                            .into_iter()
-                            .map(|c| c.name)
-                            .collect();
+                    match &mut rows {
+                        Rows::Text(t) if !described => {
+                            t.columns = m::row_description(body)?
+                                .into_iter()
+                                .map(|c| c.name)
+                                .collect();
+                        }
+                        Rows::Values(..) => m::row_types(body, types)?,
+                        _ => {}
                     }
                     described = true;
                 }
@@ -331,6 +348,7 @@ impl PgWire {
             params: Vec::new(),
             columns: Vec::new(),
             returns_rows: false,
+            result_formats: Vec::new(),
         };
         loop {
             let (tag, body) = self.io.read()?;
@@ -348,7 +366,10 @@ impl PgWire {
                     let e = m::error_fields(body);
                     return self.fail(e);
                 }
-                m::READY_FOR_QUERY => return Ok(st),
+                m::READY_FOR_QUERY => {
+                    st.result_formats = result_formats(&st.columns);
+                    return Ok(st);
+                }
                 t if is_async(t) => {}
                 t => return Err(unexpected(t, "prepare")),
             }
@@ -393,7 +414,8 @@ impl PgWire {
             )));
         }
         let start = self.io.out.len();
-        if let Err(e) = self.bind(st, params) {
+        let values = matches!(rows, Rows::Values(..));
+        if let Err(e) = self.bind(st, params, values) {
             // Nothing of the refused statement is sent.
             self.io.out.truncate(start);
             return Err(e);
@@ -406,20 +428,28 @@ impl PgWire {
     }
 
     /// Bind of the unnamed portal to `st`: integers in binary where the
-    /// parameter is an integer, else as text; results in binary.
-    fn bind(&mut self, st: &Statement, params: &[Param<'_>]) -> Result<(), Error> {
+    /// parameter is an integer, bytes in binary where it is a bytea, NULL
+    /// as such, the rest as text. Results in the statement's formats when
+    /// their `values` are read; else (rows only counted) all in binary,
+    /// the least work for the server.
+    fn bind(&mut self, st: &Statement, params: &[Param<'_>], values: bool) -> Result<(), Error> {
         let out = &mut self.io.out;
         let at = m::begin(out, b'B');
         out.push(0); // the unnamed portal
         m::put_cstr(out, st.name.as_bytes());
         m::put_i16(out, params.len() as i16);
         for (p, ty) in params.iter().zip(&st.params) {
-            let binary = matches!(p, Param::Int(_)) && matches!(*ty, INT2 | INT4 | INT8);
+            let binary = match p {
+                Param::Int(_) => matches!(*ty, INT2 | INT4 | INT8),
+                Param::Bytes(_) => *ty == BYTEA,
+                Param::Null | Param::Text(_) => false,
+            };
             m::put_i16(out, binary as i16);
         }
         m::put_i16(out, params.len() as i16);
         for (i, (p, ty)) in params.iter().zip(&st.params).enumerate() {
             match *p {
+                Param::Null => m::put_i32(out, -1),
                 Param::Int(v) => match *ty {
                     INT4 => {
                         let v = i32::try_from(v).map_err(|_| out_of_range(i, v, "integer"))?;
@@ -443,13 +473,15 @@ impl PgWire {
                         out[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
                     }
                 },
-                Param::Text(s) => {
-                    m::put_i32(out, s.len() as i32);
-                    out.extend_from_slice(s.as_bytes());
-                }
+                Param::Text(s) => put_bytes(out, i, s.as_bytes())?,
+                // Raw bytes: binary for a bytea, else text the server
+                // checks against the parameter's type.
+                Param::Bytes(b) => put_bytes(out, i, b)?,
             }
         }
-        if st.returns_rows {
+        if values {
+            out.extend_from_slice(&st.result_formats);
+        } else if st.returns_rows {
             m::put_i16(out, 1);
             m::put_i16(out, 1);
         } else {
@@ -475,7 +507,7 @@ impl PgWire {
                         Rows::Count => {}
                         Rows::Values(out, Some(types)) => m::data_row(body, |i, v| {
                             out.push(match v {
-                                Some(raw) => Some(values::binary_value(
+                                Some(raw) => Some(values::result_value(
                                     types.get(i).copied().unwrap_or(0),
                                     raw,
                                 )?),
@@ -484,7 +516,7 @@ impl PgWire {
                             Ok(())
                         })?,
                         Rows::Values(out, None) => m::data_row(body, |_, v| {
-                            out.push(v.map(values::text_value));
+                            out.push(v.map(|raw| values::text_value(0, raw)));
                             Ok(())
                         })?,
                         Rows::Text(_) => {}
@@ -619,6 +651,43 @@ fn no_nul(sql: &str) -> Result<(), Error> {
             "SQL text cannot contain a NUL character".into(),
         ));
     }
+    Ok(())
+}
+
+/// Bind's result format codes for columns of these types: none (all
+/// text) when no column is read in binary, one (binary for all) when
+/// every column is, else one per column.
+fn result_formats(columns: &[u32]) -> Vec<u8> {
+    let binary = columns
+        .iter()
+        .filter(|&&t| values::binary_result(t))
+        .count();
+    let mut out = Vec::with_capacity(2 + 2 * columns.len());
+    if binary == 0 {
+        m::put_i16(&mut out, 0);
+    } else if binary == columns.len() {
+        m::put_i16(&mut out, 1);
+        m::put_i16(&mut out, 1);
+    } else {
+        m::put_i16(&mut out, columns.len() as i16);
+        for &t in columns {
+            m::put_i16(&mut out, values::binary_result(t) as i16);
+        }
+    }
+    out
+}
+
+/// Appends a parameter value of these bytes, length first.
+fn put_bytes(out: &mut Vec<u8>, i: usize, b: &[u8]) -> Result<(), Error> {
+    let len = i32::try_from(b.len()).map_err(|_| {
+        Error::Usage(format!(
+            "parameter ${}: {} bytes is more than a value can hold (1 GB)",
+            i + 1,
+            b.len()
+        ))
+    })?;
+    m::put_i32(out, len);
+    out.extend_from_slice(b);
     Ok(())
 }
 

@@ -382,6 +382,21 @@ pub(crate) fn row_description(body: &[u8]) -> Result<Vec<Column>, Error> {
     Ok(cols)
 }
 
+/// The type of each column of a RowDescription, into `types` (cleared
+/// first).
+pub(crate) fn row_types(body: &[u8], types: &mut Vec<u32>) -> Result<(), Error> {
+    types.clear();
+    let mut c = Cursor::new(body);
+    let n = c.i16()?.max(0) as usize;
+    for _ in 0..n {
+        c.cstr()?; // name
+        c.take(4 + 2)?; // table oid, column number
+        types.push(c.i32()? as u32);
+        c.take(2 + 4 + 2)?; // type size, modifier, format
+    }
+    Ok(())
+}
+
 /// ParameterDescription: the type of each parameter.
 pub(crate) fn parameter_description(body: &[u8]) -> Result<Vec<u32>, Error> {
     let mut c = Cursor::new(body);

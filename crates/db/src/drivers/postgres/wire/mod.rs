@@ -29,6 +29,7 @@ pub(crate) use crate::wire_stream::{Addr, NetSettings, TlsParams};
 pub use conn::{Arg, Cell};
 pub(crate) use conn::{PgWire, Statement};
 pub(crate) use startup::cancel;
+pub(crate) use values::bytea_hex;
 
 use std::fmt;
 

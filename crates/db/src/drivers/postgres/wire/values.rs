@@ -1,6 +1,6 @@
-//! Values of result rows: binary format (prepared statements) into
-//! [`Value`]s, text format (simple queries, the results store) into
-//! typed cells.
+//! Values of result rows: into [`Value`]s for `Connection::fetch`
+//! (integers and bytea read in binary format, every other type as the text
+//! PostgreSQL prints), into typed cells for the results store.
 
 use super::Error;
 use crate::types::Value;
@@ -13,9 +13,6 @@ pub(crate) const INT2: u32 = 21;
 pub(crate) const INT4: u32 = 23;
 pub(crate) const FLOAT4: u32 = 700;
 pub(crate) const FLOAT8: u32 = 701;
-pub(crate) const TIMESTAMP: u32 = 1114;
-pub(crate) const TIMESTAMPTZ: u32 = 1184;
-pub(crate) const NUMERIC: u32 = 1700;
 
 fn bad(what: &str, raw: &[u8]) -> Error {
     Error::Protocol(format!("a {what} value of {} bytes", raw.len()))
@@ -25,88 +22,47 @@ fn be<const N: usize>(what: &str, raw: &[u8]) -> Result<[u8; N], Error> {
     raw.try_into().map_err(|_| bad(what, raw))
 }
 
-/// A binary-format value of type `oid`: integers (and booleans) as
-/// [`Value::Int`], numeric as its decimal text, floats as their text,
-/// timestamps as microseconds since 2000-01-01, anything else as its
-/// bytes read as text.
-pub(crate) fn binary_value(oid: u32, raw: &[u8]) -> Result<Value, Error> {
+/// Whether a result column of type `oid` is asked for in binary format:
+/// integers (read without parsing text) and bytea (its bytes as they
+/// are). Every other type comes as text, exactly as PostgreSQL prints it
+/// (dates, numerics, arrays, uuids, ...): the form psql shows.
+#[inline]
+pub(crate) fn binary_result(oid: u32) -> bool {
+    matches!(oid, INT2 | INT4 | INT8 | BYTEA)
+}
+
+/// A value of a column of type `oid`, in the format [`binary_result`]
+/// chose for it.
+#[inline]
+pub(crate) fn result_value(oid: u32, raw: &[u8]) -> Result<Value, Error> {
     Ok(match oid {
         INT2 => Value::Int(i16::from_be_bytes(be("int2", raw)?).into()),
         INT4 => Value::Int(i32::from_be_bytes(be("int4", raw)?).into()),
-        INT8 | TIMESTAMP | TIMESTAMPTZ => Value::Int(i64::from_be_bytes(be("int8", raw)?)),
-        BOOL => Value::Int((be::<1>("bool", raw)?[0] != 0).into()),
-        FLOAT4 => Value::Text(f32::from_be_bytes(be("float4", raw)?).to_string()),
-        FLOAT8 => Value::Text(f64::from_be_bytes(be("float8", raw)?).to_string()),
-        NUMERIC => Value::Text(numeric_text(raw)?),
-        _ => Value::Text(String::from_utf8_lossy(raw).into_owned()),
+        INT8 => Value::Int(i64::from_be_bytes(be("int8", raw)?)),
+        BYTEA => Value::Bytes(raw.into()),
+        _ => text(raw),
     })
 }
 
-/// A text-format value as sysbench-like callers want it: an integer
-/// when it reads as one, else its text.
-pub(crate) fn text_value(raw: &[u8]) -> Value {
-    let s = String::from_utf8_lossy(raw);
-    match s.parse::<i64>() {
-        Ok(i) => Value::Int(i),
-        Err(_) => Value::Text(s.into_owned()),
+/// A text-format value of a column of type `oid` (the simple query
+/// protocol): integers as such, bytea as its bytes, the rest as text.
+pub(crate) fn text_value(oid: u32, raw: &[u8]) -> Value {
+    match oid {
+        INT2 | INT4 | INT8 => match std::str::from_utf8(raw).ok().and_then(|s| s.parse().ok()) {
+            Some(i) => Value::Int(i),
+            None => text(raw),
+        },
+        BYTEA => match bytea_text(raw) {
+            Some(b) => Value::Bytes(b.into_boxed_slice()),
+            None => text(raw),
+        },
+        _ => text(raw),
     }
 }
 
-/// The decimal text of a NUMERIC in PostgreSQL's binary form: digit
-/// count, weight (of the first base-10000 digit), sign, display scale,
-/// then the base-10000 digits.
-pub(crate) fn numeric_text(raw: &[u8]) -> Result<String, Error> {
-    let word = |i: usize| -> Result<u16, Error> {
-        match raw.get(2 * i..2 * i + 2) {
-            Some(b) => Ok(u16::from_be_bytes([b[0], b[1]])),
-            None => Err(bad("numeric", raw)),
-        }
-    };
-    let ndigits = word(0)? as usize;
-    let weight = word(1)? as i16 as i32;
-    let sign = word(2)?;
-    let dscale = word(3)? as usize;
-    match sign {
-        0xC000 => return Ok("NaN".into()),
-        0xD000 => return Ok("Infinity".into()),
-        0xF000 => return Ok("-Infinity".into()),
-        _ => {}
-    }
-    let digit = |k: i32| -> Result<u16, Error> {
-        if k >= 0 && (k as usize) < ndigits {
-            word(4 + k as usize)
-        } else {
-            Ok(0)
-        }
-    };
-    let mut s = String::new();
-    if sign == 0x4000 {
-        s.push('-');
-    }
-    if weight < 0 {
-        s.push('0');
-    } else {
-        for k in 0..=weight {
-            let d = digit(k)?;
-            if k == 0 {
-                s.push_str(&d.to_string());
-            } else {
-                s.push_str(&format!("{d:04}"));
-            }
-        }
-    }
-    if dscale > 0 {
-        s.push('.');
-        let mut frac = String::new();
-        let mut k = weight + 1;
-        while frac.len() < dscale {
-            frac.push_str(&format!("{:04}", digit(k)?));
-            k += 1;
-        }
-        frac.truncate(dscale);
-        s.push_str(&frac);
-    }
-    Ok(s)
+/// Text from the server (in the client encoding, UTF8).
+fn text(raw: &[u8]) -> Value {
+    Value::Text(String::from_utf8_lossy(raw).into_owned())
 }
 
 /// A text-format value of type `oid` as a cell: integers and booleans as
@@ -119,21 +75,44 @@ pub(crate) fn text_cell(oid: u32, raw: &[u8]) -> Result<super::Cell, Error> {
         INT2 | INT4 | INT8 => Cell::Int(s.parse().map_err(|_| num("integer"))?),
         FLOAT4 | FLOAT8 => Cell::Real(s.parse().map_err(|_| num("number"))?),
         BOOL => Cell::Int((s == "t").into()),
-        BYTEA => Cell::Bytes(bytea_text(s).ok_or_else(|| num("bytea"))?),
+        BYTEA => Cell::Bytes(bytea_text(raw).ok_or_else(|| num("bytea"))?),
         _ => Cell::Text(s.to_string()),
     })
 }
 
-/// The bytes of a bytea in its hex text form (`\x0102...`).
-fn bytea_text(s: &str) -> Option<Vec<u8>> {
-    let hex = s.strip_prefix("\\x")?.as_bytes();
-    if hex.len() % 2 != 0 {
-        return None;
+/// The bytes of a bytea in its text form: hex (`\x0102...`, the default
+/// bytea_output) or escape (printable bytes as they are, `\\` for a
+/// backslash, `\ooo` in octal for the others).
+fn bytea_text(s: &[u8]) -> Option<Vec<u8>> {
+    if let Some(hex) = s.strip_prefix(b"\\x") {
+        if hex.len() % 2 != 0 {
+            return None;
+        }
+        let nibble = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+        return hex
+            .chunks_exact(2)
+            .map(|p| Some(nibble(p[0])? << 4 | nibble(p[1])?))
+            .collect();
     }
-    let nibble = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    hex.chunks_exact(2)
-        .map(|p| Some(nibble(p[0])? << 4 | nibble(p[1])?))
-        .collect()
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        if s[i] != b'\\' {
+            out.push(s[i]);
+            i += 1;
+        } else if s.get(i + 1) == Some(&b'\\') {
+            out.push(b'\\');
+            i += 2;
+        } else {
+            let o = s.get(i + 1..i + 4)?;
+            if o[0] > b'3' || !o.iter().all(|d| (b'0'..=b'7').contains(d)) {
+                return None;
+            }
+            out.push(o.iter().fold(0u8, |v, d| (v << 3) | (d - b'0')));
+            i += 4;
+        }
+    }
+    Some(out)
 }
 
 /// The hex text form of bytes, for a bytea parameter.
@@ -151,54 +130,52 @@ mod tests {
     use super::super::Cell;
     use super::*;
 
-    fn words(w: &[u16]) -> Vec<u8> {
-        w.iter().flat_map(|x| x.to_be_bytes()).collect()
-    }
-
     #[test]
-    fn numeric_binary_to_text() {
-        // 12345.678 = digits [1, 2345, 6780], weight 1, scale 3.
+    fn result_values() {
+        assert!(binary_result(INT4) && binary_result(BYTEA));
+        assert!(!binary_result(BOOL) && !binary_result(FLOAT8) && !binary_result(1700));
         assert_eq!(
-            numeric_text(&words(&[3, 1, 0, 3, 1, 2345, 6780])).unwrap(),
-            "12345.678"
-        );
-        // -0.05 = digits [500], weight -1, scale 2.
-        assert_eq!(
-            numeric_text(&words(&[1, 0xFFFF, 0x4000, 2, 500])).unwrap(),
-            "-0.05"
-        );
-        // 300000.00 = digits [30], weight 1, scale 2.
-        assert_eq!(
-            numeric_text(&words(&[1, 1, 0, 2, 30])).unwrap(),
-            "300000.00"
-        );
-        assert_eq!(numeric_text(&words(&[0, 0, 0xC000, 0])).unwrap(), "NaN");
-        assert!(numeric_text(&words(&[3, 2, 0, 0, 1])).is_err());
-    }
-
-    #[test]
-    fn binary_values() {
-        assert_eq!(
-            binary_value(INT4, &7i32.to_be_bytes()).unwrap(),
+            result_value(INT4, &7i32.to_be_bytes()).unwrap(),
             Value::Int(7)
         );
         assert_eq!(
-            binary_value(INT2, &(-2i16).to_be_bytes()).unwrap(),
+            result_value(INT2, &(-2i16).to_be_bytes()).unwrap(),
             Value::Int(-2)
         );
         assert_eq!(
-            binary_value(INT8, &(1i64 << 40).to_be_bytes()).unwrap(),
+            result_value(INT8, &(1i64 << 40).to_be_bytes()).unwrap(),
             Value::Int(1 << 40)
         );
-        assert_eq!(binary_value(BOOL, &[1]).unwrap(), Value::Int(1));
         assert_eq!(
-            binary_value(FLOAT8, &1.5f64.to_be_bytes()).unwrap(),
-            Value::Text("1.5".into())
+            result_value(BYTEA, &[0, 0xff]).unwrap(),
+            Value::Bytes([0, 0xff].into())
         );
-        assert_eq!(binary_value(25, b"abc").unwrap(), Value::Text("abc".into()));
-        assert!(binary_value(INT4, &[0, 1]).is_err());
-        assert_eq!(text_value(b"-12"), Value::Int(-12));
-        assert_eq!(text_value(b"1.50"), Value::Text("1.50".into()));
+        assert_eq!(
+            result_value(1082, b"2024-02-29").unwrap(),
+            Value::Text("2024-02-29".into())
+        );
+        assert!(result_value(INT4, &[0, 1]).is_err());
+    }
+
+    #[test]
+    fn text_values() {
+        assert_eq!(text_value(INT8, b"-12"), Value::Int(-12));
+        assert_eq!(text_value(1700, b"1.50"), Value::Text("1.50".into()));
+        // Text that reads as a number stays text.
+        assert_eq!(text_value(25, b"007"), Value::Text("007".into()));
+        assert_eq!(text_value(BOOL, b"t"), Value::Text("t".into()));
+        assert_eq!(
+            text_value(BYTEA, br"\x00ff"),
+            Value::Bytes([0, 0xff].into())
+        );
+        assert_eq!(text_value(BYTEA, br"\x"), Value::Bytes([].into()));
+        // bytea_output = escape.
+        assert_eq!(
+            text_value(BYTEA, br"a\\\000\377"),
+            Value::Bytes([b'a', b'\\', 0, 0xff].into())
+        );
+        assert_eq!(text_value(BYTEA, br"\400"), Value::Text(r"\400".into()));
+        assert_eq!(text_value(BYTEA, br"\x0"), Value::Text(r"\x0".into()));
     }
 
     #[test]
