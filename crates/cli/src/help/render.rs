@@ -14,6 +14,12 @@ pub fn width() -> usize {
     w.clamp(40, 100)
 }
 
+/// Wrapping at spaces only: option names and words like `select-only`
+/// stay whole.
+fn wrap_options(width: usize) -> textwrap::Options<'static> {
+    textwrap::Options::new(width).word_splitter(textwrap::WordSplitter::NoHyphenation)
+}
+
 /// `text` wrapped to `width`, every line starting with `indent` spaces.
 pub(crate) fn paragraph(out: &mut String, text: &str, indent: usize, width: usize) {
     let pad = " ".repeat(indent);
@@ -24,9 +30,7 @@ pub(crate) fn paragraph(out: &mut String, text: &str, indent: usize, width: usiz
         }
         return;
     }
-    let opts = textwrap::Options::new(width.saturating_sub(indent).max(20))
-        .initial_indent("")
-        .subsequent_indent("");
+    let opts = wrap_options(width.saturating_sub(indent).max(20));
     for line in textwrap::wrap(&text.split_whitespace().collect::<Vec<_>>().join(" "), opts) {
         let _ = writeln!(out, "{pad}{line}");
     }
@@ -44,7 +48,7 @@ pub(crate) fn row(
 ) {
     let col = if width < 60 { indent + 4 } else { col };
     let help_width = width.saturating_sub(col).max(20);
-    let lines = textwrap::wrap(help, help_width);
+    let lines = textwrap::wrap(help, wrap_options(help_width));
     let mut first = format!("{}{left}", " ".repeat(indent));
     let mut rest = lines.iter();
     if first.len() < col {
@@ -233,6 +237,17 @@ mod tests {
         }
         assert!(out.starts_with("  --x=N"), "{out}");
         assert!(out.lines().nth(1).unwrap().starts_with(&" ".repeat(26)));
+        // Hyphenated words and option names are not cut at their hyphens.
+        let mut out = String::new();
+        row(
+            &mut out,
+            2,
+            "--x",
+            "create the tables unlogged (pgbench --unlogged-tables; x)",
+            26,
+            60,
+        );
+        assert!(out.contains("--unlogged-tables"), "{out}");
         let mut out = String::new();
         row(
             &mut out,
