@@ -90,6 +90,18 @@ pub fn find(name: &str) -> Option<Arc<dyn Benchmark>> {
     all().into_iter().find(|b| b.name() == want)
 }
 
+/// The benchmark's own section of the text report of `doc`, a run now
+/// or stored: a built-in benchmark's `report_text`, or for a script (its
+/// workload is the path) the statement latencies, without loading the
+/// script again.
+pub fn report_text(doc: &dbmeter_result::RunDocument) -> Option<String> {
+    match find(&doc.workload) {
+        Some(b) => b.report_text(doc),
+        None if looks_like_path(&doc.workload) => crate::script::statements_text(doc),
+        None => None,
+    }
+}
+
 /// Whether a word on the command line names a script file rather than a
 /// benchmark: it has a path separator or a script's extension.
 pub fn looks_like_path(word: &str) -> bool {

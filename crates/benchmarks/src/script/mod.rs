@@ -294,6 +294,10 @@ impl Benchmark for Script {
         &self.path
     }
 
+    fn report_text(&self, doc: &dbmeter_result::RunDocument) -> Option<String> {
+        statements_text(doc)
+    }
+
     fn summary(&self) -> &str {
         &self.summary
     }

@@ -68,9 +68,7 @@ impl Output {
 
 /// The text report of a run: the common sections and the benchmark's own.
 pub(crate) fn text_report(doc: &RunDocument) -> String {
-    let section = dbmeter_benchmarks::registry::find(&doc.workload)
-        .and_then(|b| b.report_text(doc))
-        .or_else(|| dbmeter_benchmarks::script::statements_text(doc));
+    let section = dbmeter_benchmarks::registry::report_text(doc);
     text::final_report(doc, section.as_deref())
 }
 
