@@ -22,7 +22,7 @@ pub fn interval(s: &IntervalSample) -> Interval {
         reads_per_s: s.per_sec(c.reads),
         writes_per_s: s.per_sec(c.writes),
         others_per_s: s.per_sec(c.others),
-        errors_per_s: s.per_sec(c.ignored_errors + c.connection_errors),
+        errors_per_s: s.per_sec(c.errors()),
         reconnects_per_s: s.per_sec(c.reconnects),
         failed_reconnects_per_s: s.per_sec(c.failed_reconnects),
         latency_ms: s.latency.clone(),

@@ -158,7 +158,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let print = o.f64("report-interval") > 0.0;
     let pct = dbmeter_report::text::line_percentile(&engine.percentiles);
     let limit_s = engine.time.map(|d| d.as_secs_f64());
-    let mut errors = 0.0;
+    let mut errors = 0u64;
     let mut on_interval = |s: &IntervalSample| {
         let i = document::interval(s);
         if print {
@@ -167,12 +167,12 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
                 .unwrap_or_else(|| dbmeter_report::text::interval_line(&i, pct));
             obs.line(&line);
         } else {
-            errors += i.errors_per_s * i.duration_s;
+            errors += s.counters.errors();
             obs.live(&crate::Live {
                 interval: i,
                 limit_s,
                 percentile: pct,
-                errors: errors.round() as u64,
+                errors,
             });
         }
     };

@@ -40,6 +40,12 @@ impl Counters {
         self.reads + self.writes + self.others
     }
 
+    /// The errors an interval line reports: ignored statement errors and
+    /// connection errors.
+    pub fn errors(&self) -> u64 {
+        self.ignored_errors + self.connection_errors
+    }
+
     pub fn add(&mut self, o: &Counters) {
         self.events += o.events;
         self.reads += o.reads;
