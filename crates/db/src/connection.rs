@@ -213,7 +213,7 @@ impl Connection {
                     let line = &text[at..at + end];
                     row.extend(
                         line.split(|&b| b == delimiter)
-                            .map(|f| Value::Text(String::from_utf8_lossy(f).into_owned())),
+                            .map(|f| Value::Text(crate::types::text_of(f))),
                     );
                     at += end + 1;
                     return true;

@@ -278,3 +278,13 @@ mod tests {
         );
     }
 }
+
+/// The text of a value the server sent: its bytes when they are UTF-8
+/// (checked word by word, as almost all are), else with U+FFFD for each
+/// bad sequence.
+pub(crate) fn text_of(b: &[u8]) -> String {
+    match std::str::from_utf8(b) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(b).into_owned(),
+    }
+}

@@ -8,6 +8,7 @@
 //! script runs on SQLite, MySQL/MariaDB and PostgreSQL, and is measured,
 //! reported and stored like a built-in workload.
 
+mod ffi;
 mod state;
 
 use crate::benchmark::{BenchError, Benchmark, Context, RunPlan, Verb, no_such_verb};
@@ -492,7 +493,13 @@ impl UserFactory for ScriptUsers {
             state::call(&init, user_id)?;
         }
         state::take_counts(&lua);
+        // What loading and thread_init() left behind is garbage: free it
+        // now, so that thousands of users start small.
+        lua.gc_collect().map_err(|e| state::lua_message(&e))?;
+        let shared = state::shared_ptr(&lua)
+            .ok_or_else(|| "dbmeter: the Lua state lost its data".to_string())?;
         Ok(Box::new(ScriptUser {
+            shared,
             lua,
             event,
             tid: user_id,
@@ -502,6 +509,8 @@ impl UserFactory for ScriptUsers {
 }
 
 struct ScriptUser {
+    /// The Rust side of `lua` (owned by it).
+    shared: state::Ptr,
     lua: Lua,
     event: Function,
     tid: usize,
@@ -542,12 +551,14 @@ impl ScriptUser {
 
 impl User for ScriptUser {
     fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
-        state::with_shared(&self.lua, |s| {
-            s.pending = None;
-            s.forced_ignorable = false;
-        });
+        // SAFETY: the state runs no Lua outside `call`, and `self` owns it.
+        let sh = unsafe { self.shared.get() };
+        sh.pending = None;
+        sh.forced_ignorable = false;
         let r = self.event.call::<LuaValue>(self.tid);
-        let counts = state::take_counts(&self.lua);
+        // SAFETY: as above; the Lua call is over.
+        let sh = unsafe { self.shared.get() };
+        let counts = std::mem::take(&mut sh.counts);
         tally.reads += counts.reads;
         tally.writes += counts.writes;
         tally.others += counts.others;

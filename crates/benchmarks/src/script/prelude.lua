@@ -14,6 +14,17 @@ local function strict(t, prefix)
    end})
 end
 
+-- The hot functions are Rust functions called through LuaJIT's FFI (see
+-- crates/benchmarks/src/script/ffi.rs): F.name(ctx, ...).
+local real_ffi = require("ffi")
+local ctx = real_ffi.cast("void *", info.ctx)
+local F = {}
+for name, e in pairs(info.fns) do F[name] = real_ffi.cast(e[1], e[2]) end
+local out = real_ffi.new("double[1]")
+local len_out = real_ffi.new("size_t[1]")
+local ffi_string = real_ffi.string
+local f_rand, f_value = F.rand, F.value
+
 package.path = info.script_dir .. "/?.lua;" .. "./?.lua;" ..
    "/usr/share/sysbench/?.lua;" .. package.path
 
@@ -45,18 +56,26 @@ function sysbench.cmdline.command_parallel(name)
 end
 
 -- Random numbers and strings, with the run's --rand-* settings.
+local function rand_string(template)
+   template = tostring(template)
+   local p = F.rand_string(ctx, template, #template, len_out)
+   return ffi_string(p, len_out[0])
+end
 sysbench.rand = {
-   default = dbm.rand_default,
-   uniform = dbm.rand_uniform,
-   gaussian = dbm.rand_gaussian,
-   special = dbm.rand_special,
-   pareto = dbm.rand_pareto,
-   zipfian = dbm.rand_zipfian,
-   unique = dbm.rand_unique,
-   string = dbm.rand_string,
-   varstring = dbm.rand_varstring,
-   uniform_double = dbm.rand_uniform_double,
-   uniform_uint64 = dbm.rand_uniform_uint64,
+   default = function(a, b) return f_rand(ctx, 0, a, b) end,
+   uniform = function(a, b) return f_rand(ctx, 1, a, b) end,
+   gaussian = function(a, b) return f_rand(ctx, 2, a, b) end,
+   special = function(a, b) return f_rand(ctx, 3, a, b) end,
+   pareto = function(a, b) return f_rand(ctx, 4, a, b) end,
+   zipfian = function(a, b) return f_rand(ctx, 5, a, b) end,
+   unique = function() return F.rand_unique(ctx) end,
+   string = rand_string,
+   varstring = function(a, b)
+      local p = F.rand_varstring(ctx, a, b, len_out)
+      return ffi_string(p, len_out[0])
+   end,
+   uniform_double = function() return F.rand_double(ctx) end,
+   uniform_uint64 = function() return F.rand_uint64(ctx) end,
 }
 strict(sysbench.rand, "sysbench.rand.")
 
@@ -68,26 +87,31 @@ local T = {NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4, FLOAT = 5,
 sysbench.sql.type = T
 sysbench.sql.error = {NONE = 0, IGNORABLE = 1, FATAL = 2}
 
+-- A connection's result set: as in sysbench, one per connection, valid
+-- until the connection's next statement; its values stay on dbmeter's side
+-- until a row is fetched.
 local result_methods = {}
 local result_mt = {__index = result_methods,
                    __tostring = function() return "<sql_result>" end}
 function result_methods.fetch_row(self)
    local r = self.at
-   if r >= self.nrows or self.nfields == 0 then return nil end
+   local nf = self.nfields
+   if r >= self.nrows or nf == 0 then return nil end
    self.at = r + 1
    local row = {}
-   local base = r * self.nfields
-   for i = 1, self.nfields do
-      row[i] = self.values[base + i]
+   local base = r * nf - 1
+   local con = self.con
+   for i = 1, nf do
+      local p = f_value(ctx, con, base + i, len_out)
+      if p ~= nil then row[i] = ffi_string(p, len_out[0]) end
    end
    return row
 end
-function result_methods.free(self) self.values = nil; self.nrows = 0 end
+function result_methods.free(self) self.nrows = 0; self.at = 0 end
 strict(result_methods, "result:")
 
-local function make_result(nrows, nfields, values)
-   return setmetatable({nrows = nrows, nfields = nfields, values = values, at = 0},
-                       result_mt)
+local function new_result(con_id)
+   return setmetatable({nrows = 0, nfields = 0, at = 0, con = con_id}, result_mt)
 end
 
 -- A failed statement: the hooks decide whether it is ignorable, then the
@@ -112,17 +136,29 @@ local function sql_failed(con, query, errno, state, msg, ignorable)
                        tostring(errno), state, msg), 3)
 end
 
-local function outcome(con, query, ok, a, b, c, d)
-   if not ok then sql_failed(con, query, a, b, c, d) end
-   if a == nil then return nil end
-   return make_result(a, b, c)
+-- The error of a statement that returned -1.
+local function failed(con, query)
+   local _, errno, state, msg, ignorable = dbm.last_error()
+   sql_failed(con, query, errno, state, msg, ignorable)
+end
+
+-- The connection's result after a statement that returned nfields.
+local function result(con, nfields)
+   local rs = con.rs
+   rs.nrows = out[0]
+   rs.nfields = nfields
+   rs.at = 0
+   return rs
 end
 
 local connection_methods = {}
 local connection_mt = {__index = connection_methods,
                        __tostring = function() return "<sql_connection>" end}
 function connection_methods.query(self, query)
-   return outcome(self, query, dbm.query(self.id, query))
+   query = tostring(query)
+   local nf = F.query(ctx, self.id, query, #query, out)
+   if nf < 0 then failed(self, query) end
+   return result(self, nf)
 end
 function connection_methods.query_row(self, query)
    local rs = self:query(query)
@@ -135,10 +171,12 @@ function connection_methods.bulk_insert_init(self, query)
    dbm.bulk_init(self.id, query)
 end
 function connection_methods.bulk_insert_next(self, val)
-   outcome(self, "bulk insert", dbm.bulk_next(self.id, val))
+   local ok, a, b, c, d = dbm.bulk_next(self.id, val)
+   if not ok then sql_failed(self, "bulk insert", a, b, c, d) end
 end
 function connection_methods.bulk_insert_done(self)
-   outcome(self, "bulk insert", dbm.bulk_done(self.id))
+   local ok, a, b, c, d = dbm.bulk_done(self.id)
+   if not ok then sql_failed(self, "bulk insert", a, b, c, d) end
 end
 function connection_methods.more_results(self) return false end
 
@@ -159,7 +197,7 @@ function param_methods.set(self, value)
    end
 end
 function param_methods.set_rand_str(self, fmt)
-   self.value = dbm.rand_string(fmt)
+   self.value = rand_string(fmt)
 end
 strict(param_methods, "param:")
 
@@ -185,18 +223,28 @@ end
 function statement_methods.bind_param(self, ...)
    self.params = {...}
 end
-function statement_methods.execute(self)
-   local n = #self.params
-   local values = {}
-   for i = 1, n do
-      local v = self.params[i].value
-      if v == nil then
-         error("statement parameter " .. i .. " is NULL; dbmeter does not bind NULLs yet", 2)
-      end
-      values[i] = v
+-- Binds value v as parameter i (0-based) of the next execute.
+local f_bind_num, f_bind_str, f_bind_null = nil, nil, nil
+local function bind(i, v)
+   local t = type(v)
+   if t == "number" then f_bind_num(ctx, i, v)
+   elseif t == "string" then f_bind_str(ctx, i, v, #v)
+   elseif v == nil then f_bind_null(ctx, i)
+   elseif t == "boolean" then f_bind_num(ctx, i, v and 1 or 0)
+   else
+      error("statement parameter " .. (i + 1) .. ": dbmeter cannot bind a " .. t, 3)
    end
-   return outcome(self.con, self.query,
-                  dbm.execute(self.con.id, self.id, values, n))
+end
+f_bind_num, f_bind_str, f_bind_null = F.bind_num, F.bind_str, F.bind_null
+local f_execute = F.execute
+function statement_methods.execute(self)
+   local params = self.params
+   local n = #params
+   for i = 1, n do bind(i - 1, params[i].value) end
+   local con = self.con
+   local nf = f_execute(ctx, con.id, self.id, n, out)
+   if nf < 0 then failed(con, self.query) end
+   return result(con, nf)
 end
 function statement_methods.close(self) end
 strict(statement_methods, "statement:")
@@ -205,8 +253,12 @@ strict(connection_methods, "connection:")
 local driver_methods = {}
 local driver_mt = {__index = driver_methods,
                    __tostring = function() return "<sql_driver>" end}
+local function new_connection()
+   local id = dbm.connect()
+   return setmetatable({id = id, rs = new_result(id)}, connection_mt)
+end
 function driver_methods.connect(self)
-   return setmetatable({id = dbm.connect()}, connection_mt)
+   return new_connection()
 end
 function driver_methods.name(self) return dbm.driver_name() end
 strict(driver_methods, "driver:")
@@ -218,22 +270,21 @@ strict(sysbench.sql, "sysbench.sql.")
 
 -- The C functions scripts reach through LuaJIT's FFI: declarations are
 -- accepted (ffi.cdef), and ffi.C names dbmeter implements come first.
-local real_ffi = require("ffi")
 local C = {
-   sb_counter_inc = dbm.counter_inc,
+   sb_counter_inc = function(_, kind) F.counter_inc(ctx, kind) end,
    SB_CNT_OTHER = 0, SB_CNT_READ = 1, SB_CNT_WRITE = 2, SB_CNT_TRX = 3,
    SB_CNT_ERROR = 4, SB_CNT_RECONNECT = 5, SB_CNT_BYTES_READ = 6,
    SB_CNT_BYTES_WRITTEN = 7, SB_CNT_MAX = 8,
    usleep = dbm.usleep,
-   sb_rand_default = dbm.rand_default,
-   sb_rand_uniform = dbm.rand_uniform,
-   sb_rand_gaussian = dbm.rand_gaussian,
-   sb_rand_special = dbm.rand_special,
-   sb_rand_pareto = dbm.rand_pareto,
-   sb_rand_zipfian = dbm.rand_zipfian,
-   sb_rand_unique = dbm.rand_unique,
-   sb_rand_uniform_double = dbm.rand_uniform_double,
-   sb_rand_uniform_uint64 = dbm.rand_uniform_uint64,
+   sb_rand_default = sysbench.rand.default,
+   sb_rand_uniform = sysbench.rand.uniform,
+   sb_rand_gaussian = sysbench.rand.gaussian,
+   sb_rand_special = sysbench.rand.special,
+   sb_rand_pareto = sysbench.rand.pareto,
+   sb_rand_zipfian = sysbench.rand.zipfian,
+   sb_rand_unique = sysbench.rand.unique,
+   sb_rand_uniform_double = sysbench.rand.uniform_double,
+   sb_rand_uniform_uint64 = sysbench.rand.uniform_uint64,
 }
 setmetatable(C, {__index = function(_, k)
    local ok, v = pcall(function() return real_ffi.C[k] end)
@@ -259,13 +310,13 @@ sb_rand_str = sysbench.rand.string
 -- 1.0: sb_rand_uniq() is any unique 32-bit number; 0.5: sb_rand_uniq(a, b)
 -- draws it within [a, b].
 function sb_rand_uniq(a, b)
-   local x = dbm.rand_unique()
+   local x = F.rand_unique(ctx)
    if a == nil or b == nil then return x end
    a, b = math.floor(a), math.floor(b)
    if b <= a then return a end
    return a + x % (b - a + 1)
 end
-function sb_rnd() return dbm.rand_uniform(0, 2147483647) end
+function sb_rnd() return f_rand(ctx, 1, 0, 2147483647) end
 
 DB_ERROR_NONE = 0
 DB_ERROR_RESTART_TRANSACTION = 1
@@ -277,7 +328,7 @@ db_driver = dbm.driver_name()
 local old_con
 function db_connect()
    if old_con == nil then
-      old_con = setmetatable({id = dbm.connect()}, connection_mt)
+      old_con = new_connection()
    end
    db_driver = dbm.driver_name()
 end
@@ -292,8 +343,8 @@ end
 -- line. db_query returns nothing, as in 0.5.
 function db_query(query)
    local con = con0()
-   local ok, a, b, c, d = dbm.query(con.id, query)
-   if not ok then sql_failed(con, query, a, b, c, d) end
+   query = tostring(query)
+   if F.query(ctx, con.id, query, #query, out) < 0 then failed(con, query) end
 end
 function db_bulk_insert_init(query)
    dbm.bulk_init(con0().id, query)
@@ -344,24 +395,22 @@ function db_bind_result(stmt, results)
 end
 function db_execute(stmt)
    old_stmt(stmt, "db_execute")
-   local values = {}
+   local params, ints = stmt.params, stmt.ints
    for i = 1, stmt.n do
-      local v = stmt.params[i]
-      if v == nil then
-         error("db_execute(): parameter " .. i .. " is NULL; dbmeter does not bind NULLs yet", 2)
-      end
-      if stmt.ints[i] then
+      local v = params[i]
+      if v ~= nil and ints[i] then
          v = tonumber(v)
          -- C's conversion to int: toward zero.
          v = v < 0 and math.ceil(v) or math.floor(v)
-      else
+      elseif v ~= nil then
          v = tostring(v)
       end
-      values[i] = v
+      bind(i - 1, v)
    end
-   local ok, a, b, c, d = dbm.execute(stmt.con.id, stmt.id, values, stmt.n)
-   if not ok then sql_failed(stmt.con, stmt.query, a, b, c, d) end
-   return setmetatable({rs = a and make_result(a, b, c)}, old_rs_mt)
+   local con = stmt.con
+   local nf = f_execute(ctx, con.id, stmt.id, stmt.n, out)
+   if nf < 0 then failed(con, stmt.query) end
+   return setmetatable({rs = result(con, nf)}, old_rs_mt)
 end
 function db_store_results(rs) end
 function db_free_results(rs)

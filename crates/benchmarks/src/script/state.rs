@@ -2,8 +2,8 @@
 //! (connections, statements, random numbers, counters) and the Lua half
 //! (`prelude.lua`), then the script itself.
 
-use crate::random::{RandGen, RandSpec, RandType, derive_seed};
-use dbmeter_db::{ConnectOptions, Connection, DbError, Dialect, Outcome, Param, StmtId, Value};
+use crate::random::{RandGen, RandSpec, derive_seed};
+use dbmeter_db::{ConnectOptions, Connection, DbError, Dialect, Outcome, StmtId, Value};
 use dbmeter_engine::Tally;
 use dbmeter_stats::{LatencyHistogram, LatencyRecorder};
 use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value as LuaValue};
@@ -114,60 +114,142 @@ pub(crate) struct Env {
     pub unique: AtomicU32,
 }
 
-/// A connection a script opened.
-struct Conn {
-    conn: Connection,
-    /// Prepared statements: id, whether it reads, its transaction change
-    /// and its kind name.
-    stmts: Vec<(StmtId, bool, Option<bool>, Arc<str>)>,
-    in_tx: bool,
-    bulk: String,
-    bulk_head: usize,
+/// A prepared statement of a script's connection.
+pub(super) struct Stmt {
+    pub id: StmtId,
+    /// It returns rows (fetched) rather than a count.
+    pub read: bool,
+    /// BEGIN/COMMIT-like: the transaction state it leaves.
+    pub tx: Option<bool>,
+    /// Its per-statement latency recorder ([`Shared::recorders`]).
+    pub rec: usize,
 }
 
-/// The Rust side of one Lua state (its app data).
+/// A connection a script opened, with its last result: as in sysbench, a
+/// result set lives until the connection's next statement.
+pub(super) struct Conn {
+    pub conn: Connection,
+    pub stmts: Vec<Stmt>,
+    pub in_tx: bool,
+    bulk: String,
+    bulk_head: usize,
+    /// The last result's values, row after row.
+    pub values: Vec<Option<Value>>,
+}
+
+/// A statement parameter bound from Lua, before the statement runs.
+#[derive(Clone, Copy)]
+pub(super) enum Slot {
+    Null,
+    Int(i64),
+    /// A number that is not an integer, written as Lua writes it.
+    Float(f64),
+    /// Bytes `start..end` of [`Shared::param_bytes`].
+    Str(usize, usize),
+}
+
+/// The Rust side of one Lua state. It is reached from the Rust functions
+/// of the API and from the FFI functions (`ffi.rs`) through a raw pointer
+/// ([`Ptr`]): only ever from the state's own thread, and never while
+/// another of them runs (none of them calls back into Lua).
 pub(crate) struct Shared {
-    env: Arc<Env>,
-    conns: Vec<Option<Conn>>,
+    pub(super) env: Arc<Env>,
+    pub(super) conns: Vec<Option<Conn>>,
     pub counts: Tally,
-    rng: RandGen,
+    pub(super) rng: RandGen,
     /// The database error the running event failed with, if any.
     pub pending: Option<DbError>,
     /// `sysbench.hooks.sql_error_ignorable` said the pending error is ignorable.
     pub forced_ignorable: bool,
-    values: Vec<Option<Value>>,
-    /// This state's per-statement latencies (a run's users only).
-    stmt_times: HashMap<String, LatencyRecorder>,
+    /// Per-statement latencies of this state (a run's users only), and
+    /// where each statement's name is.
+    recorders: Vec<(String, LatencyRecorder)>,
+    recorder_of: HashMap<String, usize>,
     name_buf: String,
+    /// The parameters bound for the next `execute`.
+    pub(super) params: Vec<Slot>,
+    pub(super) param_bytes: Vec<u8>,
+    /// Bytes handed to Lua by the FFI functions (copied by Lua at once).
+    pub(super) scratch: Vec<u8>,
+}
+
+/// The address of a state's [`Shared`].
+#[derive(Clone, Copy)]
+pub(super) struct Ptr(pub *mut Shared);
+
+// SAFETY: a Lua state and its Shared move between threads together (mlua's
+// `send` feature); the pointer is only followed on the state's own thread.
+unsafe impl Send for Ptr {}
+unsafe impl Sync for Ptr {}
+
+impl Ptr {
+    /// The state's Shared.
+    ///
+    /// # Safety
+    /// No other reference to it may be alive: callers are the API's
+    /// functions, which Lua calls one at a time, and the engine's side
+    /// while the state runs no Lua.
+    #[allow(clippy::mut_from_ref)]
+    pub(super) unsafe fn get<'a>(self) -> &'a mut Shared {
+        // SAFETY: the caller's promise; the pointer is valid while the
+        // Lua state (which owns it through `Owner`) lives.
+        unsafe { &mut *self.0 }
+    }
+}
+
+/// Owns a state's Shared: the Lua state's app data, freed with it.
+struct Owner(Ptr);
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        // SAFETY: made by Box::into_raw in `new_state`, freed only here.
+        drop(unsafe { Box::from_raw(self.0.0) });
+    }
 }
 
 impl Shared {
-    /// Records a statement's latency, in the measured phase of a run.
-    fn note(&mut self, sql: &str, prepared: Option<&str>, started: Instant) {
-        let Some(st) = &self.env.statements else {
-            return;
-        };
-        if !st.measuring.load(Ordering::Relaxed) {
-            return;
+    /// The recorder of the statement named `name`, made on first use.
+    fn recorder(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.recorder_of.get(name) {
+            return i;
         }
-        let ns = started.elapsed().as_nanos() as u64;
-        let name = match prepared {
-            Some(n) => n,
-            None => {
-                statement_name(sql, &mut self.name_buf);
-                self.name_buf.as_str()
-            }
-        };
-        if let Some(r) = self.stmt_times.get_mut(name) {
-            r.record(ns);
-            return;
-        }
-        let key = if self.stmt_times.len() < MAX_STATEMENTS {
+        let key = if self.recorders.len() < MAX_STATEMENTS {
             name.to_string()
         } else {
             OTHER_STATEMENTS.to_string()
         };
-        self.stmt_times.entry(key).or_default().record(ns);
+        if let Some(&i) = self.recorder_of.get(&key) {
+            return i;
+        }
+        self.recorders
+            .push((key.clone(), LatencyRecorder::default()));
+        self.recorder_of.insert(key, self.recorders.len() - 1);
+        self.recorders.len() - 1
+    }
+
+    /// Whether statements are timed now: in the measured phase of a run.
+    pub(super) fn timing(&self) -> bool {
+        self.env
+            .statements
+            .as_ref()
+            .is_some_and(|s| s.measuring.load(Ordering::Relaxed))
+    }
+
+    /// Records a statement's latency under recorder `rec`.
+    pub(super) fn note(&mut self, rec: usize, started: Instant) {
+        let ns = started.elapsed().as_nanos() as u64;
+        if let Some((_, r)) = self.recorders.get_mut(rec) {
+            r.record(ns);
+        }
+    }
+
+    /// Records the latency of the text statement `sql`.
+    pub(super) fn note_text(&mut self, sql: &str, started: Instant) {
+        let mut name = std::mem::take(&mut self.name_buf);
+        statement_name(sql, &mut name);
+        let rec = self.recorder(&name);
+        self.name_buf = name;
+        self.note(rec, started);
     }
 
     /// Adds this state's per-statement latencies to the run's.
@@ -175,9 +257,13 @@ impl Shared {
         let Some(st) = &self.env.statements else {
             return;
         };
-        let mine = std::mem::take(&mut self.stmt_times);
+        let mine = std::mem::take(&mut self.recorders);
+        self.recorder_of.clear();
         if let Ok(mut all) = st.merged.lock() {
             for (name, rec) in mine {
+                if rec.count() == 0 {
+                    continue;
+                }
                 let n = all.len();
                 let key = if all.contains_key(&name) || n < MAX_STATEMENTS {
                     name
@@ -204,6 +290,29 @@ impl Shared {
             c.in_tx = false;
         }
     }
+
+    /// Connection `id` (1-based, as the script knows it).
+    pub(super) fn conn(&mut self, id: usize) -> Result<&mut Conn, DbError> {
+        self.conns
+            .get_mut(id.wrapping_sub(1))
+            .and_then(Option::as_mut)
+            .ok_or_else(|| {
+                DbError::other(
+                    "dbmeter",
+                    "the connection is closed (disconnect() was called)",
+                )
+            })
+    }
+
+    /// Counts a statement's outcome as sysbench does: a result set is a
+    /// read, changed rows a write, anything else an other.
+    pub(super) fn count(&mut self, o: Outcome) {
+        match o {
+            Outcome::Rows(_) => self.counts.reads += 1,
+            Outcome::Affected(n) if n > 0 => self.counts.writes += 1,
+            Outcome::Affected(_) => self.counts.others += 1,
+        }
+    }
 }
 
 fn first_word(sql: &str) -> String {
@@ -215,7 +324,7 @@ fn first_word(sql: &str) -> String {
 }
 
 /// Whether a statement returns rows, by its first word.
-fn is_read(sql: &str) -> bool {
+pub(super) fn is_read(sql: &str) -> bool {
     matches!(
         first_word(sql).as_str(),
         "SELECT"
@@ -230,7 +339,7 @@ fn is_read(sql: &str) -> bool {
     )
 }
 
-fn tx_change(sql: &str) -> Option<bool> {
+pub(super) fn tx_change(sql: &str) -> Option<bool> {
     match first_word(sql).as_str() {
         "BEGIN" | "START" => Some(true),
         "COMMIT" | "ROLLBACK" | "END" => Some(false),
@@ -242,150 +351,83 @@ fn runtime(msg: impl Into<String>) -> mlua::Error {
     mlua::Error::RuntimeError(msg.into())
 }
 
-fn shared(lua: &Lua) -> mlua::Result<mlua::AppDataRefMut<'_, Shared>> {
-    lua.app_data_mut::<Shared>()
-        .ok_or_else(|| runtime("dbmeter: the Lua state lost its data"))
-}
-
-fn conn_mut(sh: &mut Shared, id: usize) -> mlua::Result<&mut Conn> {
-    sh.conns
-        .get_mut(id.wrapping_sub(1))
-        .and_then(Option::as_mut)
-        .ok_or_else(|| runtime("the connection is closed (disconnect() was called)"))
-}
-
-/// The values `query`/`execute` return to the prelude: success with a
-/// result (`true, nrows, nfields, values`), or the error
-/// (`false, errno, state, message, ignorable`).
-fn db_result(
-    lua: &Lua,
-    sh: &mut Shared,
-    r: Result<(Outcome, Option<usize>), DbError>,
-) -> mlua::Result<MultiValue> {
-    match r {
-        Ok((Outcome::Rows(n), Some(width))) => {
-            sh.counts.reads += 1;
-            let vals = lua.create_table_with_capacity(sh.values.len(), 0)?;
-            for (i, v) in sh.values.drain(..).enumerate() {
-                let lv = match v {
-                    None => LuaValue::Nil,
-                    Some(Value::Int(x)) => LuaValue::String(lua.create_string(x.to_string())?),
-                    Some(Value::Text(t)) => LuaValue::String(lua.create_string(t)?),
-                    Some(Value::Bytes(b)) => LuaValue::String(lua.create_string(&*b)?),
-                };
-                vals.raw_set(i + 1, lv)?;
-            }
-            Ok(MultiValue::from_vec(vec![
-                LuaValue::Boolean(true),
-                LuaValue::Number(n as f64),
-                LuaValue::Number(width as f64),
-                LuaValue::Table(vals),
-            ]))
-        }
-        Ok((o, _)) => {
-            let n = match o {
-                Outcome::Rows(n) => {
-                    sh.counts.reads += 1;
-                    n
-                }
-                Outcome::Affected(n) if n > 0 => {
-                    sh.counts.writes += 1;
-                    n
-                }
-                Outcome::Affected(n) => {
-                    sh.counts.others += 1;
-                    n
-                }
-            };
-            Ok(MultiValue::from_vec(vec![
-                LuaValue::Boolean(true),
-                LuaValue::Number(n as f64),
-                LuaValue::Number(0.0),
-            ]))
-        }
-        Err(e) => {
-            let ignorable = false;
-            let errno = e.code.parse::<f64>().unwrap_or(0.0);
-            let state = if e.code.parse::<f64>().is_ok() {
-                String::new()
-            } else {
-                e.code.clone()
-            };
-            let msg = e.message.clone();
-            sh.pending = Some(e);
-            Ok(MultiValue::from_vec(vec![
-                LuaValue::Boolean(false),
-                LuaValue::Number(errno),
-                LuaValue::String(lua.create_string(state)?),
-                LuaValue::String(lua.create_string(msg)?),
-                LuaValue::Boolean(ignorable),
-            ]))
-        }
-    }
-}
-
-/// Runs `sql` on a connection: rows fetched for a reading statement,
-/// counted either way.
-fn run_query(
-    c: &mut Conn,
-    values: &mut Vec<Option<Value>>,
-    sql: &str,
-) -> Result<(Outcome, Option<usize>), DbError> {
-    values.clear();
-    let r = if is_read(sql) {
-        let n = c.conn.query_values(sql, values)?;
-        let width = if n > 0 { values.len() / n as usize } else { 0 };
-        (Outcome::Rows(n), Some(width))
+/// Runs `sql` on a connection, its rows (if any) kept as the connection's
+/// last result; returns the outcome and the number of columns.
+pub(super) fn run_query(c: &mut Conn, sql: &str) -> Result<(Outcome, usize), DbError> {
+    c.values.clear();
+    if is_read(sql) {
+        let n = c.conn.query_values(sql, &mut c.values)?;
+        let width = if n > 0 {
+            c.values.len() / n as usize
+        } else {
+            0
+        };
+        Ok((Outcome::Rows(n), width))
     } else if let Some(tx) = tx_change(sql) {
         c.conn.execute(sql)?;
         c.in_tx = tx;
         // Transaction control counts as "other" (SQLite reports the
         // previous statement's changes for it).
-        (Outcome::Affected(0), None)
+        Ok((Outcome::Affected(0), 0))
     } else {
-        (c.conn.execute(sql)?, None)
-    };
-    Ok(r)
+        Ok((c.conn.execute(sql)?, 0))
+    }
 }
 
-fn flush_bulk(c: &mut Conn) -> Result<(Outcome, Option<usize>), DbError> {
+fn flush_bulk(c: &mut Conn) -> Result<(), DbError> {
     if c.bulk.len() <= c.bulk_head {
-        return Ok((Outcome::Affected(0), None));
+        return Ok(());
     }
     let r = c.conn.execute(&c.bulk);
     c.bulk.truncate(c.bulk_head);
-    Ok((r?, None))
-}
-
-fn rand_fn(lua: &Lua, kind: Option<RandType>) -> mlua::Result<Function> {
-    lua.create_function(move |lua, (a, b): (f64, f64)| {
-        let mut sh = shared(lua)?;
-        let (a, b) = (a as i64, b as i64);
-        Ok(match kind {
-            None => sh.rng.uniform(a, b),
-            Some(k) => sh.rng.draw(k, a, b),
-        } as f64)
-    })
+    r.map(|_| ())
 }
 
 /// sysbench's `rand.string`: '#' becomes a digit, '@' a letter.
-fn rand_string(rng: &mut RandGen, template: &str) -> String {
-    template
-        .chars()
-        .map(|ch| match ch {
-            '#' => (b'0' + rng.below_n(10) as u8) as char,
-            '@' => (b'a' + rng.below_n(26) as u8) as char,
-            c => c,
-        })
-        .collect()
+pub(super) fn rand_string(rng: &mut RandGen, template: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    out.extend(template.iter().map(|&ch| match ch {
+        b'#' => b'0' + rng.below_n(10) as u8,
+        b'@' => b'a' + rng.below_n(26) as u8,
+        c => c,
+    }));
 }
 
-fn api_table(lua: &Lua) -> mlua::Result<Table> {
+/// The values a failed call returns to the prelude: errno, SQL state,
+/// message and whether it is ignorable. The error stays pending for the
+/// engine.
+fn failure(lua: &Lua, sh: &mut Shared, e: DbError) -> mlua::Result<MultiValue> {
+    let numeric = e.code.parse::<f64>().ok();
+    let state = if numeric.is_some() {
+        String::new()
+    } else {
+        e.code.clone()
+    };
+    let msg = e.message.clone();
+    sh.pending = Some(e);
+    Ok(MultiValue::from_vec(vec![
+        LuaValue::Boolean(false),
+        LuaValue::Number(numeric.unwrap_or(0.0)),
+        LuaValue::String(lua.create_string(state)?),
+        LuaValue::String(lua.create_string(msg)?),
+        LuaValue::Boolean(false),
+    ]))
+}
+
+fn ok() -> MultiValue {
+    MultiValue::from_vec(vec![LuaValue::Boolean(true)])
+}
+
+/// The API's functions that are not on the hot path, as Lua functions
+/// (the hot ones are FFI functions: `ffi.rs`).
+fn api_table(lua: &Lua, p: Ptr) -> mlua::Result<Table> {
     let t = lua.create_table()?;
+    // SAFETY (every `p.get()` below): Lua calls these one at a time, on
+    // the state's thread, and none of them calls back into Lua.
     t.set(
         "connect",
-        lua.create_function(|lua, ()| {
-            let mut sh = shared(lua)?;
+        lua.create_function(move |_, ()| {
+            let sh = unsafe { p.get() };
             let Some(opts) = sh.env.connect.clone() else {
                 return Err(runtime(
                     "sysbench.sql.driver():connect() has no database to connect to while the script is loaded",
@@ -399,14 +441,15 @@ fn api_table(lua: &Lua) -> mlua::Result<Table> {
                 in_tx: false,
                 bulk: String::new(),
                 bulk_head: 0,
+                values: Vec::new(),
             }));
             Ok(sh.conns.len())
         })?,
     )?;
     t.set(
         "driver_name",
-        lua.create_function(|lua, ()| {
-            let sh = shared(lua)?;
+        lua.create_function(move |_, ()| {
+            let sh = unsafe { p.get() };
             Ok(match sh.env.connect.as_ref().map(|c| c.target.dialect()) {
                 Some(Dialect::Mysql) => "mysql",
                 Some(Dialect::Postgres) => "pgsql",
@@ -416,8 +459,8 @@ fn api_table(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.set(
         "disconnect",
-        lua.create_function(|lua, id: usize| {
-            let mut sh = shared(lua)?;
+        lua.create_function(move |_, id: usize| {
+            let sh = unsafe { p.get() };
             if let Some(slot) = sh.conns.get_mut(id.wrapping_sub(1)) {
                 *slot = None;
             }
@@ -426,160 +469,101 @@ fn api_table(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.set(
         "reconnect",
-        lua.create_function(|lua, id: usize| {
-            let mut sh = shared(lua)?;
-            let c = conn_mut(&mut sh, id)?;
+        lua.create_function(move |_, id: usize| {
+            let sh = unsafe { p.get() };
+            let c = sh.conn(id).map_err(|e| runtime(e.message))?;
             c.in_tx = false;
+            c.values.clear();
             c.conn.reconnect().map_err(|e| runtime(e.message))
         })?,
     )?;
     t.set(
-        "query",
-        lua.create_function(|lua, (id, sql): (usize, String)| {
-            let mut sh = shared(lua)?;
-            let sh = &mut *sh;
-            let mut values = std::mem::take(&mut sh.values);
-            let started = Instant::now();
-            let r = conn_mut(sh, id).map(|c| run_query(c, &mut values, &sql))?;
-            sh.values = values;
-            if r.is_ok() {
-                sh.note(&sql, None, started);
-            }
-            db_result(lua, sh, r)
-        })?,
-    )?;
-    t.set(
         "prepare",
-        lua.create_function(|lua, (id, sql): (usize, String)| {
-            let mut sh = shared(lua)?;
+        lua.create_function(move |_, (id, sql): (usize, mlua::LuaString)| {
+            let sh = unsafe { p.get() };
+            let sql = sql.to_str()?.to_string();
             let mut name = String::new();
             statement_name(&sql, &mut name);
-            let c = conn_mut(&mut sh, id)?;
-            let stmt = c.conn.register(&sql);
-            c.stmts
-                .push((stmt, is_read(&sql), tx_change(&sql), Arc::from(name)));
+            let rec = sh.recorder(&name);
+            let c = sh.conn(id).map_err(|e| runtime(e.message))?;
+            let id = c.conn.register(&sql);
+            c.stmts.push(Stmt {
+                id,
+                read: is_read(&sql),
+                tx: tx_change(&sql),
+                rec,
+            });
             Ok(c.stmts.len())
         })?,
     )?;
     t.set(
-        "execute",
-        lua.create_function(|lua, (id, sid, params, n): (usize, usize, Table, usize)| {
-            let mut sh = shared(lua)?;
-            let sh = &mut *sh;
-            let mut owned: Vec<Value> = Vec::with_capacity(n);
-            for i in 1..=n {
-                match params.raw_get::<LuaValue>(i)? {
-                    LuaValue::Integer(x) => owned.push(Value::Int(x)),
-                    LuaValue::Number(x) if x.fract() == 0.0 && x.abs() < 9.0e15 => {
-                        owned.push(Value::Int(x as i64))
-                    }
-                    LuaValue::Number(x) => owned.push(Value::Text(x.to_string())),
-                    LuaValue::String(s) => owned.push(Value::Text(s.to_str()?.to_string())),
-                    LuaValue::Boolean(b) => owned.push(Value::Int(i64::from(b))),
-                    other => {
-                        return Err(runtime(format!(
-                            "statement parameter {i}: dbmeter cannot bind a {}",
-                            other.type_name()
-                        )));
-                    }
-                }
+        "last_error",
+        lua.create_function(move |lua, ()| {
+            let sh = unsafe { p.get() };
+            match sh.pending.take() {
+                Some(e) => failure(lua, sh, e),
+                None => failure(lua, sh, DbError::other("dbmeter", "unknown error")),
             }
-            let p: Vec<Param<'_>> = owned.iter().map(Value::as_param).collect();
-            let mut values = std::mem::take(&mut sh.values);
-            values.clear();
-            let c = conn_mut(sh, id)?;
-            let Some((stmt, read, tx, name)) = c.stmts.get(sid.wrapping_sub(1)).cloned() else {
-                return Err(runtime("unknown prepared statement"));
-            };
-            let started = Instant::now();
-            let r = if read {
-                c.conn.fetch(stmt, &p, &mut values).map(|n| {
-                    let width = if n > 0 { values.len() / n as usize } else { 0 };
-                    (Outcome::Rows(n), Some(width))
-                })
-            } else if let Some(tx) = tx {
-                c.conn.run(stmt, &p).map(|_| {
-                    c.in_tx = tx;
-                    (Outcome::Affected(0), None)
-                })
-            } else {
-                c.conn.run(stmt, &p).map(|o| (o, None))
-            };
-            sh.values = values;
-            if r.is_ok() {
-                sh.note("", Some(&name), started);
-            }
-            db_result(lua, sh, r)
         })?,
     )?;
     t.set(
         "bulk_init",
-        lua.create_function(|lua, (id, sql): (usize, String)| {
-            let mut sh = shared(lua)?;
-            let c = conn_mut(&mut sh, id)?;
+        lua.create_function(move |_, (id, sql): (usize, mlua::LuaString)| {
+            let sh = unsafe { p.get() };
+            let c = sh.conn(id).map_err(|e| runtime(e.message))?;
             c.bulk.clear();
-            c.bulk.push_str(&sql);
+            c.bulk.push_str(&sql.to_str()?);
             c.bulk_head = c.bulk.len();
             Ok(())
         })?,
     )?;
     t.set(
         "bulk_next",
-        lua.create_function(|lua, (id, row): (usize, String)| {
-            let mut sh = shared(lua)?;
-            let sh = &mut *sh;
-            let c = conn_mut(sh, id)?;
+        lua.create_function(move |lua, (id, row): (usize, mlua::LuaString)| {
+            let sh = unsafe { p.get() };
+            let c = match sh.conn(id) {
+                Ok(c) => c,
+                Err(e) => return failure(lua, sh, e),
+            };
             if c.bulk_head == 0 {
                 return Err(runtime("bulk_insert_next() before bulk_insert_init()"));
             }
             if c.bulk.len() > c.bulk_head {
                 c.bulk.push(',');
             }
-            c.bulk.push_str(&row);
+            c.bulk.push_str(&row.to_str()?);
             let r = if c.bulk.len() >= BULK_FLUSH_BYTES {
                 flush_bulk(c)
             } else {
-                Ok((Outcome::Affected(0), None))
+                Ok(())
             };
             match r {
-                Ok(_) => Ok(MultiValue::from_vec(vec![LuaValue::Boolean(true)])),
-                Err(e) => db_result(lua, sh, Err(e)),
+                Ok(()) => Ok(ok()),
+                Err(e) => failure(lua, sh, e),
             }
         })?,
     )?;
     t.set(
         "bulk_done",
-        lua.create_function(|lua, id: usize| {
-            let mut sh = shared(lua)?;
-            let sh = &mut *sh;
-            let c = conn_mut(sh, id)?;
+        lua.create_function(move |lua, id: usize| {
+            let sh = unsafe { p.get() };
+            let c = match sh.conn(id) {
+                Ok(c) => c,
+                Err(e) => return failure(lua, sh, e),
+            };
             let r = flush_bulk(c);
             c.bulk_head = 0;
             c.bulk.clear();
             match r {
-                Ok(_) => Ok(MultiValue::from_vec(vec![LuaValue::Boolean(true)])),
-                Err(e) => db_result(lua, sh, Err(e)),
+                Ok(()) => Ok(ok()),
+                Err(e) => failure(lua, sh, e),
             }
         })?,
     )?;
     t.set(
         "mark_ignorable",
-        lua.create_function(|lua, ()| {
-            shared(lua)?.forced_ignorable = true;
-            Ok(())
-        })?,
-    )?;
-    t.set(
-        "counter_inc",
-        lua.create_function(|lua, (_tid, kind): (LuaValue, f64)| {
-            let mut sh = shared(lua)?;
-            match kind as i64 {
-                0 => sh.counts.others += 1,
-                1 => sh.counts.reads += 1,
-                2 => sh.counts.writes += 1,
-                // Events, errors, reconnects and bytes are dbmeter's own counts.
-                _ => {}
-            }
+        lua.create_function(move |_, ()| {
+            unsafe { p.get() }.forced_ignorable = true;
             Ok(())
         })?,
     )?;
@@ -590,64 +574,6 @@ fn api_table(lua: &Lua) -> mlua::Result<Table> {
                 std::thread::sleep(std::time::Duration::from_micros(us as u64));
             }
             Ok(0)
-        })?,
-    )?;
-    t.set("rand_uniform", rand_fn(lua, None)?)?;
-    // rand.default follows --rand-type.
-    t.set(
-        "rand_default",
-        lua.create_function(|lua, (a, b): (f64, f64)| {
-            Ok(shared(lua)?.rng.default_dist(a as i64, b as i64) as f64)
-        })?,
-    )?;
-    t.set("rand_gaussian", rand_fn(lua, Some(RandType::Gaussian))?)?;
-    t.set("rand_special", rand_fn(lua, Some(RandType::Special))?)?;
-    t.set("rand_pareto", rand_fn(lua, Some(RandType::Pareto))?)?;
-    t.set("rand_zipfian", rand_fn(lua, Some(RandType::Zipfian))?)?;
-    t.set(
-        "rand_uniform_double",
-        lua.create_function(|lua, ()| Ok(shared(lua)?.rng.unit_f64()))?,
-    )?;
-    t.set(
-        "rand_uniform_uint64",
-        lua.create_function(|lua, ()| {
-            let mut sh = shared(lua)?;
-            let hi = u64::from(sh.rng.next_u32());
-            let lo = u64::from(sh.rng.next_u32());
-            // A Lua number holds 53 bits exactly.
-            Ok((((hi << 32) | lo) >> 11) as f64)
-        })?,
-    )?;
-    t.set(
-        "rand_unique",
-        lua.create_function(|lua, ()| {
-            let sh = shared(lua)?;
-            // A bijective mix of a run-wide counter: unique over 2^32 calls.
-            let mut x = sh.env.unique.fetch_add(1, Ordering::Relaxed);
-            x ^= x >> 16;
-            x = x.wrapping_mul(0x7feb_352d);
-            x ^= x >> 15;
-            x = x.wrapping_mul(0x846c_a68b);
-            x ^= x >> 16;
-            Ok(f64::from(x))
-        })?,
-    )?;
-    t.set(
-        "rand_string",
-        lua.create_function(|lua, template: String| {
-            let mut sh = shared(lua)?;
-            Ok(rand_string(&mut sh.rng, &template))
-        })?,
-    )?;
-    t.set(
-        "rand_varstring",
-        lua.create_function(|lua, (min, max): (f64, f64)| {
-            let mut sh = shared(lua)?;
-            let len = sh.rng.uniform(min as i64, max as i64).max(0) as usize;
-            // Characters between '0' and 'z', as sysbench draws them.
-            Ok((0..len)
-                .map(|_| (b'0' + sh.rng.below_n(u64::from(b'z' - b'0') + 1) as u8) as char)
-                .collect::<String>())
         })?,
     )?;
     Ok(t)
@@ -691,20 +617,27 @@ pub(crate) fn new_state(env: &Arc<Env>, command: &str, tid: usize) -> Result<Lua
             LuaOptions::default(),
         )
     };
-    lua.set_app_data(Shared {
+    let shared = Box::new(Shared {
         env: env.clone(),
         conns: Vec::new(),
         counts: Tally::default(),
         rng: RandGen::new(derive_seed(env.seed, tid as u64), env.rand.clone()),
         pending: None,
         forced_ignorable: false,
-        values: Vec::new(),
-        stmt_times: HashMap::new(),
+        recorders: Vec::new(),
+        recorder_of: HashMap::new(),
         name_buf: String::new(),
+        params: Vec::new(),
+        param_bytes: Vec::new(),
+        scratch: Vec::new(),
     });
+    let p = Ptr(Box::into_raw(shared));
+    lua.set_app_data(Owner(p));
     let setup = || -> mlua::Result<()> {
-        let api = api_table(&lua)?;
+        let api = api_table(&lua, p)?;
         let info = lua.create_table()?;
+        info.set("ctx", mlua::LightUserData(p.0.cast()))?;
+        info.set("fns", super::ffi::table(&lua)?)?;
         info.set("command", command)?;
         info.set("tid", tid)?;
         info.set("legacy", env.legacy)?;
@@ -746,12 +679,18 @@ pub(crate) fn call(f: &Function, args: impl mlua::IntoLuaMulti) -> Result<LuaVal
 
 /// Takes the counts of the event that just ran.
 pub(crate) fn take_counts(lua: &Lua) -> Tally {
-    lua.app_data_mut::<Shared>()
-        .map(|mut s| std::mem::take(&mut s.counts))
-        .unwrap_or_default()
+    with_shared(lua, |s| std::mem::take(&mut s.counts)).unwrap_or_default()
 }
 
-/// Runs `f` on the state's Rust side.
+/// The address of the state's Rust side, for a user that reaches it on
+/// every event.
+pub(super) fn shared_ptr(lua: &Lua) -> Option<Ptr> {
+    Some(lua.app_data_ref::<Owner>()?.0)
+}
+
+/// Runs `f` on the state's Rust side (never while the state runs Lua).
 pub(crate) fn with_shared<R>(lua: &Lua, f: impl FnOnce(&mut Shared) -> R) -> Option<R> {
-    lua.app_data_mut::<Shared>().map(|mut s| f(&mut s))
+    let p = lua.app_data_ref::<Owner>()?.0;
+    // SAFETY: the state runs no Lua now, so no API function holds it.
+    Some(f(unsafe { p.get() }))
 }

@@ -469,7 +469,7 @@ fn rows_into(stmt: &mut Statement<'_>, out: &mut Vec<Option<Value>>) -> Result<u
                 V::Null => None,
                 V::Integer(x) => Some(Value::Int(x)),
                 V::Real(x) => Some(Value::Text(x.to_string())),
-                V::Text(t) => Some(Value::Text(String::from_utf8_lossy(t).into_owned())),
+                V::Text(t) => Some(Value::Text(crate::types::text_of(t))),
                 V::Blob(b) => Some(Value::Bytes(b.into())),
             });
         }

@@ -499,10 +499,7 @@ impl WireConn {
                         let mut c = Cursor::new(p);
                         let mut row = Vec::with_capacity(n);
                         for _ in 0..n {
-                            row.push(
-                                c.lenenc_bytes_or_null()?
-                                    .map(|b| String::from_utf8_lossy(b).into_owned()),
-                            );
+                            row.push(c.lenenc_bytes_or_null()?.map(crate::types::text_of));
                         }
                         t.rows.push(row);
                     }

@@ -150,7 +150,7 @@ fn string(b: &[u8], binary: bool) -> Value {
     if binary {
         Value::Bytes(b.into())
     } else {
-        Value::Text(String::from_utf8_lossy(b).into_owned())
+        Value::Text(crate::types::text_of(b))
     }
 }
 

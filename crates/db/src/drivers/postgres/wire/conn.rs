@@ -237,7 +237,7 @@ impl PgWire {
                         Rows::Text(t) => {
                             let mut row = Vec::with_capacity(t.columns.len());
                             m::data_row(body, |_, v| {
-                                row.push(v.map(|b| String::from_utf8_lossy(b).into_owned()));
+                                row.push(v.map(crate::types::text_of));
                                 Ok(())
                             })?;
                             t.rows.push(row);

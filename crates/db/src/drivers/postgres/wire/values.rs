@@ -62,7 +62,7 @@ pub(crate) fn text_value(oid: u32, raw: &[u8]) -> Value {
 
 /// Text from the server (in the client encoding, UTF8).
 fn text(raw: &[u8]) -> Value {
-    Value::Text(String::from_utf8_lossy(raw).into_owned())
+    Value::Text(crate::types::text_of(raw))
 }
 
 /// A text-format value of type `oid` as a cell: integers and booleans as
