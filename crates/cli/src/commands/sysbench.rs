@@ -267,7 +267,7 @@ pub const PAGE: Page = Page {
                       --threads=8 --time=60 --report-interval=10 run",
         },
         Example {
-            what: "sysbench 0.5's way (oltp.lua runs as oltp_read_write)",
+            what: "sysbench 0.5's way (no oltp.lua here: runs as oltp_read_write)",
             command: "sysbench --test=oltp.lua --oltp-table-size=100000 \
                       --num-threads=8 --max-time=300 --max-requests=0 run",
         },
