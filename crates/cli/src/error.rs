@@ -9,13 +9,16 @@ pub enum CliError {
     Usage(String),
     /// Anything else that went wrong: exit code 1.
     Failed(String),
+    /// A bad sysbench command line under `dbmeter sysbench`: exit code 1,
+    /// as sysbench gives for its usage errors.
+    SysbenchUsage(String),
 }
 
 impl CliError {
     pub fn exit_code(&self) -> i32 {
         match self {
             CliError::Usage(_) => 2,
-            CliError::Failed(_) => 1,
+            CliError::Failed(_) | CliError::SysbenchUsage(_) => 1,
         }
     }
 }
@@ -27,6 +30,8 @@ impl fmt::Display for CliError {
             CliError::Usage(m) if m.contains('`') => write!(f, "{m}"),
             CliError::Usage(m) => write!(f, "{m} (see `dbmeter help`)"),
             CliError::Failed(m) => write!(f, "error: {m}"),
+            CliError::SysbenchUsage(m) if m.contains('`') => write!(f, "{m}"),
+            CliError::SysbenchUsage(m) => write!(f, "{m} (see `dbmeter help sysbench`)"),
         }
     }
 }

@@ -172,6 +172,10 @@ pub fn final_report(r: &RunDocument, section: Option<&str>) -> String {
             p.ms,
         );
     }
+    if l.percentiles.is_empty() {
+        // As sysbench with --percentile=0.
+        let _ = writeln!(out, "{:9}{:<24}{:>16}", "", "percentile stats:", "disabled");
+    }
     lat(&mut out, "sum:", l.sum_ms);
     if let Some(s) = &r.service_latency_ms {
         out.push_str("\nService time, from the actual start of each event (ms):\n");

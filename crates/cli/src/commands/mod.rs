@@ -1,5 +1,6 @@
 //! The commands: list, help, version, prepare, prewarm, cleanup, check, run,
-//! env, server, results, compare, report, campaign.
+//! env, server, results, compare, report, campaign, and sysbench (sysbench's
+//! own command lines, turned into the same requests).
 
 pub(crate) mod campaign;
 pub(crate) mod compare;
@@ -9,9 +10,10 @@ pub(crate) mod report;
 pub(crate) mod results;
 mod run;
 pub(crate) mod server;
+pub(crate) mod sysbench;
 
 use crate::CliError;
-use crate::args::{self, Command};
+use crate::args::{self, Command, Invocation};
 use dbmeter_run::options::specs_for;
 use dbmeter_run::{Request, StoreRequest};
 use dbmeter_store::RunMeta;
@@ -21,6 +23,19 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// A benchmark command as the command line asks for it.
 pub(crate) struct Ctx {
     pub request: Request,
+    pub layout: Layout,
+}
+
+/// How a run's report is printed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// dbmeter's: the histogram (`--histogram`) after the report.
+    #[default]
+    Dbmeter,
+    /// sysbench's (`dbmeter sysbench`): the histogram before the report;
+    /// with `percentile_off` (sysbench's `--percentile=0`) the report
+    /// says "percentile stats: disabled" instead of a percentile.
+    Sysbench { percentile_off: bool },
 }
 
 /// What `dbmeter` alone prints (on standard error, with exit code 2).
@@ -52,10 +67,17 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
         Some("report") => return report::main(&args[1..]),
         Some("completions") => return completions(&args[1..]),
         Some("man") => return man(&args[1..]),
+        Some("sysbench") => return sysbench::main(&args[1..]),
         _ => {}
     }
     let args = store_option(args);
     let inv = args::parse(&args, specs_for)?;
+    execute(inv, Layout::Dbmeter)
+}
+
+/// Carries out a parsed workload command line: version, list, help, or a
+/// benchmark's command through the run layer.
+pub(crate) fn execute(inv: Invocation, layout: Layout) -> Result<i32, CliError> {
     let tags = results::parse_tags(
         inv.given
             .iter()
@@ -101,6 +123,7 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
             options: values,
             store,
         },
+        layout,
     };
     match (inv.command, &inv.verb) {
         (Command::Run, _) => run::run(&ctx),
@@ -113,7 +136,7 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
 /// or be a word that is not a command or a workload: `--store=r.db`,
 /// `--store r.db` and `--store oltp_read_only` (default store, then the
 /// workload) all work. The default is passed on as `--store=`.
-fn store_option(args: Vec<String>) -> Vec<String> {
+pub(crate) fn store_option(args: Vec<String>) -> Vec<String> {
     let taken = |w: &str| {
         w.starts_with("--")
             || [

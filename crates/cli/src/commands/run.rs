@@ -1,7 +1,7 @@
 //! `run`: asks the run layer for a run, prints its lines and report,
 //! writes the result where asked, and says how the run ended.
 
-use super::Ctx;
+use super::{Ctx, Layout};
 use crate::CliError;
 use crate::progress::Printer;
 use dbmeter_report::{csv, text};
@@ -97,14 +97,35 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
         .map(|p| p.percentile)
         .collect();
     let report = text_report(doc);
+    let histogram = o
+        .bool("histogram")
+        .then(|| doc.histogram())
+        .flatten()
+        .map(|h| text::histogram(&h));
     if to_stdout {
         println!();
-        print!("{report}");
-        if o.bool("histogram")
-            && let Some(h) = doc.histogram()
-        {
-            println!();
-            print!("{}", text::histogram(&h));
+        match ctx.layout {
+            Layout::Dbmeter => {
+                print!("{report}");
+                if let Some(h) = &histogram {
+                    println!();
+                    print!("{h}");
+                }
+            }
+            // sysbench prints the histogram first, then the report.
+            Layout::Sysbench { percentile_off } => {
+                if let Some(h) = &histogram {
+                    print!("{h}");
+                    println!();
+                }
+                if percentile_off {
+                    let mut shown = doc.clone();
+                    shown.latency_ms.percentiles.clear();
+                    print!("{}", text_report(&shown));
+                } else {
+                    print!("{report}");
+                }
+            }
         }
     }
     let document = match format.as_str() {

@@ -19,5 +19,5 @@ mod render;
 pub use completions::completions;
 pub use man::man_page;
 pub use page::{Example, Opt, Page, Section, Sub, flag, opt};
-pub use pages::{general_help, help_request, print_page, workload_help};
+pub use pages::{general_help, help_request, print_page, test_options_help, workload_help};
 pub use render::width;

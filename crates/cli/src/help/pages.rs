@@ -240,6 +240,7 @@ pub fn all() -> Vec<&'static Page> {
         &commands::compare::PAGE,
         &commands::report::PAGE,
         &commands::campaign::PAGE,
+        &commands::sysbench::PAGE,
         &LIST,
         &HELP,
         &COMPLETIONS,
@@ -286,6 +287,7 @@ fn command_left(p: &Page) -> String {
         match p.name {
             "help" => " [TOPIC]",
             "completions" => " SHELL",
+            "sysbench" => " ARGS...",
             _ => "",
         }
     };
@@ -437,6 +439,24 @@ pub fn workload_help(w: &dyn Benchmark, width: usize) -> String {
     }
     out.push_str("\nGeneral options:\n");
     spec_table(&mut out, dbmeter_run::options::GENERAL, width);
+    out
+}
+
+/// `dbmeter sysbench TEST help`: as `sysbench TEST help`, the test's own
+/// options.
+pub fn test_options_help(w: &dyn Benchmark, width: usize) -> String {
+    let mut out = format!("{} options:\n", w.name());
+    let own = w.options();
+    if w.takes_any_option() {
+        paragraph(
+            &mut out,
+            "a sysbench 0.5 script: any --name=value option becomes its global \
+             variable name (dashes as underscores)",
+            2,
+            width,
+        );
+    }
+    spec_table(&mut out, &own, width);
     out
 }
 
