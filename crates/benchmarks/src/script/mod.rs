@@ -496,6 +496,12 @@ impl UserFactory for ScriptUsers {
         // What loading and thread_init() left behind is garbage: free it
         // now, so that thousands of users start small.
         lua.gc_collect().map_err(|e| state::lua_message(&e))?;
+        // Collect again once the heap has grown by a fifth rather than
+        // doubled (Lua's default): events make little garbage, and a
+        // state's memory counts thousands of times.
+        lua.gc_set_mode(mlua::state::GcMode::Incremental(
+            mlua::state::GcIncParams::default().pause(120),
+        ));
         let shared = state::shared_ptr(&lua)
             .ok_or_else(|| "dbmeter: the Lua state lost its data".to_string())?;
         Ok(Box::new(ScriptUser {
