@@ -269,9 +269,12 @@ impl WireConn {
         params: &[Param<'_>],
         out: &mut Vec<Option<Value>>,
     ) -> Result<u64, Error> {
-        let columns = st.columns.clone();
-        let r = self.execute_into(st, params, Rows::Values(out, Some(&columns)))?;
-        Ok(rows_of(r))
+        // Lent to the row decoder for the call (execute_into never reads
+        // them from `st`), rather than cloned on every execution.
+        let columns = std::mem::take(&mut st.columns);
+        let r = self.execute_into(st, params, Rows::Values(out, Some(&columns)));
+        st.columns = columns;
+        Ok(rows_of(r?))
     }
 
     /// Runs SQL text and appends the values of its first result's rows
