@@ -240,6 +240,7 @@ pub fn all() -> Vec<&'static Page> {
         &commands::compare::PAGE,
         &commands::report::PAGE,
         &commands::campaign::PAGE,
+        &commands::pgbench::PAGE,
         &LIST,
         &HELP,
         &COMPLETIONS,
