@@ -270,9 +270,12 @@ fn spec(long: &str) -> &'static Spec {
     SPECS.iter().find(|s| s.long == long).unwrap_or(&SPECS[0])
 }
 
-/// The command line split as pgbench's getopt_long splits it: options (by
-/// long name, with their values) in order, and the other words.
-fn split(args: &[String]) -> Result<(Vec<(&'static str, String)>, Vec<String>), CliError> {
+/// Options by long name, with their values (empty for a flag), in order.
+type Given = Vec<(&'static str, String)>;
+
+/// The command line split as pgbench's getopt_long splits it: the
+/// options, and the other words.
+fn split(args: &[String]) -> Result<(Given, Vec<String>), CliError> {
     let mut opts = Vec::new();
     let mut words = Vec::new();
     let mut i = 0;
