@@ -437,3 +437,83 @@ fn bad_options_are_one_line_and_exit_1() {
             .starts_with("-- select-only: <builtin: select only>\n\\set aid")
     );
 }
+
+const PIPELINE: &str = r"\set n random(1, 100)
+\startpipeline
+INSERT INTO pipe(client, v) VALUES (:client_id, :n);
+UPDATE pipe SET v = v + 1 WHERE client = :client_id AND v = :n;
+SELECT count(*) FROM pipe;
+\endpipeline
+";
+
+/// The second command fails: with the commands sent as one pipeline
+/// (one implicit transaction), the first one's row does not stay.
+const BROKEN_PIPELINE: &str = r"\startpipeline
+INSERT INTO pipe(client, v) VALUES (-1, 1);
+SELECT 1 / 0;
+\endpipeline
+";
+
+#[test]
+fn pipelines_are_sent_as_pipelines() {
+    let Some(server) = start(Flavor::Postgres) else {
+        return;
+    };
+    ask(&server, "CREATE DATABASE theirs");
+    let s = Scratch::new();
+    for db in ["test", "theirs"] {
+        psql(&server, db, "CREATE TABLE pipe(client int, v int)");
+    }
+    std::fs::write(s.path("pipe.sql"), PIPELINE).unwrap_or_else(|e| panic!("{e}"));
+    let file = s.path("pipe.sql").display().to_string();
+    for mode in ["extended", "prepared"] {
+        let args = [
+            "-n",
+            "-c",
+            "2",
+            "-j",
+            "2",
+            "-t",
+            "15",
+            "--random-seed=3",
+            "-M",
+            mode,
+            "-f",
+            &file,
+        ];
+        pgbench(&server, &args, "theirs");
+        let r = ours(&s, &server, &args, "test");
+        assert!(
+            r.stdout
+                .contains("number of transactions actually processed: 30/30"),
+            "{}",
+            r.stdout
+        );
+    }
+    let rows = "SELECT count(*), sum(v), count(DISTINCT client) FROM pipe";
+    let got = psql(&server, "test", rows);
+    assert!(got.starts_with("60|"), "{got}");
+    assert_eq!(got, psql(&server, "theirs", rows));
+    // A failed pipeline leaves nothing behind, and stops the run as
+    // pgbench's aborted client does (exit 2 after the report).
+    std::fs::write(s.path("broken.sql"), BROKEN_PIPELINE).unwrap_or_else(|e| panic!("{e}"));
+    let broken = s.path("broken.sql").display().to_string();
+    let mut all = vec!["pgbench".to_string()];
+    all.extend(argv(
+        &server,
+        &["-n", "-t", "1", "-M", "extended", "-f", &broken],
+        "test",
+    ));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let r = s.run(&all);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("division by zero"), "{}", r.stderr);
+    assert_eq!(
+        psql(
+            &server,
+            "test",
+            "SELECT count(*) FROM pipe WHERE client = -1"
+        ),
+        "0"
+    );
+}
