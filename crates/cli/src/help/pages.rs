@@ -287,6 +287,7 @@ fn command_left(p: &Page) -> String {
         match p.name {
             "help" => " [TOPIC]",
             "completions" => " SHELL",
+            "pgbench" => " [ARGS]",
             _ => "",
         }
     };
