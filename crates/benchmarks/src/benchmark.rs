@@ -44,6 +44,11 @@ pub trait Console: Send + Sync {
     fn line(&self, text: &str);
     /// The counter a loader advances (a progress bar may show it).
     fn progress(&self) -> &LoadProgress;
+    /// A run's header (what runs where): a line like any other unless
+    /// the console puts it elsewhere.
+    fn header(&self, text: &str) {
+        self.line(text);
+    }
 }
 
 /// What a run may do to the machine and the server around its queries:
@@ -164,6 +169,21 @@ pub trait RunPlan: Send {
     /// there are and lifts the default time limit here.
     fn shape_engine(&self, engine: &mut EngineConfig) {
         let _ = engine;
+    }
+
+    /// True when the plan printed its own header while planning (through
+    /// [`Console::header`], e.g. pgbench's `pgbench (...)` line before its
+    /// vacuum): the run layer then prints none.
+    fn own_header(&self) -> bool {
+        false
+    }
+
+    /// Its own interval line (the plan knows the run's options; see also
+    /// [`Benchmark::interval_line`]); None for the benchmark's or the
+    /// common one.
+    fn interval_line(&self, interval: &Interval, percentile: f64) -> Option<String> {
+        let _ = (interval, percentile);
+        None
     }
 
     /// Called as the measurement starts (at the end of the warm-up): a

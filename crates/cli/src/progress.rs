@@ -132,6 +132,9 @@ impl Drop for LoadBar {
 /// progress bar (on a terminal) under the lines.
 pub struct Printer {
     to_stdout: bool,
+    /// The run's header goes to stdout whatever `to_stdout` says
+    /// (pgbench's layout: its first line on stdout, the rest on stderr).
+    header_to_stdout: bool,
     bar: LoadBar,
     /// Whether a live status line is on stderr now (only ever on a
     /// terminal).
@@ -147,6 +150,7 @@ impl Printer {
     pub fn new(to_stdout: bool) -> Printer {
         Printer {
             to_stdout,
+            header_to_stdout: false,
             bar: LoadBar::silent(),
             status: std::io::stderr().is_terminal().then(|| Mutex::new(false)),
         }
@@ -157,7 +161,20 @@ impl Printer {
     pub fn for_load() -> Printer {
         Printer {
             to_stdout: true,
+            header_to_stdout: false,
             bar: LoadBar::new(),
+            status: None,
+        }
+    }
+
+    /// For `dbmeter pgbench`: the header on stdout, the other lines
+    /// (notes, progress lines) on stderr, as pgbench prints them; no live
+    /// status line.
+    pub fn pgbench() -> Printer {
+        Printer {
+            to_stdout: false,
+            header_to_stdout: true,
+            bar: LoadBar::silent(),
             status: None,
         }
     }
@@ -212,6 +229,15 @@ impl Console for Printer {
 
     fn progress(&self) -> &LoadProgress {
         &self.bar.progress
+    }
+
+    fn header(&self, text: &str) {
+        if self.header_to_stdout {
+            self.clear_status();
+            println!("{text}");
+        } else {
+            self.line(text);
+        }
     }
 }
 

@@ -155,6 +155,32 @@ impl Connection {
         }
     }
 
+    /// PostgreSQL's pipeline mode (pgbench's `\startpipeline`): queues
+    /// `sql` (with `$1, $2, ...`) as the unnamed statement, its parameters
+    /// as text (None for NULL), without sending it; [`Self::pipeline_sync`]
+    /// sends what is queued with one Sync (one round trip, one implicit
+    /// transaction) and reads the results. None on targets without
+    /// pipelines (MySQL, SQLite).
+    pub fn pipeline_queue(
+        &mut self,
+        sql: &str,
+        params: &[Option<&str>],
+    ) -> Option<Result<(), DbError>> {
+        match self {
+            Connection::Postgres(c) => Some(c.pipeline_queue(sql, params)),
+            Connection::Sqlite(_) | Connection::Mysql(_) => None,
+        }
+    }
+
+    /// Ends a pipeline (see [`Self::pipeline_queue`]): the first error of
+    /// its commands, if any.
+    pub fn pipeline_sync(&mut self) -> Option<Result<(), DbError>> {
+        match self {
+            Connection::Postgres(c) => Some(c.pipeline_sync()),
+            Connection::Sqlite(_) | Connection::Mysql(_) => None,
+        }
+    }
+
     /// Runs a query returning one integer (or NULL).
     pub fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
         match self {

@@ -14,6 +14,12 @@ pub struct EngineConfig {
     pub warmup: Duration,
     /// Poisson arrival rate in events per second (all users together); `None` = as fast as possible.
     pub rate: Option<f64>,
+    /// With a rate: an arrival whose user takes it up more than this
+    /// after its intended start is skipped (counted in
+    /// `Counters::skipped`, and told to the user through
+    /// [`crate::User::skipped`]) and the user takes the next one, as
+    /// pgbench's `-L` does under `-R`; `None` = no arrival is skipped.
+    pub late_limit: Option<Duration>,
     /// Length of one interval of the time series.
     pub interval: Duration,
     /// Percentiles computed for every interval.
@@ -57,6 +63,7 @@ impl Default for EngineConfig {
             events: None,
             warmup: Duration::ZERO,
             rate: None,
+            late_limit: None,
             interval: Duration::from_secs(1),
             percentiles: vec![50.0, 95.0, 99.0, 99.9],
             seed: 1,

@@ -65,6 +65,9 @@ pub struct IntervalSample {
     pub queue_length: Option<u64>,
     /// With a rate: users busy with an event at the end of the interval.
     pub concurrency: Option<usize>,
+    /// With a rate: the mean lag, in milliseconds, of the interval's
+    /// completed events (actual start minus intended start).
+    pub lag_ms: Option<f64>,
     /// Per kind of event: completed events and intended rollbacks.
     pub kinds: Vec<KindCounts>,
 }

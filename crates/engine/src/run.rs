@@ -106,6 +106,8 @@ struct Shared {
     max_lag_ns: AtomicU64,
     /// See `EngineConfig::reconnect_timeout`.
     reconnect_timeout: Duration,
+    /// See `EngineConfig::late_limit` (with a rate only).
+    late_limit: Option<Duration>,
     slots: Vec<Slot>,
     with_service: bool,
     kinds: usize,
@@ -217,6 +219,7 @@ pub fn run_observed(
         work_done: AtomicUsize::new(0),
         max_lag_ns: AtomicU64::new(0),
         reconnect_timeout: cfg.reconnect_timeout,
+        late_limit: cfg.late_limit.filter(|_| cfg.rate.is_some()),
         slots: (0..n).map(|_| Slot::new(with_service, cfg.kinds)).collect(),
         with_service,
         kinds: cfg.kinds,
@@ -483,6 +486,16 @@ impl Collector<'_> {
         let mut part = PhaseResult::default();
         self.collect_into(&mut part, true);
         let queue_length = self.shared.backlog(to);
+        // Latency runs from the intended start, service time from the
+        // actual one: their difference is the lag.
+        let lag_ms = part.service.as_ref().map(|sv| {
+            let n = part.latency.count();
+            if n == 0 {
+                0.0
+            } else {
+                part.latency.sum().saturating_sub(sv.sum()) as f64 / n as f64 / 1e6
+            }
+        });
         if let (Some(r), Some(q)) = (self.rate.as_mut(), queue_length) {
             r.max_queue_length = r.max_queue_length.max(q);
         }
@@ -494,6 +507,7 @@ impl Collector<'_> {
             latency: LatencySummary::from_histogram(&part.latency, &self.cfg.percentiles),
             queue_length,
             concurrency: queue_length.map(|_| self.shared.in_event.load(Relaxed)),
+            lag_ms,
             kinds: part
                 .kinds
                 .iter()
@@ -772,6 +786,8 @@ fn reserve_events(shared: &Shared) -> u64 {
 enum Outcome {
     Done,
     TimedOut,
+    /// Failed for good ([`EventError::Failed`]).
+    Failed,
     Cancelled,
     Fatal,
 }
@@ -809,9 +825,37 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
         }
         let intended = match &shared.arrivals {
             Some(arr) => {
-                let (at_s, taken) = arr.lock().take();
-                shared.taken.store(taken, Relaxed);
-                let at = ticks.add(timing.begin, Duration::from_secs_f64(at_s));
+                let mut user_done = false;
+                let at = loop {
+                    let (at_s, taken) = arr.lock().take();
+                    shared.taken.store(taken, Relaxed);
+                    let at = ticks.add(timing.begin, Duration::from_secs_f64(at_s));
+                    // Already later than the late limit: skipped.
+                    if let Some(limit) = shared.late_limit
+                        && timing.deadline.is_none_or(|d| at < d)
+                    {
+                        let now = ticks.now();
+                        if now > ticks.add(at, limit) {
+                            slot.stats.lock().counters.skipped += 1;
+                            let lag = Duration::from_nanos(ticks.ns(at, now));
+                            if user.skipped(lag) == Flow::UserDone {
+                                user_done = true;
+                                break at;
+                            }
+                            if shared.stop.load(Relaxed) {
+                                break at;
+                            }
+                            continue;
+                        }
+                    }
+                    break at;
+                };
+                if user_done {
+                    if timing.deadline.is_none_or(|d| ticks.now() < d) {
+                        shared.work_done.fetch_add(1, Relaxed);
+                    }
+                    break;
+                }
                 if let Some(d) = timing.deadline
                     && at >= d
                 {
@@ -856,7 +900,12 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
         if intended.is_some() {
             shared.in_event.fetch_add(1, Relaxed);
         }
-        let mut tally = Tally::default();
+        let mut tally = Tally {
+            lag: intended.map_or(Duration::ZERO, |at| {
+                Duration::from_nanos(ticks.ns(at, start))
+            }),
+            ..Tally::default()
+        };
         let outcome = loop {
             match user.event(&mut tally) {
                 Ok(Flow::Continue) => break Outcome::Done,
@@ -910,6 +959,15 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
                     shared.fail(message);
                     break Outcome::Fatal;
                 }
+                Err(EventError::Failed { code, last }) => {
+                    // Counted now, in the interval where it happened.
+                    let mut s = slot.stats.lock();
+                    s.counters.ignored_errors += 1;
+                    *s.errors.entry(code).or_insert(0) += 1;
+                    drop(s);
+                    last_event = last;
+                    break Outcome::Failed;
+                }
                 Err(EventError::Cancelled) => break Outcome::Cancelled,
                 Err(EventError::TimedOut { code }) => {
                     errors.push(code);
@@ -939,10 +997,10 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
                 }
                 Outcome::TimedOut => s.counters.timeouts += 1,
                 Outcome::Cancelled => s.counters.cancelled += 1,
-                Outcome::Fatal => {}
+                Outcome::Failed | Outcome::Fatal => {}
             }
             // The statements of an event cut short are not queries done.
-            if matches!(outcome, Outcome::Done | Outcome::TimedOut) {
+            if matches!(outcome, Outcome::Done | Outcome::TimedOut | Outcome::Failed) {
                 s.counters.reads += tally.reads;
                 s.counters.writes += tally.writes;
                 s.counters.others += tally.others;
@@ -961,7 +1019,7 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
             }
             break;
         }
-        if !matches!(outcome, Outcome::Done | Outcome::TimedOut)
+        if !matches!(outcome, Outcome::Done | Outcome::TimedOut | Outcome::Failed)
             || timing.deadline.is_some_and(|d| end >= d)
         {
             break;

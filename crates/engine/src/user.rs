@@ -18,6 +18,11 @@ pub struct Tally {
     /// The event ended in a rollback that the workload intends (e.g. a
     /// TPC-C New-Order with an unused item): it still counts as an event.
     pub rolled_back: bool,
+    /// Set by the engine before the event, with a rate: how much later
+    /// than its intended start the event started (its schedule lag). The
+    /// event's latency counts it; a workload that logs events itself can
+    /// add it to what it timed.
+    pub lag: std::time::Duration,
 }
 
 /// What a completed event means for its user.
@@ -47,6 +52,12 @@ pub enum EventError {
     /// Anything else: the run stops with this message and keeps what it
     /// measured so far.
     Fatal { code: String, message: String },
+    /// The event failed for good and is not restarted (pgbench's failed
+    /// transaction: a serialization failure or deadlock after its last
+    /// try): counted as an ignored error under `code`, not as a completed
+    /// event, and the user goes on with its next event, or stops when
+    /// `last` (as after [`Flow::UserDone`]).
+    Failed { code: String, last: bool },
     /// The event was interrupted because the run is stopping.
     Cancelled,
     /// A statement ran past --query-timeout and was cancelled: the event
@@ -67,6 +78,16 @@ pub trait User: Send {
     /// Re-establishes a lost connection.
     fn reconnect(&mut self) -> Result<(), String> {
         Err("this workload cannot reconnect".to_string())
+    }
+
+    /// With a rate and a late limit ([`crate::EngineConfig::late_limit`]):
+    /// the engine skipped an arrival of this user that was `lag` late when
+    /// its turn came (no event ran for it). [`Flow::UserDone`] ends the
+    /// user, as after its last event (a finite user may count skipped
+    /// arrivals as work).
+    fn skipped(&mut self, lag: std::time::Duration) -> Flow {
+        let _ = lag;
+        Flow::Continue
     }
 
     /// Called once after the user's last event (e.g. to flush buffered rows).

@@ -837,3 +837,128 @@ fn users_stuck_after_a_stop_are_abandoned() {
     let r = run(&cfg_events(50), factory(0), &StopHandle::new(), &mut |_| {}).unwrap();
     assert_eq!((r.abandoned, r.end), (0, EndReason::EventLimit));
 }
+
+/// A finite user of a rated run: each event sleeps; it counts the
+/// arrivals the engine skipped, and with `fail_every` fails every so
+/// many events for good; it stops after `work` events and skips.
+struct Late {
+    sleep: Duration,
+    work: u64,
+    fail_every: Option<u64>,
+    n: u64,
+    skipped: Arc<AtomicU64>,
+}
+
+impl Late {
+    fn step(&mut self) -> bool {
+        self.n += 1;
+        self.n == self.work
+    }
+}
+
+impl User for Late {
+    fn event(&mut self, _tally: &mut Tally) -> Result<Flow, EventError> {
+        std::thread::sleep(self.sleep);
+        let last = self.step();
+        if self.fail_every.is_some_and(|k| self.n.is_multiple_of(k)) {
+            return Err(EventError::Failed {
+                code: "40001".into(),
+                last,
+            });
+        }
+        Ok(if last { Flow::UserDone } else { Flow::Continue })
+    }
+
+    fn skipped(&mut self, lag: Duration) -> Flow {
+        assert!(lag > Duration::from_micros(10));
+        self.skipped.fetch_add(1, Ordering::Relaxed);
+        if self.step() {
+            Flow::UserDone
+        } else {
+            Flow::Continue
+        }
+    }
+}
+
+struct LateFactory {
+    sleep: Duration,
+    work: u64,
+    fail_every: Option<u64>,
+    skipped: Arc<AtomicU64>,
+}
+
+impl UserFactory for LateFactory {
+    fn create(&self, _user_id: usize) -> Result<Box<dyn User>, String> {
+        Ok(Box::new(Late {
+            sleep: self.sleep,
+            work: self.work,
+            fail_every: self.fail_every,
+            n: 0,
+            skipped: self.skipped.clone(),
+        }))
+    }
+}
+
+#[test]
+fn late_arrivals_are_skipped_and_told_to_the_user() {
+    let skipped = Arc::new(AtomicU64::new(0));
+    let f = Arc::new(LateFactory {
+        sleep: Duration::from_millis(1),
+        work: 100,
+        fail_every: None,
+        skipped: skipped.clone(),
+    });
+    // 100,000 arrivals a second, events of 1 ms, a late limit of 10 µs:
+    // most arrivals are late when their turn comes.
+    let c = EngineConfig {
+        threads: 2,
+        rate: Some(100_000.0),
+        late_limit: Some(Duration::from_micros(10)),
+        ..cfg()
+    };
+    let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+    let n = &r.measured.counters;
+    assert_eq!(r.end, EndReason::WorkDone);
+    assert!(n.skipped > 0, "{n:?}");
+    assert_eq!(n.skipped, skipped.load(Ordering::Relaxed));
+    // Skips count toward the users' finite work.
+    assert_eq!(n.events + n.skipped, 200, "{n:?}");
+    let in_series: u64 = r.intervals.iter().map(|i| i.counters.skipped).sum();
+    assert_eq!(in_series, n.skipped);
+    assert!(r.intervals.iter().all(|i| i.lag_ms.is_some()));
+    // Without a limit nothing is skipped.
+    let f = Arc::new(LateFactory {
+        sleep: Duration::from_micros(100),
+        work: 20,
+        fail_every: None,
+        skipped: Arc::default(),
+    });
+    let c = EngineConfig {
+        threads: 2,
+        rate: Some(100_000.0),
+        ..cfg()
+    };
+    let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+    assert_eq!(r.measured.counters.skipped, 0);
+    assert_eq!(r.measured.counters.events, 40);
+}
+
+#[test]
+fn events_failed_for_good_are_counted_and_not_restarted() {
+    let f = Arc::new(LateFactory {
+        sleep: Duration::ZERO,
+        work: 30,
+        fail_every: Some(3),
+        skipped: Arc::default(),
+    });
+    let c = EngineConfig {
+        threads: 2,
+        ..cfg()
+    };
+    let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+    // Each user: 30 events, every third failed (the last one too).
+    assert_eq!(r.end, EndReason::WorkDone);
+    assert_eq!(r.measured.counters.events, 40);
+    assert_eq!(r.measured.counters.ignored_errors, 20);
+    assert_eq!(r.measured.errors.get("40001"), Some(&20));
+}

@@ -185,6 +185,14 @@ pub struct Totals {
     /// Reconnect attempts that failed.
     #[serde(default)]
     pub failed_reconnects: u64,
+    /// Arrivals skipped for being later than the late limit (pgbench's
+    /// `-L` under `-R`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -264,6 +272,13 @@ pub struct Interval {
     /// Intended rollbacks in the interval (tpcc's New-Orders), with kinds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollbacks: Option<u64>,
+    /// With a rate: the mean lag of the interval's events behind their
+    /// intended starts, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_ms: Option<f64>,
+    /// Arrivals skipped in the interval (see [`Totals::skipped`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped: u64,
 }
 
 impl Interval {

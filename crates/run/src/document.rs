@@ -30,6 +30,8 @@ pub fn interval(s: &IntervalSample) -> Interval {
         concurrency: s.concurrency,
         events_by_kind: s.kinds.iter().map(|k| k.events).collect(),
         rollbacks: (!s.kinds.is_empty()).then(|| s.kinds.iter().map(|k| k.rolled_back).sum()),
+        lag_ms: s.lag_ms,
+        skipped: c.skipped,
     }
 }
 
@@ -55,6 +57,7 @@ fn totals(p: &PhaseResult) -> Totals {
         timeouts: c.timeouts,
         connection_errors: c.connection_errors,
         failed_reconnects: c.failed_reconnects,
+        skipped: c.skipped,
     }
 }
 

@@ -94,7 +94,7 @@ fn header(
         (Some(t), true) => format!(" ({t})"),
         (None, _) => " (no database)".to_string(),
     };
-    obs.line(&format!("dbmeter {}{about}\n", env!("CARGO_PKG_VERSION")));
+    obs.header(&format!("dbmeter {}{about}\n", env!("CARGO_PKG_VERSION")));
     obs.line(&format!(
         "Running {} with the following options:",
         req.benchmark.name()
@@ -146,12 +146,14 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         console: obs,
         server: crate::managed::control_for(target.as_ref()),
     };
-    let mut plan = bench.plan(&ctx)?;
+    let plan = bench.plan(&ctx)?;
     plan.shape_engine(&mut engine);
     let kinds = plan.kinds();
     engine.kinds = kinds.len();
     let version = plan.server_version();
-    header(obs, req, target.as_ref(), &engine, &version);
+    if !plan.own_header() {
+        header(obs, req, target.as_ref(), &engine, &version);
+    }
 
     let warn = |w: &dbmeter_env::Warning| obs.warning(&w.message);
     let recorder = Recorder::start(o, target.as_ref(), &engine, &warn);
@@ -159,11 +161,15 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let pct = dbmeter_report::text::line_percentile(&engine.percentiles);
     let limit_s = engine.time.map(|d| d.as_secs_f64());
     let mut errors = 0u64;
+    // The engine calls on_interval and on_start one at a time, from the
+    // thread that runs it: the plan is borrowed by one of them at a time.
+    let plan = std::cell::RefCell::new(plan);
     let mut on_interval = |s: &IntervalSample| {
         let i = document::interval(s);
         if print {
-            let line = bench
-                .interval_line(&i, pct)
+            let own = plan.borrow().interval_line(&i, pct);
+            let line = own
+                .or_else(|| bench.interval_line(&i, pct))
                 .unwrap_or_else(|| dbmeter_report::text::interval_line(&i, pct));
             obs.line(&line);
         } else {
@@ -176,9 +182,9 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
             });
         }
     };
-    let users = plan.users();
+    let users = plan.borrow().users();
     let result = {
-        let mut on_start = || plan.measure_start();
+        let mut on_start = || plan.borrow_mut().measure_start();
         dbmeter_engine::run_observed(&engine, users, stop, &mut on_interval, &mut on_start)
             .map_err(|e| RunError::Failed(e.to_string()))?
     };
@@ -202,6 +208,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     );
     recorder.finish(&mut doc, result.abandoned > 0, &warn);
     let before = doc.warnings.len();
+    let mut plan = plan.into_inner();
     plan.finish(&result, &mut doc);
     for w in &doc.warnings[before..] {
         obs.warning(&w.message);

@@ -241,6 +241,7 @@ pub fn engine_config(o: &OptValues, seed: u64) -> Result<EngineConfig, RunError>
         events: Some(o.u64("events")).filter(|&n| n > 0),
         warmup: secs("warmup-time")?.unwrap_or_default(),
         rate: (rate > 0.0).then_some(rate),
+        late_limit: None,
         interval: secs("report-interval")?.unwrap_or(Duration::from_secs(1)),
         percentiles: percentiles(o)?,
         seed,

@@ -33,6 +33,10 @@ pub struct Counters {
     /// Reconnect attempts that failed, counted as they fail.
     #[serde(default)]
     pub failed_reconnects: u64,
+    /// Arrivals of a rated run skipped because they were already later
+    /// than the late limit when their turn came (pgbench's `-L` with `-R`).
+    #[serde(default)]
+    pub skipped: u64,
 }
 
 impl Counters {
@@ -57,6 +61,7 @@ impl Counters {
         self.timeouts += o.timeouts;
         self.connection_errors += o.connection_errors;
         self.failed_reconnects += o.failed_reconnects;
+        self.skipped += o.skipped;
     }
 }
 
@@ -80,6 +85,7 @@ mod tests {
             timeouts: 8,
             connection_errors: 9,
             failed_reconnects: 10,
+            skipped: 11,
         };
         let mut sum = Counters::default();
         sum.add(&one);
@@ -97,6 +103,7 @@ mod tests {
                 timeouts: 16,
                 connection_errors: 18,
                 failed_reconnects: 20,
+                skipped: 22,
             }
         );
         assert_eq!(sum.queries(), 18);

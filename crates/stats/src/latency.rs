@@ -119,6 +119,16 @@ impl LatencyHistogram {
         }
     }
 
+    /// Standard deviation of the recorded values, from their buckets
+    /// (0 when empty).
+    pub fn stddev(&self) -> f64 {
+        if self.count() == 0 {
+            0.0
+        } else {
+            self.hist.stdev()
+        }
+    }
+
     /// The value at percentile `p` (0..=100), within 0.1% of a recorded
     /// value and clamped to the exact `[min, max]` range.
     pub fn percentile(&self, p: f64) -> u64 {

@@ -19,6 +19,8 @@ pub struct LatencySummary {
     pub avg_ms: f64,
     pub max_ms: f64,
     pub sum_ms: f64,
+    /// Standard deviation (from the histogram's buckets: within 0.1%).
+    pub stddev_ms: f64,
     pub percentiles: Vec<Percentile>,
 }
 
@@ -34,6 +36,7 @@ impl LatencySummary {
             avg_ms: ns_to_ms(h.mean()),
             max_ms: ns_to_ms(h.max() as f64),
             sum_ms: ns_to_ms(h.sum() as f64),
+            stddev_ms: ns_to_ms(h.stddev()),
             percentiles: percentiles
                 .iter()
                 .map(|&p| Percentile {

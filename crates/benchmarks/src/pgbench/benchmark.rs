@@ -13,6 +13,7 @@ use super::client::{Client, ExecOptions, FailureKind, Setup, TxStatus};
 use super::db_session::DbSession;
 use super::host::SystemHost;
 use super::init::{DEFAULT_STEPS, InitSpec, drop_tables, initialize};
+use super::log::{Ending, Entry, LogSpec, Sampler, TxLogs};
 use super::script::CommandKind;
 use super::script_set::{ScriptSet, ScriptSetBuilder};
 use super::session::QueryMode;
@@ -24,10 +25,11 @@ use dbmeter_db::{ConnectOptions, Connection, Dialect, ErrorKind, IgnoreList, PsM
 use dbmeter_engine::{
     EngineConfig, EventError, Flow, Interrupter, RunResult, Tally, User, UserFactory,
 };
-use dbmeter_result::RunDocument;
+use dbmeter_result::{Interval, RunDocument};
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The key of the result's section.
 const SECTION: &str = "pgbench";
@@ -62,8 +64,35 @@ fn class_of(kind: &CommandKind) -> Class {
 }
 
 /// The words of a comma-separated option, trimmed, empty ones left out.
-fn list(s: &str) -> impl Iterator<Item = &str> {
-    s.split(',').map(str::trim).filter(|w| !w.is_empty())
+/// `\,` is a comma within a word and `\\` a backslash (what
+/// `dbmeter pgbench` writes for `-D name=a,b`).
+fn list(s: &str) -> impl Iterator<Item = String> + '_ {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(n @ (',' | '\\')) => cur.push(n),
+                Some(n) => {
+                    cur.push('\\');
+                    cur.push(n);
+                }
+                None => cur.push('\\'),
+            },
+            ',' => words.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    words.push(cur);
+    words
+        .into_iter()
+        .map(|w| w.trim().to_string())
+        .filter(|w| !w.is_empty())
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The result's `pgbench` section.
@@ -76,16 +105,40 @@ pub struct Section {
     pub max_tries: u32,
     /// `--transactions` (per client); 0 when the run is timed.
     pub transactions_per_client: u64,
+    /// `--time` when it was given (pgbench's `duration`).
+    pub duration_s: Option<f64>,
     pub latency_limit_ms: Option<f64>,
+    /// `--rate`, when given.
+    pub rate_per_s: Option<f64>,
     /// Transactions over the latency limit.
     pub late: u64,
+    /// Transactions skipped for being late before they started (`-L`
+    /// under `-R`).
+    pub skipped: u64,
     /// Transactions that failed with a serialization error or a deadlock
-    /// after their tries.
+    /// after their tries...
     pub failed: u64,
-    /// Completed transactions (warm-up included) and their latencies.
+    /// ...of them, serialization failures and deadlocks.
+    pub serialization_failures: u64,
+    pub deadlock_failures: u64,
+    /// Transactions retried at least once, and the retries.
+    pub retried: u64,
+    pub retries: u64,
+    /// Completed transactions (warm-up included) and their latencies
+    /// (from the scheduled start under a rate).
     pub transactions: u64,
     pub latency_avg_ms: f64,
     pub latency_stddev_ms: f64,
+    /// Under a rate: how late transactions started, on average and at most.
+    pub lag_avg_ms: Option<f64>,
+    pub lag_max_ms: Option<f64>,
+    /// `--connect` (pgbench -C): the average time to connect.
+    pub connection_avg_ms: Option<f64>,
+    /// Print the statement latencies (pgbench's `-r`).
+    #[serde(default = "yes")]
+    pub statement_latencies: bool,
+    /// `--failures-detailed`.
+    pub failures_detailed: bool,
     pub scripts: Vec<ScriptSection>,
 }
 
@@ -95,6 +148,12 @@ pub struct ScriptSection {
     pub name: String,
     pub weight: u32,
     pub transactions: u64,
+    pub failed: u64,
+    pub skipped: u64,
+    pub retried: u64,
+    pub retries: u64,
+    pub latency_avg_ms: f64,
+    pub latency_stddev_ms: f64,
     pub commands: Vec<CommandSection>,
 }
 
@@ -124,23 +183,34 @@ impl Pgbench {
         .map_err(BenchError::Usage)
     }
 
-    /// The scripts of `--builtin` and `--file`; whether a built-in one is
-    /// among them.
+    /// The scripts of `--builtin` and `--file` (in that order; a
+    /// `builtin:NAME[@W]` item of `--file` is a built-in script in its
+    /// place among the files); whether a built-in one is among them.
     fn scripts(ctx: &Context) -> Result<(ScriptSet, bool), BenchError> {
         let o = ctx.options;
         let mut b = ScriptSetBuilder::new();
         let mut builtin = false;
-        for spec in list(o.str("builtin")) {
+        let mut add_builtin = |b: &mut ScriptSetBuilder, spec: &str| {
             // Checked here for a message that names the option.
             let (name, _) = parse_weight(spec).map_err(BenchError::Usage)?;
             find_builtin(name).map_err(|e| BenchError::Usage(format!("--builtin: {e}")))?;
             b.add_builtin(spec).map_err(BenchError::Usage)?;
             builtin = true;
+            Ok::<(), BenchError>(())
+        };
+        let mut any = false;
+        for spec in list(o.str("builtin")) {
+            add_builtin(&mut b, &spec)?;
+            any = true;
         }
         for spec in list(o.str("file")) {
-            b.add_file(spec).map_err(BenchError::Failed)?;
+            match spec.strip_prefix("builtin:") {
+                Some(name) => add_builtin(&mut b, name)?,
+                None => b.add_file(&spec).map_err(BenchError::Failed)?,
+            }
+            any = true;
         }
-        if list(o.str("builtin")).next().is_none() && list(o.str("file")).next().is_none() {
+        if !any {
             builtin = true;
         }
         let set = b.build().map_err(BenchError::Usage)?;
@@ -177,6 +247,59 @@ impl Pgbench {
             ));
         }
         Ok(n)
+    }
+
+    /// The `-l` logs, when asked for.
+    fn logs(ctx: &Context, rate: bool, max_tries: u32) -> Result<Option<Arc<TxLogs>>, BenchError> {
+        let o = ctx.options;
+        let aggregate = o.i64("aggregate-interval");
+        let sampling = o.f64("sampling-rate");
+        if !o.bool("log") {
+            for (name, given) in [
+                ("aggregate-interval", o.given("aggregate-interval")),
+                ("sampling-rate", o.given("sampling-rate")),
+                ("log-prefix", o.given("log-prefix")),
+            ] {
+                if given {
+                    return Err(BenchError::Usage(format!(
+                        "--{name} is allowed only when logging transactions (--log)"
+                    )));
+                }
+            }
+            return Ok(None);
+        }
+        if aggregate < 0 {
+            return Err(BenchError::Usage(format!(
+                "invalid --aggregate-interval={aggregate}: give whole seconds above 0"
+            )));
+        }
+        if !(sampling > 0.0 && sampling <= 1.0) {
+            return Err(BenchError::Usage(format!(
+                "invalid --sampling-rate={sampling}: give a share above 0 and at most 1"
+            )));
+        }
+        if aggregate > 0 && sampling < 1.0 {
+            return Err(BenchError::Usage(
+                "log sampling (--sampling-rate) and aggregation (--aggregate-interval) cannot be used at the same time".into(),
+            ));
+        }
+        let jobs = o.i64("jobs");
+        if jobs < 1 {
+            return Err(BenchError::Usage(format!(
+                "invalid --jobs={jobs}: give 1 or more"
+            )));
+        }
+        let spec = LogSpec {
+            prefix: o.str("log-prefix").to_string(),
+            jobs: jobs as usize,
+            clients: ctx.threads.max(1),
+            sampling_rate: sampling,
+            aggregate: (aggregate > 0).then_some(aggregate as u64),
+            with_lag: rate,
+            with_retries: max_tries != 1,
+            failures_detailed: o.bool("failures-detailed"),
+        };
+        TxLogs::create(spec).map(Some).map_err(BenchError::Failed)
     }
 }
 
@@ -225,6 +348,12 @@ impl Benchmark for Pgbench {
                 "prepare: leave out the vacuum step; run: do not vacuum pgbench_branches and pgbench_tellers and empty pgbench_history first, as pgbench does unless -n",
             ),
             opt(
+                "vacuum-all",
+                OptKind::Bool,
+                "off",
+                "run: also vacuum pgbench_accounts and pgbench_history first (pgbench -v)",
+            ),
+            opt(
                 "unlogged-tables",
                 OptKind::Bool,
                 "off",
@@ -241,13 +370,13 @@ impl Benchmark for Pgbench {
                 "file",
                 OptKind::Str,
                 "",
-                "pgbench script files, comma-separated PATH[@WEIGHT] (pgbench -f)",
+                "pgbench script files, comma-separated PATH[@WEIGHT] (pgbench -f); an item builtin:NAME[@WEIGHT] puts a built-in script in its place among them",
             ),
             opt(
                 "define",
                 OptKind::Str,
                 "",
-                "variables for the scripts, comma-separated NAME=VALUE (pgbench -D)",
+                "variables for the scripts, comma-separated NAME=VALUE (pgbench -D; \\, is a comma in a value)",
             ),
             opt(
                 "protocol",
@@ -265,7 +394,7 @@ impl Benchmark for Pgbench {
                 "latency-limit",
                 OptKind::Float,
                 "0",
-                "count transactions that take longer than this many milliseconds as late, and retry none past it (pgbench -L); 0: no limit",
+                "count transactions that take longer than this many milliseconds as late, and retry none past it (pgbench -L); with --rate, skip those already this late when their turn comes; 0: no limit",
             ),
             opt(
                 "random-seed",
@@ -278,6 +407,66 @@ impl Benchmark for Pgbench {
                 OptKind::Int,
                 "1",
                 "runs of a transaction that fails with a serialization error or deadlock (pgbench --max-tries); 0: no limit (needs --latency-limit or --time)",
+            ),
+            opt(
+                "failures-detailed",
+                OptKind::Bool,
+                "off",
+                "report failed transactions by kind: serialization failures and deadlocks (pgbench --failures-detailed)",
+            ),
+            opt(
+                "connect",
+                OptKind::Bool,
+                "off",
+                "open a new connection for each transaction, its time counted in the transaction's (pgbench -C)",
+            ),
+            opt(
+                "report-per-command",
+                OptKind::Bool,
+                "on",
+                "print each statement's average latency and failures after the report (pgbench -r)",
+            ),
+            opt(
+                "log",
+                OptKind::Bool,
+                "off",
+                "write a line per transaction to files PREFIX.PID[.N] in pgbench's format (pgbench -l)",
+            ),
+            opt(
+                "log-prefix",
+                OptKind::Str,
+                "pgbench_log",
+                "the log files' name before .PID (pgbench --log-prefix)",
+            ),
+            opt(
+                "aggregate-interval",
+                OptKind::Int,
+                "0",
+                "--log: a line per this many seconds instead of one per transaction (pgbench --aggregate-interval); 0: per transaction",
+            ),
+            opt(
+                "sampling-rate",
+                OptKind::Float,
+                "1",
+                "--log: the share of transactions logged, e.g. 0.01 (pgbench --sampling-rate)",
+            ),
+            opt(
+                "jobs",
+                OptKind::Int,
+                "1",
+                "pgbench -j: --log writes one file per job, the clients split over them in blocks as pgbench splits them; runs are not affected (each client has its own thread)",
+            ),
+            opt(
+                "layout",
+                choice(&["dbmeter", "pgbench"]),
+                "dbmeter",
+                "pgbench: print pgbench's header, progress lines (--report-interval) and notes instead of dbmeter's (what `dbmeter pgbench` does)",
+            ),
+            opt(
+                "progress-timestamp",
+                OptKind::Bool,
+                "off",
+                "--layout=pgbench: progress lines start with the Unix time instead of the time since the start (pgbench --progress-timestamp)",
             ),
         ]
     }
@@ -323,7 +512,7 @@ impl Benchmark for Pgbench {
         let o = ctx.options;
         let (set, builtin) = Self::scripts(ctx)?;
         let defines = list(o.str("define"))
-            .map(Definition::parse)
+            .map(|d| Definition::parse(&d))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| BenchError::Usage(format!("--define: {e}")))?;
         let mode = QueryMode::parse(o.str("protocol")).map_err(BenchError::Usage)?;
@@ -354,17 +543,30 @@ impl Benchmark for Pgbench {
                 "--max-tries=0 (no limit on tries) needs --latency-limit or a timed run (--time without --transactions)".into(),
             ));
         }
+        let rate = o.f64("rate");
+        let rate = (rate > 0.0).then_some(rate);
+        let pgbench_layout = o.str("layout") == "pgbench";
+        let logs = Self::logs(ctx, rate.is_some(), max_tries as u32)?;
         let mut conn = Connection::connect(&ctx.setup_connection()?)?;
         let version = conn.server_version();
+        if pgbench_layout {
+            // pgbench's first line: its version and the server's.
+            let server = version.strip_prefix("PostgreSQL ").unwrap_or(&version);
+            ctx.console.header(&format!(
+                "pgbench (dbmeter {}, server {server})",
+                env!("CARGO_PKG_VERSION")
+            ));
+        }
         let scale = Self::scale(&mut conn, ctx, builtin)?;
         if !o.bool("no-vacuum") {
-            before_run(&mut conn, ctx);
+            before_run(&mut conn, ctx, pgbench_layout, o.bool("vacuum-all"));
         }
         drop(conn);
         let set = Arc::new(set);
+        let clients = ctx.threads.max(1);
         let setup = Setup::new(
             Arc::clone(&set),
-            ctx.threads.max(1),
+            clients,
             seed,
             scale,
             defines,
@@ -387,18 +589,29 @@ impl Benchmark for Pgbench {
         let section = Section {
             scale,
             query_mode: mode.name().into(),
-            clients: ctx.threads.max(1),
+            clients,
             max_tries: max_tries as u32,
             transactions_per_client: transactions as u64,
+            duration_s: o.given("time").then(|| o.f64("time")),
             latency_limit_ms: (limit_ms > 0.0).then_some(limit_ms),
+            rate_per_s: rate,
+            statement_latencies: o.bool("report-per-command"),
+            failures_detailed: o.bool("failures-detailed"),
             ..Section::default()
         };
+        let live = Arc::new(LiveCounts::default());
         Ok(Box::new(PgbenchPlan {
             version,
             set: Arc::clone(&set),
             time_given: o.given("time"),
+            late_limit: latency_limit.filter(|_| rate.is_some()),
             section,
             shared: Arc::clone(&shared),
+            logs: logs.clone(),
+            pgbench_layout,
+            progress_timestamp: o.bool("progress-timestamp"),
+            live: Arc::clone(&live),
+            live_seen: Mutex::new([0; 3]),
             users: Arc::new(Users {
                 setup,
                 connect,
@@ -406,6 +619,10 @@ impl Benchmark for Pgbench {
                 ignore: ctx.ignore.clone(),
                 transactions: transactions as u64,
                 latency_limit,
+                connect_each: o.bool("connect"),
+                logs,
+                seed,
+                live,
                 shared,
             }),
         }))
@@ -418,9 +635,10 @@ impl Benchmark for Pgbench {
 }
 
 /// What pgbench does before a run unless `-n`: vacuums the small tables
-/// and empties pgbench_history. Errors are ignored (a custom script's
-/// database may have no such tables).
-fn before_run(conn: &mut Connection, ctx: &Context) {
+/// and empties pgbench_history (with `-v`, vacuums the other two as
+/// well). Errors are ignored (a custom script's database may have no such
+/// tables).
+fn before_run(conn: &mut Connection, ctx: &Context, pgbench_layout: bool, all: bool) {
     let steps: &[&str] = match conn.dialect() {
         Dialect::Postgres => &[
             "vacuum pgbench_branches",
@@ -430,12 +648,47 @@ fn before_run(conn: &mut Connection, ctx: &Context) {
         Dialect::Mysql => &["truncate table pgbench_history"],
         Dialect::Sqlite => &["delete from pgbench_history"],
     };
-    let failed = steps
-        .iter()
-        .filter(|sql| conn.execute(sql).is_err())
-        .count();
-    if failed == 0 {
+    let mut first_error = None;
+    for sql in steps {
+        if let Err(e) = conn.execute(sql) {
+            first_error.get_or_insert(e.message);
+        }
+    }
+    if pgbench_layout {
+        match &first_error {
+            None => ctx.say("starting vacuum...end."),
+            Some(e) => ctx.say(&format!(
+                "starting vacuum...{e} (ignoring this error and continuing anyway)"
+            )),
+        }
+    } else if first_error.is_none() {
         ctx.say("vacuumed pgbench_branches and pgbench_tellers, emptied pgbench_history (--no-vacuum leaves them)");
+    }
+    if all && conn.dialect() == Dialect::Postgres {
+        let mut error = None;
+        for sql in [
+            "vacuum analyze pgbench_accounts",
+            "vacuum analyze pgbench_history",
+        ] {
+            if let Err(e) = conn.execute(sql) {
+                error.get_or_insert(e.message);
+            }
+        }
+        match error {
+            None if pgbench_layout => ctx.say("starting vacuum pgbench_accounts...end."),
+            None => ctx.say("vacuumed pgbench_accounts and pgbench_history (--vacuum-all)"),
+            Some(e) => ctx.say(&format!(
+                "vacuum of pgbench_accounts failed: {e} (ignoring this error and continuing anyway)"
+            )),
+        }
+    }
+}
+
+fn pct(n: u64, of: u64) -> f64 {
+    if of > 0 {
+        n as f64 * 100.0 / of as f64
+    } else {
+        0.0
     }
 }
 
@@ -451,6 +704,7 @@ fn report(s: &Section, doc: &RunDocument) -> String {
     let _ = writeln!(t, "scaling factor: {}", s.scale);
     let _ = writeln!(t, "query mode: {}", s.query_mode);
     let _ = writeln!(t, "number of clients: {}", s.clients);
+    // dbmeter runs one thread per client, whatever -j says.
     let _ = writeln!(t, "number of threads: {}", s.clients);
     let _ = writeln!(t, "maximum number of tries: {}", s.max_tries);
     let processed = doc.totals.events;
@@ -466,97 +720,212 @@ fn report(s: &Section, doc: &RunDocument) -> String {
             s.transactions_per_client * s.clients as u64
         );
     } else {
-        let _ = writeln!(t, "duration: {:.0} s", doc.totals.duration_s);
+        let secs = s.duration_s.unwrap_or(doc.totals.duration_s);
+        let _ = writeln!(t, "duration: {secs:.0} s");
         let _ = writeln!(t, "number of transactions actually processed: {processed}");
     }
-    let all = processed + s.failed;
-    let pct = |n: u64| {
-        if all > 0 {
-            n as f64 * 100.0 / all as f64
-        } else {
-            0.0
-        }
-    };
+    let all = processed + s.failed + s.skipped;
     let _ = writeln!(
         t,
         "number of failed transactions: {} ({:.3}%)",
         s.failed,
-        pct(s.failed)
+        pct(s.failed, all)
     );
+    if s.failures_detailed {
+        let _ = writeln!(
+            t,
+            "number of serialization failures: {} ({:.3}%)",
+            s.serialization_failures,
+            pct(s.serialization_failures, all)
+        );
+        let _ = writeln!(
+            t,
+            "number of deadlock failures: {} ({:.3}%)",
+            s.deadlock_failures,
+            pct(s.deadlock_failures, all)
+        );
+    }
+    if s.max_tries != 1 {
+        let _ = writeln!(
+            t,
+            "number of transactions retried: {} ({:.3}%)",
+            s.retried,
+            pct(s.retried, all)
+        );
+        let _ = writeln!(t, "total number of retries: {}", s.retries);
+    }
+    if s.rate_per_s.is_some() && s.latency_limit_ms.is_some() {
+        let _ = writeln!(
+            t,
+            "number of transactions skipped: {} ({:.3}%)",
+            s.skipped,
+            pct(s.skipped, all)
+        );
+    }
     if let Some(limit) = s.latency_limit_ms {
         let _ = writeln!(
             t,
             "number of transactions above the {limit:.1} ms latency limit: {}/{} ({:.3}%)",
             s.late,
-            all,
-            pct(s.late)
+            processed,
+            pct(s.late, processed)
         );
     }
-    let _ = writeln!(t, "latency average = {:.3} ms", doc.latency_ms.avg_ms);
+    let _ = writeln!(t, "latency average = {:.3} ms", s.latency_avg_ms);
     let _ = writeln!(t, "latency stddev = {:.3} ms", s.latency_stddev_ms);
-    if let Some(r) = &doc.rate {
-        let _ = writeln!(t, "rate limit: {:.1} tps", r.target_per_s);
+    if let (Some(avg), Some(max)) = (s.lag_avg_ms, s.lag_max_ms) {
+        let _ = writeln!(t, "rate limit schedule lag: avg {avg:.3} (max {max:.3}) ms");
     }
-    let _ = writeln!(
-        t,
-        "tps = {:.6} (without initial connection time)",
-        doc.totals.events_per_s
-    );
+    if let Some(c) = s.connection_avg_ms {
+        let _ = writeln!(t, "average connection time = {c:.3} ms");
+        let _ = writeln!(
+            t,
+            "tps = {:.6} (including reconnection times)",
+            doc.totals.events_per_s
+        );
+    } else {
+        let _ = writeln!(
+            t,
+            "tps = {:.6} (without initial connection time)",
+            doc.totals.events_per_s
+        );
+    }
     let many = s.scripts.len() > 1;
     let total_weight: u64 = s.scripts.iter().map(|x| x.weight as u64).sum();
     let total_tx: u64 = s.scripts.iter().map(|x| x.transactions).sum();
-    if !many {
-        let _ = writeln!(t, "statement latencies in milliseconds and failures:");
+    let heading = if s.max_tries == 1 {
+        "statement latencies in milliseconds and failures:"
+    } else {
+        "statement latencies in milliseconds, failures and retries:"
+    };
+    if !many && s.statement_latencies {
+        let _ = writeln!(t, "{heading}");
     }
     for (i, sc) in s.scripts.iter().enumerate() {
         if many {
-            let share = |n: u64, of: u64| {
-                if of > 0 {
-                    n as f64 * 100.0 / of as f64
-                } else {
-                    0.0
-                }
-            };
-            let _ = writeln!(t, "SQL script {}: {}", i + 1, sc.name);
-            let _ = writeln!(
-                t,
-                " - weight: {} (targets {:.1}% of total)",
-                sc.weight,
-                share(sc.weight as u64, total_weight)
-            );
             let tps = if doc.totals.duration_s > 0.0 {
                 sc.transactions as f64 / doc.totals.duration_s
             } else {
                 0.0
             };
+            let all = sc.transactions + sc.failed + sc.skipped;
+            let _ = writeln!(t, "SQL script {}: {}", i + 1, sc.name);
+            let _ = writeln!(
+                t,
+                " - weight: {} (targets {:.1}% of total)",
+                sc.weight,
+                pct(sc.weight as u64, total_weight)
+            );
             let _ = writeln!(
                 t,
                 " - {} transactions ({:.1}% of total, tps = {tps:.6})",
                 sc.transactions,
-                share(sc.transactions, total_tx)
+                pct(sc.transactions, total_tx)
             );
-            let _ = writeln!(t, " - statement latencies in milliseconds and failures:");
-        }
-        for c in &sc.commands {
             let _ = writeln!(
                 t,
-                "   {:11.3}  {:10}  {}",
-                c.latency_avg_ms, c.failures, c.command
+                " - number of failed transactions: {} ({:.3}%)",
+                sc.failed,
+                pct(sc.failed, all)
             );
+            if s.max_tries != 1 {
+                let _ = writeln!(
+                    t,
+                    " - number of transactions retried: {} ({:.3}%)",
+                    sc.retried,
+                    pct(sc.retried, all)
+                );
+                let _ = writeln!(t, " - total number of retries: {}", sc.retries);
+            }
+            if s.rate_per_s.is_some() && s.latency_limit_ms.is_some() {
+                let _ = writeln!(
+                    t,
+                    " - number of transactions skipped: {} ({:.3}%)",
+                    sc.skipped,
+                    pct(sc.skipped, all)
+                );
+            }
+            let _ = writeln!(t, " - latency average = {:.3} ms", sc.latency_avg_ms);
+            let _ = writeln!(t, " - latency stddev = {:.3} ms", sc.latency_stddev_ms);
+            if s.statement_latencies {
+                let _ = writeln!(t, " - {heading}");
+            }
+        }
+        if !s.statement_latencies {
+            continue;
+        }
+        for c in &sc.commands {
+            if s.max_tries == 1 {
+                let _ = writeln!(
+                    t,
+                    "   {:11.3}  {:10}  {}",
+                    c.latency_avg_ms, c.failures, c.command
+                );
+            } else {
+                let _ = writeln!(
+                    t,
+                    "   {:11.3}  {:10}  {:10}  {}",
+                    c.latency_avg_ms, c.failures, c.retries, c.command
+                );
+            }
         }
     }
     t
 }
 
-/// What the users add up: each command's numbers and the transactions'.
-struct Totals {
-    commands: Vec<Vec<CommandStats>>,
-    script_tx: Vec<u64>,
+/// What one client (or all, summed) did in one script's transactions.
+#[derive(Clone, Copy, Debug, Default)]
+struct Acc {
     tx: u64,
+    /// Sum and sum of squares of the latencies, in seconds.
     sum: f64,
     sum_sq: f64,
     late: u64,
     failed: u64,
+    serialization: u64,
+    deadlock: u64,
+    retried: u64,
+    retries: u64,
+    skipped: u64,
+    lag_sum: f64,
+    lag_max: f64,
+}
+
+impl Acc {
+    fn merge(&mut self, o: &Acc) {
+        self.tx += o.tx;
+        self.sum += o.sum;
+        self.sum_sq += o.sum_sq;
+        self.late += o.late;
+        self.failed += o.failed;
+        self.serialization += o.serialization;
+        self.deadlock += o.deadlock;
+        self.retried += o.retried;
+        self.retries += o.retries;
+        self.skipped += o.skipped;
+        self.lag_sum += o.lag_sum;
+        self.lag_max = self.lag_max.max(o.lag_max);
+    }
+
+    /// Mean and deviation of the latencies, in milliseconds.
+    fn latency_ms(&self) -> (f64, f64) {
+        if self.tx == 0 {
+            return (0.0, 0.0);
+        }
+        let n = self.tx as f64;
+        let mean = self.sum / n;
+        let sd = ((self.sum_sq / n - mean * mean).max(0.0)).sqrt();
+        (mean * 1e3, sd * 1e3)
+    }
+}
+
+/// What the users add up: each command's numbers and each script's.
+struct Totals {
+    commands: Vec<Vec<CommandStats>>,
+    scripts: Vec<Acc>,
+    /// `--connect`: connections made and their time in seconds.
+    connects: u64,
+    connect_secs: f64,
 }
 
 impl Totals {
@@ -567,22 +936,36 @@ impl Totals {
                 .iter()
                 .map(|s| vec![CommandStats::default(); s.commands.len()])
                 .collect(),
-            script_tx: vec![0; set.scripts().len()],
-            tx: 0,
-            sum: 0.0,
-            sum_sq: 0.0,
-            late: 0,
-            failed: 0,
+            scripts: vec![Acc::default(); set.scripts().len()],
+            connects: 0,
+            connect_secs: 0.0,
         }
     }
+}
+
+/// Counts the users bump as things happen (rare things only: failures and
+/// retries), for the progress lines.
+#[derive(Debug, Default)]
+struct LiveCounts {
+    failed: AtomicU64,
+    retried: AtomicU64,
+    retries: AtomicU64,
 }
 
 struct PgbenchPlan {
     version: String,
     set: Arc<ScriptSet>,
     time_given: bool,
+    /// With a rate: `--latency-limit`, for the engine to skip late arrivals.
+    late_limit: Option<Duration>,
     section: Section,
     shared: Arc<Mutex<Totals>>,
+    logs: Option<Arc<TxLogs>>,
+    pgbench_layout: bool,
+    progress_timestamp: bool,
+    live: Arc<LiveCounts>,
+    /// The live counts at the last progress line.
+    live_seen: Mutex<[u64; 3]>,
     users: Arc<Users>,
 }
 
@@ -599,55 +982,135 @@ impl RunPlan for PgbenchPlan {
         self.users.clone()
     }
 
+    fn own_header(&self) -> bool {
+        self.pgbench_layout
+    }
+
+    fn interval_line(&self, i: &Interval, _percentile: f64) -> Option<String> {
+        use std::fmt::Write;
+        if !self.pgbench_layout {
+            return None;
+        }
+        let now = [
+            self.live.failed.load(Relaxed),
+            self.live.retried.load(Relaxed),
+            self.live.retries.load(Relaxed),
+        ];
+        let [failed, retried, retries] = match self.live_seen.lock() {
+            Ok(mut seen) => {
+                let d = [now[0] - seen[0], now[1] - seen[1], now[2] - seen[2]];
+                *seen = now;
+                d
+            }
+            Err(_) => [0; 3],
+        };
+        let when = if self.progress_timestamp {
+            let t = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default();
+            format!("{:.3}", t.as_secs_f64())
+        } else {
+            format!("{:.1}", i.t_s)
+        };
+        let mut l = format!(
+            "progress: {when} s, {:.1} tps, lat {:.3} ms stddev {:.3}, {failed} failed",
+            i.events_per_s, i.latency_ms.avg_ms, i.latency_ms.stddev_ms
+        );
+        if self.section.rate_per_s.is_some() {
+            let _ = write!(l, ", lag {:.3} ms", i.lag_ms.unwrap_or(0.0));
+            if self.late_limit.is_some() {
+                let _ = write!(l, ", {} skipped", i.skipped);
+            }
+        }
+        if self.section.max_tries != 1 {
+            let _ = write!(l, ", {retried} retried, {retries} retries");
+        }
+        Some(l)
+    }
+
     fn shape_engine(&self, engine: &mut EngineConfig) {
         // -t: the clients' transactions end the run; --time only as a cap.
         if self.section.transactions_per_client > 0 && !self.time_given {
             engine.time = None;
         }
+        engine.late_limit = self.late_limit;
     }
 
     fn finish(&mut self, _result: &RunResult, doc: &mut RunDocument) {
         let mut s = self.section.clone();
+        if let Some(logs) = &self.logs
+            && let Some(e) = logs.finish()
+        {
+            doc.warnings
+                .push(dbmeter_env::Warning::new("pgbench_log", e.to_string()));
+        }
         if let Ok(t) = self.shared.lock() {
-            s.transactions = t.tx;
-            s.late = t.late;
-            s.failed = t.failed;
-            if t.tx > 0 {
-                let n = t.tx as f64;
-                let mean = t.sum / n;
-                s.latency_avg_ms = mean * 1e3;
-                s.latency_stddev_ms = ((t.sum_sq / n - mean * mean).max(0.0)).sqrt() * 1e3;
+            let mut all = Acc::default();
+            for a in &t.scripts {
+                all.merge(a);
+            }
+            s.transactions = all.tx;
+            s.late = all.late;
+            s.failed = all.failed;
+            s.serialization_failures = all.serialization;
+            s.deadlock_failures = all.deadlock;
+            s.retried = all.retried;
+            s.retries = all.retries;
+            s.skipped = all.skipped;
+            (s.latency_avg_ms, s.latency_stddev_ms) = all.latency_ms();
+            if s.rate_per_s.is_some() {
+                s.lag_avg_ms = Some(if all.tx > 0 {
+                    all.lag_sum / all.tx as f64 * 1e3
+                } else {
+                    0.0
+                });
+                s.lag_max_ms = Some(all.lag_max * 1e3);
+            }
+            if t.connects > 0 {
+                s.connection_avg_ms = Some(t.connect_secs / t.connects as f64 * 1e3);
             }
             s.scripts = self
                 .set
                 .scripts()
                 .iter()
                 .enumerate()
-                .map(|(i, sc)| ScriptSection {
-                    name: sc.name.clone(),
-                    weight: sc.weight,
-                    transactions: t.script_tx.get(i).copied().unwrap_or(0),
-                    commands: sc
-                        .commands
-                        .iter()
-                        .enumerate()
-                        .map(|(j, c)| {
-                            let st = t
-                                .commands
-                                .get(i)
-                                .and_then(|v| v.get(j))
-                                .copied()
-                                .unwrap_or_default();
-                            CommandSection {
-                                line: c.line,
-                                command: c.first_line.clone(),
-                                count: st.count,
-                                latency_avg_ms: st.mean().map_or(0.0, |d| d.as_secs_f64() * 1e3),
-                                failures: st.failures,
-                                retries: st.retries,
-                            }
-                        })
-                        .collect(),
+                .map(|(i, sc)| {
+                    let a = t.scripts.get(i).copied().unwrap_or_default();
+                    let (avg, sd) = a.latency_ms();
+                    ScriptSection {
+                        name: sc.name.clone(),
+                        weight: sc.weight,
+                        transactions: a.tx,
+                        failed: a.failed,
+                        skipped: a.skipped,
+                        retried: a.retried,
+                        retries: a.retries,
+                        latency_avg_ms: avg,
+                        latency_stddev_ms: sd,
+                        commands: sc
+                            .commands
+                            .iter()
+                            .enumerate()
+                            .map(|(j, c)| {
+                                let st = t
+                                    .commands
+                                    .get(i)
+                                    .and_then(|v| v.get(j))
+                                    .copied()
+                                    .unwrap_or_default();
+                                CommandSection {
+                                    line: c.line,
+                                    command: c.first_line.clone(),
+                                    count: st.count,
+                                    latency_avg_ms: st
+                                        .mean()
+                                        .map_or(0.0, |d| d.as_secs_f64() * 1e3),
+                                    failures: st.failures,
+                                    retries: st.retries,
+                                }
+                            })
+                            .collect(),
+                    }
                 })
                 .collect();
         }
@@ -662,12 +1125,17 @@ struct Users {
     ignore: IgnoreList,
     transactions: u64,
     latency_limit: Option<Duration>,
+    connect_each: bool,
+    logs: Option<Arc<TxLogs>>,
+    seed: u64,
+    live: Arc<LiveCounts>,
     shared: Arc<Mutex<Totals>>,
 }
 
 impl UserFactory for Users {
     fn create(&self, user_id: usize) -> Result<Box<dyn User>, String> {
         let conn = Connection::connect_nth(&self.connect, user_id).map_err(|e| e.message)?;
+        let scripts = self.setup.scripts().scripts().len();
         Ok(Box::new(PgbenchUser {
             client: self.setup.client(user_id),
             session: DbSession::new(conn, Arc::clone(self.setup.scripts())),
@@ -676,15 +1144,29 @@ impl UserFactory for Users {
             ignore: self.ignore.clone(),
             left: self.transactions,
             latency_limit: self.latency_limit,
+            connect_each: self.connect_each,
+            first: true,
+            log: self.logs.as_ref().map(|l| UserLog {
+                file: l.file_of(user_id),
+                logs: Arc::clone(l),
+                sampler: Sampler::new(self.seed, user_id),
+            }),
+            number: 0,
+            pending: None,
+            live: Arc::clone(&self.live),
             shared: Arc::clone(&self.shared),
-            script_tx: vec![0; self.setup.scripts().scripts().len()],
-            tx: 0,
-            sum: 0.0,
-            sum_sq: 0.0,
-            late: 0,
-            failed: 0,
+            acc: vec![Acc::default(); scripts],
+            connects: 0,
+            connect_secs: 0.0,
         }))
     }
+}
+
+/// A client's share of the `-l` logs.
+struct UserLog {
+    logs: Arc<TxLogs>,
+    file: usize,
+    sampler: Sampler,
 }
 
 struct PgbenchUser {
@@ -696,27 +1178,31 @@ struct PgbenchUser {
     /// Transactions still to run with `--transactions` (0: no limit).
     left: u64,
     latency_limit: Option<Duration>,
+    /// `--connect`: a new connection before each transaction but the first.
+    connect_each: bool,
+    first: bool,
+    log: Option<UserLog>,
+    /// This client's transactions so far (skipped and failed ones too).
+    number: u64,
+    /// The script chosen for a transaction that was skipped: the next
+    /// one runs it (pgbench chooses before it waits for the schedule).
+    pending: Option<usize>,
+    live: Arc<LiveCounts>,
     shared: Arc<Mutex<Totals>>,
-    script_tx: Vec<u64>,
-    tx: u64,
-    sum: f64,
-    sum_sq: f64,
-    late: u64,
-    failed: u64,
+    acc: Vec<Acc>,
+    connects: u64,
+    connect_secs: f64,
 }
 
 impl PgbenchUser {
-    /// Counts one transaction toward `--transactions`: the flow after it.
-    fn count_down(&mut self) -> Flow {
+    /// Counts one transaction toward `--transactions`: whether it was the
+    /// client's last.
+    fn count_down(&mut self) -> bool {
         if self.left == 0 {
-            return Flow::Continue;
+            return false;
         }
         self.left -= 1;
-        if self.left == 0 {
-            Flow::UserDone
-        } else {
-            Flow::Continue
-        }
+        self.left == 0
     }
 
     /// Ends the transaction an error left open (errors of its own are of
@@ -724,13 +1210,55 @@ impl PgbenchUser {
     fn roll_back(&mut self) {
         let _ = self.session.connection().execute("ROLLBACK");
     }
+
+    fn log(&mut self, script: usize, ending: Ending, latency: Duration, lag: Duration, tries: u32) {
+        self.number += 1;
+        if let Some(l) = &mut self.log
+            && l.sampler.take(l.logs.spec().sampling_rate)
+        {
+            l.logs.put(
+                l.file,
+                &Entry {
+                    client: self.client.id(),
+                    number: self.number,
+                    script,
+                    ending,
+                    latency,
+                    lag,
+                    retries: tries.saturating_sub(1),
+                },
+            );
+        }
+    }
+
+    /// `--connect`: a new connection for this transaction.
+    fn connect_again(&mut self) -> Result<(), EventError> {
+        if !self.connect_each || std::mem::take(&mut self.first) {
+            return Ok(());
+        }
+        let t = std::time::Instant::now();
+        self.session
+            .reconnect()
+            .map_err(|e| EventError::ConnectionLost {
+                code: e.code,
+                message: e.message,
+            })?;
+        self.connects += 1;
+        self.connect_secs += t.elapsed().as_secs_f64();
+        Ok(())
+    }
 }
 
 impl User for PgbenchUser {
     fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
+        self.connect_again()?;
+        let script = match self.pending.take() {
+            Some(s) => s,
+            None => self.client.choose_script(),
+        };
         let out = self
             .client
-            .run_transaction(&mut self.session, &mut self.host);
+            .run_script(script, &mut self.session, &mut self.host);
         tally.kind = out.script;
         if let Some(classes) = self.classes.get(out.script) {
             for run in self.client.last_commands() {
@@ -742,28 +1270,56 @@ impl User for PgbenchUser {
                 }
             }
         }
+        let latency = tally.lag + out.latency;
+        if out.tries > 1
+            && let Some(a) = self.acc.get_mut(out.script)
+        {
+            a.retried += 1;
+            a.retries += u64::from(out.tries - 1);
+            self.live.retried.fetch_add(1, Relaxed);
+            self.live
+                .retries
+                .fetch_add(u64::from(out.tries - 1), Relaxed);
+        }
         match out.status {
             TxStatus::Done => {
-                let secs = out.latency.as_secs_f64();
-                self.tx += 1;
-                self.sum += secs;
-                self.sum_sq += secs * secs;
-                if let Some(n) = self.script_tx.get_mut(out.script) {
-                    *n += 1;
+                let secs = latency.as_secs_f64();
+                let late = self.latency_limit.is_some_and(|l| latency > l);
+                if let Some(a) = self.acc.get_mut(out.script) {
+                    a.tx += 1;
+                    a.sum += secs;
+                    a.sum_sq += secs * secs;
+                    a.late += u64::from(late);
+                    let lag = tally.lag.as_secs_f64();
+                    a.lag_sum += lag;
+                    a.lag_max = a.lag_max.max(lag);
                 }
-                if self.latency_limit.is_some_and(|l| out.latency > l) {
-                    self.late += 1;
-                }
-                Ok(self.count_down())
+                self.log(out.script, Ending::Done, latency, tally.lag, out.tries);
+                Ok(if self.count_down() {
+                    Flow::UserDone
+                } else {
+                    Flow::Continue
+                })
             }
             TxStatus::Failed(f) => {
-                self.failed += 1;
-                let code = match f.kind {
-                    FailureKind::Deadlock => "40P01",
-                    _ => "40001",
+                let (code, ending) = match f.kind {
+                    FailureKind::Deadlock => ("40P01", Ending::Deadlock),
+                    _ => ("40001", Ending::Serialization),
                 };
-                self.count_down();
-                Err(EventError::Ignorable { code: code.into() })
+                if let Some(a) = self.acc.get_mut(out.script) {
+                    a.failed += 1;
+                    match ending {
+                        Ending::Deadlock => a.deadlock += 1,
+                        _ => a.serialization += 1,
+                    }
+                }
+                self.live.failed.fetch_add(1, Relaxed);
+                self.log(out.script, ending, latency, tally.lag, out.tries);
+                let last = self.count_down();
+                Err(EventError::Failed {
+                    code: code.into(),
+                    last,
+                })
             }
             TxStatus::Aborted(f) => {
                 let last = self.session.last_error();
@@ -800,6 +1356,26 @@ impl User for PgbenchUser {
         }
     }
 
+    fn skipped(&mut self, lag: Duration) -> Flow {
+        let script = match self.pending {
+            Some(s) => s,
+            None => {
+                let s = self.client.choose_script();
+                self.pending = Some(s);
+                s
+            }
+        };
+        if let Some(a) = self.acc.get_mut(script) {
+            a.skipped += 1;
+        }
+        self.log(script, Ending::Skipped, Duration::ZERO, lag, 1);
+        if self.count_down() {
+            Flow::UserDone
+        } else {
+            Flow::Continue
+        }
+    }
+
     fn reconnect(&mut self) -> Result<(), String> {
         self.session.reconnect().map_err(|e| e.message)
     }
@@ -813,14 +1389,11 @@ impl User for PgbenchUser {
                     }
                 }
             }
-            for (a, b) in t.script_tx.iter_mut().zip(&self.script_tx) {
-                *a += b;
+            for (a, b) in t.scripts.iter_mut().zip(&self.acc) {
+                a.merge(b);
             }
-            t.tx += self.tx;
-            t.sum += self.sum;
-            t.sum_sq += self.sum_sq;
-            t.late += self.late;
-            t.failed += self.failed;
+            t.connects += self.connects;
+            t.connect_secs += self.connect_secs;
         }
         Ok(())
     }

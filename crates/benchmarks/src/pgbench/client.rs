@@ -431,8 +431,14 @@ impl Client {
         let set = Arc::clone(&self.set);
         let commands = &set.scripts()[script].commands;
         let mut pc = 0;
+        // The end of the command before, when the next one starts right
+        // after it: one clock reading less per command.
+        let mut last_end = None;
         while pc < commands.len() {
-            let started = host.now();
+            let started = match last_end.take() {
+                Some(t) => t,
+                None => host.now(),
+            };
             let meta = |message: String| Stop {
                 kind: FailureKind::Meta,
                 command: Some(pc),
@@ -457,7 +463,7 @@ impl Client {
                         .eval(cond, script, pc, host)
                         .map_err(|e| meta(format!("\\if: {e}")))?;
                     if !v.truth() {
-                        self.record(script, pc, started, host);
+                        let _ = self.record(script, pc, started, host);
                         pc = self.enter_branch(commands, *on_false, script, host)?;
                         continue;
                     }
@@ -503,7 +509,7 @@ impl Client {
                     session.end_pipeline().map_err(|e| sql_stop(e, pc))?;
                 }
             }
-            self.record(script, pc, started, host);
+            last_end = Some(self.record(script, pc, started, host));
             pc = next;
         }
         if *in_pipeline {
@@ -543,7 +549,7 @@ impl Client {
                         command: Some(at),
                         message: format!("\\elif: {e}"),
                     })?;
-                    self.record(script, at, started, host);
+                    let _ = self.record(script, at, started, host);
                     if v.truth() {
                         return Ok(at + 1);
                     }
@@ -555,12 +561,21 @@ impl Client {
         }
     }
 
-    fn record(&mut self, script: usize, command: usize, started: Duration, host: &mut dyn Host) {
-        let latency = host.now().saturating_sub(started);
+    /// Records a command that ran from `started` to now; returns now.
+    fn record(
+        &mut self,
+        script: usize,
+        command: usize,
+        started: Duration,
+        host: &mut dyn Host,
+    ) -> Duration {
+        let now = host.now();
+        let latency = now.saturating_sub(started);
         self.runs.push(CommandRun { command, latency });
         if let Some(s) = self.stat_mut(script, command) {
             s.add(latency);
         }
+        now
     }
 
     fn eval(

@@ -27,6 +27,9 @@ pub struct DbSession {
     text: String,
     /// The kind and code of the last error, for the user's handling.
     last_error: Option<(ErrorKind, String)>,
+    /// Between `\startpipeline` and `\endpipeline` on PostgreSQL: commands
+    /// are queued and sent together.
+    in_pipeline: bool,
 }
 
 /// A driver's error as the client sorts it.
@@ -52,6 +55,21 @@ fn is_end(sql: &str) -> bool {
         .trim_end_matches(';')
         .trim()
         .eq_ignore_ascii_case("end")
+}
+
+/// The integer `t` writes, when `t` is exactly how that integer is
+/// written (no sign but `-`, no leading zero): such a parameter is sent
+/// as an integer, anything else as text.
+fn canonical_int(t: &str) -> Option<i64> {
+    let digits = t.strip_prefix('-').unwrap_or(t);
+    if digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || (digits.len() > 1 && digits.starts_with('0'))
+        || (digits == "0" && t.len() > 1)
+    {
+        return None;
+    }
+    t.parse().ok()
 }
 
 /// `sql` with each `$n` replaced by parameter n as a quoted literal
@@ -100,6 +118,7 @@ impl DbSession {
             prepared,
             text: String::new(),
             last_error: None,
+            in_pipeline: false,
         }
     }
 
@@ -158,37 +177,80 @@ impl DbSession {
                 ));
             }
         };
-        let params: Vec<Param<'_>> = q
-            .params
-            .iter()
-            .map(|p| match p {
-                Some(t) => match t.parse::<i64>() {
-                    Ok(i) if i.to_string() == t => Param::Int(i),
-                    _ => Param::Text(t),
-                },
-                None => Param::Text(""),
-            })
-            .collect();
         if q.params.iter().any(|p| p.is_none()) {
             return Err(DbError::other(
                 "22023",
                 "a variable the command uses is not set",
             ));
         }
+        fn param(t: Option<&str>) -> Param<'_> {
+            let t = t.unwrap_or("");
+            match canonical_int(t) {
+                Some(i) => Param::Int(i),
+                None => Param::Text(t),
+            }
+        }
+        // The parameters on the stack: no allocation per command.
+        const ON_STACK: usize = 16;
+        let n = q.params.len();
+        if n <= ON_STACK {
+            let mut params = [Param::Null; ON_STACK];
+            for (slot, p) in params.iter_mut().zip(q.params.iter()) {
+                *slot = param(p);
+            }
+            return self.conn.run(id, &params[..n]).map(|_| ());
+        }
+        let params: Vec<Param<'_>> = q.params.iter().map(param).collect();
         self.conn.run(id, &params).map(|_| ())
     }
 }
 
 impl Session for DbSession {
     fn query(&mut self, q: &Query<'_>, capture: Option<&mut Captured>) -> Result<(), SqlError> {
-        self.send(q, capture).map_err(|e| {
-            self.last_error = Some((e.kind, e.code.clone()));
-            sql_error(e)
-        })
+        let r = if self.in_pipeline && capture.is_none() {
+            self.queue(q)
+        } else {
+            self.send(q, capture)
+        };
+        r.map_err(|e| self.failed(e))
+    }
+
+    /// On PostgreSQL in the extended and prepared modes, the commands up
+    /// to `\endpipeline` are queued and sent together with one Sync, as
+    /// pgbench's pipeline mode sends them (as unnamed statements, the
+    /// prepared mode too); elsewhere they run one by one.
+    fn begin_pipeline(&mut self) -> Result<bool, SqlError> {
+        self.in_pipeline = self.conn.dialect() == Dialect::Postgres;
+        Ok(self.in_pipeline)
+    }
+
+    fn end_pipeline(&mut self) -> Result<(), SqlError> {
+        if !std::mem::take(&mut self.in_pipeline) {
+            return Ok(());
+        }
+        match self.conn.pipeline_sync() {
+            Some(Ok(())) | None => Ok(()),
+            Some(Err(e)) => Err(self.failed(e)),
+        }
     }
 }
 
 impl DbSession {
+    fn failed(&mut self, e: DbError) -> SqlError {
+        self.last_error = Some((e.kind, e.code.clone()));
+        sql_error(e)
+    }
+
+    /// Queues a command of a pipeline (its `$n` form and parameters; in
+    /// the simple mode, which pgbench refuses in pipelines, its text).
+    fn queue(&mut self, q: &Query<'_>) -> Result<(), DbError> {
+        let params: Vec<Option<&str>> = q.params.iter().collect();
+        match self.conn.pipeline_queue(q.sql, &params) {
+            Some(r) => r,
+            None => self.send(q, None),
+        }
+    }
+
     fn send(&mut self, q: &Query<'_>, capture: Option<&mut Captured>) -> Result<(), DbError> {
         let mysql = self.conn.dialect() == Dialect::Mysql;
         if mysql && is_end(q.sql) {
@@ -239,6 +301,19 @@ mod tests {
         let mut out = String::new();
         inline("SELECT $1, $2, $3, '$'", &p, &mut out);
         assert_eq!(out, "SELECT 'it''s', NULL, $3, '$'");
+        for (t, want) in [
+            ("12", Some(12)),
+            ("-7", Some(-7)),
+            ("0", Some(0)),
+            ("-0", None),
+            ("007", None),
+            ("+1", None),
+            ("", None),
+            ("1.5", None),
+            ("99999999999999999999", None),
+        ] {
+            assert_eq!(canonical_int(t), want, "{t}");
+        }
         assert!(is_end("END;"));
         assert!(is_end(" end "));
         assert!(!is_end("ENDX"));

@@ -27,6 +27,7 @@
 //!   that runs one transaction at a time.
 //! - `db_session.rs`: a [`Session`] over a dbmeter connection.
 //! - `init.rs`: `prepare` (pgbench's `-i`) and `cleanup`.
+//! - `log.rs`: `-l`'s per-transaction and aggregated log files.
 //! - `benchmark.rs`: the `pgbench` benchmark ([`Pgbench`]): options,
 //!   users, the result's section and pgbench's report lines.
 
@@ -39,6 +40,7 @@ mod expr_parse;
 mod functions;
 mod host;
 mod init;
+mod log;
 mod prng;
 mod script;
 mod script_set;
@@ -56,6 +58,7 @@ pub use expr_eval::Evaluator;
 pub use expr_parse::{DEFAULT_SEED, Expr, ExprError, Func, parse_expr};
 pub use functions::{hash_fnv1a, hash_murmur2, permute};
 pub use host::{Host, SystemHost, run_shell};
+pub use log::{LogSpec, TxLogs, job_of};
 pub use prng::{PgPrng, Seeds};
 pub use script::{
     Capture, CaptureKind, Command, CommandKind, Script, ScriptError, ShellWord, SleepAmount,

@@ -1,11 +1,12 @@
 //! The commands: list, help, version, prepare, prewarm, cleanup, check, run,
-//! env, server, results, compare, report, campaign, and sysbench (sysbench's
-//! own command lines, turned into the same requests).
+//! env, server, results, compare, report, campaign, and sysbench and pgbench
+//! (those tools' own command lines, turned into the same requests).
 
 pub(crate) mod campaign;
 pub(crate) mod compare;
 pub(crate) mod env;
 mod info;
+pub(crate) mod pgbench;
 pub(crate) mod report;
 pub(crate) mod results;
 mod run;
@@ -53,6 +54,10 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
     if args.is_empty() {
         eprint!("{}", short_usage());
         return Ok(2);
+    }
+    // pgbench's own command line: -h is its host, -? its help.
+    if args.first().is_some_and(|a| a == "pgbench") {
+        return pgbench::main(&args[1..]);
     }
     if let Some(text) = crate::help::help_request(&args)? {
         print!("{text}");

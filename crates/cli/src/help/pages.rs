@@ -241,6 +241,7 @@ pub fn all() -> Vec<&'static Page> {
         &commands::report::PAGE,
         &commands::campaign::PAGE,
         &commands::sysbench::PAGE,
+        &commands::pgbench::PAGE,
         &LIST,
         &HELP,
         &COMPLETIONS,
@@ -288,6 +289,7 @@ fn command_left(p: &Page) -> String {
             "help" => " [TOPIC]",
             "completions" => " SHELL",
             "sysbench" => " ARGS...",
+            "pgbench" => " [ARGS]",
             _ => "",
         }
     };

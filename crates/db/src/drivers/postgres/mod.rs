@@ -279,6 +279,21 @@ impl PgConn {
             .map_err(map_err)
     }
 
+    /// Pipeline mode: queues `sql` as the unnamed statement, parameters
+    /// as text (see [`crate::Connection::pipeline_queue`]).
+    pub(crate) fn pipeline_queue(
+        &mut self,
+        sql: &str,
+        params: &[Option<&str>],
+    ) -> Result<(), DbError> {
+        self.conn.pipeline_queue(sql, params).map_err(map_err)
+    }
+
+    /// Sends the queued commands with a Sync and reads their results.
+    pub(crate) fn pipeline_sync(&mut self) -> Result<(), DbError> {
+        self.conn.pipeline_sync().map_err(map_err)
+    }
+
     pub(crate) fn query_i64(&mut self, sql: &str) -> Result<Option<i64>, DbError> {
         Ok(self.query_rows(sql)?.first_i64())
     }

@@ -19,6 +19,9 @@ use std::io::Write as _;
 pub(crate) struct PgWire {
     io: Messages,
     session: Session,
+    /// Commands queued in pipeline mode, not yet sent (see
+    /// [`PgWire::pipeline_queue`]).
+    pipelined: usize,
     /// Statements prepared so far (their names are `s<n>`).
     prepared: u32,
     /// The connection failed: nothing more can be sent on it.
@@ -109,6 +112,7 @@ impl PgWire {
         Ok(PgWire {
             io,
             session,
+            pipelined: 0,
             prepared: 0,
             broken: false,
             types: Vec::new(),
@@ -556,6 +560,82 @@ impl PgWire {
         }
     }
 
+    /// Pipeline mode: queues `sql` (with `$n` placeholders) as the
+    /// unnamed statement with its arguments as text (Parse, Bind,
+    /// Execute), without a Sync; nothing is sent before
+    /// [`PgWire::pipeline_sync`]. The commands up to the Sync run as one
+    /// implicit transaction (unless they hold BEGIN/COMMIT themselves).
+    pub(crate) fn pipeline_queue(&mut self, sql: &str, args: &[Option<&str>]) -> Result<(), Error> {
+        no_nul(sql)?;
+        // The whole pipeline is written before its results are read: a
+        // bound keeps it well inside what the socket buffers hold.
+        if self.pipelined >= MAX_PIPELINE {
+            return Err(Error::Usage(format!(
+                "more than {MAX_PIPELINE} commands in one pipeline"
+            )));
+        }
+        let start = self.io.out.len();
+        let out = &mut self.io.out;
+        m::parse(out, "", sql);
+        let at = m::begin(out, b'B');
+        out.push(0);
+        out.push(0);
+        m::put_i16(out, 0); // every parameter in text
+        m::put_i16(out, args.len() as i16);
+        for (i, a) in args.iter().enumerate() {
+            match a {
+                None => m::put_i32(out, -1),
+                Some(t) => {
+                    if let Err(e) = put_bytes(out, i, t.as_bytes()) {
+                        self.io.out.truncate(start);
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        m::put_i16(out, 1); // rows in binary: they are only counted
+        m::put_i16(out, 1);
+        m::end(out, at);
+        m::execute(out);
+        self.pipelined += 1;
+        Ok(())
+    }
+
+    /// Ends a pipeline: sends the queued commands with one Sync and reads
+    /// every result; returns the first error (the server skips the
+    /// commands after it, up to the Sync).
+    pub(crate) fn pipeline_sync(&mut self) -> Result<(), Error> {
+        self.pipelined = 0;
+        m::sync(&mut self.io.out);
+        self.send()?;
+        let r = self.pipeline_results();
+        self.check(r)
+    }
+
+    fn pipeline_results(&mut self) -> Result<(), Error> {
+        loop {
+            let (tag, body) = self.io.read()?;
+            match tag {
+                m::PARSE_COMPLETE
+                | m::BIND_COMPLETE
+                | m::DATA_ROW
+                | m::NO_DATA
+                | m::COMMAND_COMPLETE
+                | m::EMPTY_QUERY_RESPONSE => {}
+                m::ERROR_RESPONSE => {
+                    let e = m::error_fields(body);
+                    return self.fail(e);
+                }
+                m::READY_FOR_QUERY => {
+                    self.io.shrink();
+                    return Ok(());
+                }
+                t if is_async(t) => {}
+                t => return Err(unexpected(t, "a pipeline")),
+            }
+        }
+    }
+
     /// Runs `sql` (with `$n` placeholders) as the unnamed statement, the
     /// arguments as text for the server to convert, and returns its rows
     /// (text format, typed by their columns' types) and the rows it
@@ -657,6 +737,9 @@ impl Drop for PgWire {
         }
     }
 }
+
+/// Most commands one pipeline holds ([`PgWire::pipeline_queue`]).
+const MAX_PIPELINE: usize = 1000;
 
 /// SQL text is sent NUL-terminated: a NUL inside would cut it short.
 fn no_nul(sql: &str) -> Result<(), Error> {
