@@ -146,7 +146,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         console: obs,
         server: crate::managed::control_for(target.as_ref()),
     };
-    let mut plan = bench.plan(&ctx)?;
+    let plan = bench.plan(&ctx)?;
     plan.shape_engine(&mut engine);
     let kinds = plan.kinds();
     engine.kinds = kinds.len();
@@ -159,13 +159,23 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let pct = dbmeter_report::text::line_percentile(&engine.percentiles);
     let limit_s = engine.time.map(|d| d.as_secs_f64());
     let mut errors = 0u64;
+    // The engine calls both back on this thread: the plan may report an
+    // interval itself (a script's report hook).
+    let plan = std::cell::RefCell::new(plan);
     let mut on_interval = |s: &IntervalSample| {
         let i = document::interval(s);
         if print {
-            let line = bench
-                .interval_line(&i, pct)
-                .unwrap_or_else(|| dbmeter_report::text::interval_line(&i, pct));
-            obs.line(&line);
+            let own = plan.borrow_mut().interval_report(s, pct);
+            match own {
+                Some(text) if text.is_empty() => {}
+                Some(text) => obs.line(&text),
+                None => {
+                    let line = bench
+                        .interval_line(&i, pct)
+                        .unwrap_or_else(|| dbmeter_report::text::interval_line(&i, pct));
+                    obs.line(&line);
+                }
+            }
         } else {
             errors += s.counters.errors();
             obs.live(&crate::Live {
@@ -176,12 +186,16 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
             });
         }
     };
-    let users = plan.users();
+    let users = plan.borrow().users();
     let result = {
-        let mut on_start = || plan.measure_start();
+        let mut on_start = || plan.borrow_mut().measure_start();
         dbmeter_engine::run_observed(&engine, users, stop, &mut on_interval, &mut on_start)
             .map_err(|e| RunError::Failed(e.to_string()))?
     };
+    let mut plan = plan.into_inner();
+    if print && let Some(text) = plan.intervals_done().filter(|t| !t.is_empty()) {
+        obs.line(&text);
+    }
 
     let started = SystemTime::now() - result.measured.duration - engine.warmup;
     let mut doc = document::build(
