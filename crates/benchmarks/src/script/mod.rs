@@ -349,7 +349,10 @@ impl Benchmark for Script {
     }
 
     fn dataset(&self) -> Option<String> {
-        Some(format!("script:{}", self.path))
+        // A script without a prepare has no data of its own to prepare.
+        let prepares = self.globals.iter().any(|g| g == "prepare")
+            || self.commands.iter().any(|(n, _)| n == "prepare");
+        prepares.then(|| format!("script:{}", self.path))
     }
 
     fn writes(&self) -> bool {
