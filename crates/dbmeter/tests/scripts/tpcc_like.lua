@@ -192,7 +192,8 @@ end
 local function quoted(s) return "'" .. s .. "'" end
 
 -- Letters, between a and b of them (safe in SQL text on every database:
--- sysbench.rand.varstring may give quotes and backslashes).
+-- sysbench.rand.varstring draws from '0' to 'z', backslash included,
+-- which MySQL reads as an escape).
 local function letters(a, b)
    return sysbench.rand.string(string.rep("@", sysbench.rand.uniform(a, b)))
 end
