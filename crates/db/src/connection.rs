@@ -120,6 +120,16 @@ impl Connection {
         }
     }
 
+    /// The number of columns of the rows the last [`Connection::fetch`] or
+    /// [`Connection::query_values`] read, whether or not any row came.
+    pub fn last_columns(&self) -> usize {
+        match self {
+            Connection::Sqlite(c) => c.last_columns(),
+            Connection::Mysql(c) => c.last_columns(),
+            Connection::Postgres(c) => c.last_columns(),
+        }
+    }
+
     /// Runs one SQL statement given as text (DDL, BEGIN, ...).
     pub fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
         match self {

@@ -231,6 +231,16 @@ impl TextResult {
     }
 }
 
+/// The text of a value the server sent: its bytes when they are UTF-8
+/// (checked word by word, as almost all are), else with U+FFFD for each
+/// bad sequence.
+pub(crate) fn text_of(b: &[u8]) -> String {
+    match std::str::from_utf8(b) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(b).into_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,15 +286,5 @@ mod tests {
             inline_params("SELECT ?", &t, Dialect::Postgres),
             r"SELECT 'a\b'"
         );
-    }
-}
-
-/// The text of a value the server sent: its bytes when they are UTF-8
-/// (checked word by word, as almost all are), else with U+FFFD for each
-/// bad sequence.
-pub(crate) fn text_of(b: &[u8]) -> String {
-    match std::str::from_utf8(b) {
-        Ok(s) => s.to_owned(),
-        Err(_) => String::from_utf8_lossy(b).into_owned(),
     }
 }

@@ -930,3 +930,94 @@ fn report_hooks_get_sysbench_stats() {
         r.stdout
     );
 }
+
+/// Result sets and parameters at the edges: an empty result still has its
+/// columns, NULL binds and reads back as nil, and a result lasts until its
+/// connection's next statement (a second connection keeps its own).
+const EDGES_SCRIPT: &str = r###"
+function prepare()
+  local con = sysbench.sql.driver():connect()
+  con:query("DROP TABLE IF EXISTS edges")
+  con:query("CREATE TABLE edges (id INTEGER PRIMARY KEY, v VARCHAR(10), n INTEGER)")
+  con:query("INSERT INTO edges (id, v, n) VALUES (1, 'one', NULL), (2, NULL, 2)")
+end
+function cleanup()
+  sysbench.sql.driver():connect():query("DROP TABLE IF EXISTS edges")
+end
+function thread_init()
+  local drv = sysbench.sql.driver()
+  con, other = drv:connect(), drv:connect()
+  sel = con:prepare("SELECT id, v, n FROM edges WHERE id = ?")
+  p = sel:bind_create(sysbench.sql.type.INT)
+  sel:bind_param(p)
+  ins = con:prepare("INSERT INTO edges (id, v, n) VALUES (?, ?, ?)")
+  i1 = ins:bind_create(sysbench.sql.type.INT)
+  i2 = ins:bind_create(sysbench.sql.type.VARCHAR, 10)
+  i3 = ins:bind_create(sysbench.sql.type.INT)
+  ins:bind_param(i1, i2, i3)
+end
+function event()
+  -- An empty result, prepared and as text, keeps its columns.
+  p:set(-1)
+  local rs = sel:execute()
+  assert(rs.nrows == 0 and rs.nfields == 3, "prepared empty: " .. rs.nrows .. "/" .. rs.nfields)
+  assert(rs:fetch_row() == nil)
+  rs = con:query("SELECT id, v FROM edges WHERE id < 0")
+  assert(rs.nrows == 0 and rs.nfields == 2, "text empty: " .. rs.nrows .. "/" .. rs.nfields)
+  -- NULL reads back as nil; a NULL parameter matches nothing.
+  p:set(1)
+  local row = sel:execute():fetch_row()
+  assert(row[1] == "1" and row[2] == "one" and row[3] == nil, "row 1")
+  p:set(nil)
+  assert(sel:execute().nrows == 0, "id = NULL matched")
+  -- A NULL parameter is stored as NULL.
+  local id = 1000 + sysbench.rand.unique() % 1000000
+  i1:set(id); i2:set(nil); i3:set(nil)
+  ins:execute()
+  local v, n = con:query_row("SELECT v, n FROM edges WHERE id = " .. id)
+  assert(v == nil and n == nil, "inserted NULLs")
+  local nulls = con:query_row("SELECT COUNT(*) FROM edges WHERE id = " .. id ..
+                              " AND v IS NULL AND n IS NULL")
+  assert(tonumber(nulls) == 1, "NULLs stored: " .. tostring(nulls))
+  -- Each connection keeps its own last result.
+  local a = con:query("SELECT id FROM edges WHERE id = 2")
+  local b = other:query("SELECT id, v FROM edges WHERE id = 1")
+  assert(a.nfields == 1 and a:fetch_row()[1] == "2", "first connection's result")
+  assert(b.nfields == 2 and b:fetch_row()[2] == "one", "second connection's result")
+end
+"###;
+
+fn edges(db: Option<&str>) {
+    let s = Scratch::new();
+    std::fs::write(s.path("edges.lua"), EDGES_SCRIPT).unwrap();
+    let mut a = vec!["prepare", "./edges.lua"];
+    a.extend(db);
+    s.ok(&a);
+    let mut a = vec![
+        "run",
+        "./edges.lua",
+        "--events=20",
+        "--time=0",
+        "--threads=2",
+        "--format=json",
+    ];
+    a.extend(db);
+    let r = s.ok(&a);
+    // Per event: 8 statements that return rows, one INSERT.
+    assert_eq!(totals(&r), (160, 20, 0, 20));
+    let mut a = vec!["cleanup", "./edges.lua"];
+    a.extend(db);
+    s.ok(&a);
+}
+
+#[test]
+fn empty_results_nulls_and_results_per_connection() {
+    edges(None);
+    for flavor in [Flavor::MariaDb, Flavor::Postgres] {
+        let Some(server) = start(flavor) else {
+            continue;
+        };
+        let db = format!("--db={}", server.url());
+        edges(Some(&db));
+    }
+}

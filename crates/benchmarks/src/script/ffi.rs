@@ -243,7 +243,7 @@ unsafe extern "C" fn execute(p: *mut Shared, con: i32, stmt: i32, n: i32, out: *
                 let width = if rows > 0 {
                     c.values.len() / rows as usize
                 } else {
-                    0
+                    c.conn.last_columns()
                 };
                 (Outcome::Rows(rows), width)
             })

@@ -240,7 +240,7 @@ local f_execute = F.execute
 function statement_methods.execute(self)
    local params = self.params
    local n = #params
-   -- rawget: a parameter set to nil (NULL) has no value field.
+   -- rawget: an unset parameter (nil, NULL) is no unknown method.
    for i = 1, n do bind(i - 1, rawget(params[i], "value")) end
    local con = self.con
    local nf = f_execute(ctx, con.id, self.id, n, out)

@@ -360,7 +360,7 @@ pub(super) fn run_query(c: &mut Conn, sql: &str) -> Result<(Outcome, usize), DbE
         let width = if n > 0 {
             c.values.len() / n as usize
         } else {
-            0
+            c.conn.last_columns()
         };
         Ok((Outcome::Rows(n), width))
     } else if let Some(tx) = tx_change(sql) {

@@ -59,6 +59,8 @@ pub struct MysqlConn {
     /// The server's id of the current connection, for the interrupter
     /// (it changes on reconnect).
     id: Arc<AtomicU32>,
+    /// The number of columns of the last fetch's or query_values' rows.
+    columns: usize,
 }
 
 /// Client-side error codes sysbench users know for a lost connection.
@@ -165,6 +167,7 @@ impl MysqlConn {
             shown,
             version: format!("{flavor} {version}"),
             id: Arc::new(AtomicU32::new(conn.connection_id())),
+            columns: 0,
             conn,
         })
     }
@@ -234,6 +237,7 @@ impl MysqlConn {
                 None => cached.insert(self.conn.prepare(sql).map_err(map_err)?),
             };
             let mark = out.len();
+            self.columns = st.column_count();
             match self.conn.execute_values(st, params, out) {
                 Err(wire::Error::Server { code: 1615, .. }) => {
                     out.truncate(mark);
@@ -245,8 +249,16 @@ impl MysqlConn {
             }
         } else {
             let text = inline_params(sql, params, Dialect::Mysql);
-            self.conn.query_values(&text, out).map_err(map_err)
+            let r = self.conn.query_values(&text, out).map_err(map_err);
+            self.columns = self.conn.text_columns();
+            r
         }
+    }
+
+    /// The number of columns of the rows the last `fetch` or
+    /// `query_values` read (whether or not any row came).
+    pub(crate) fn last_columns(&self) -> usize {
+        self.columns
     }
 
     pub(crate) fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
@@ -259,7 +271,9 @@ impl MysqlConn {
         sql: &str,
         out: &mut Vec<Option<Value>>,
     ) -> Result<u64, DbError> {
-        self.conn.query_values(sql, out).map_err(map_err)
+        let r = self.conn.query_values(sql, out).map_err(map_err);
+        self.columns = self.conn.text_columns();
+        r
     }
 
     /// Every row of `sql`, values as text.

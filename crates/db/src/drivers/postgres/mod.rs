@@ -29,6 +29,8 @@ pub struct PgConn {
     /// the current connection, for the interrupter (they change on
     /// reconnect).
     key: Arc<AtomicU64>,
+    /// The number of columns of the last fetch's or query_values' rows.
+    columns: usize,
 }
 
 /// Error code of a lost connection (connection_failure).
@@ -170,6 +172,7 @@ impl PgConn {
             version,
             key: Arc::new(AtomicU64::new(pack(conn.backend_key()))),
             conn,
+            columns: 0,
         })
     }
 
@@ -220,12 +223,15 @@ impl PgConn {
         };
         if !self.ps {
             let text = inline_params(sql, params, Dialect::Postgres);
-            return self.conn.query_values(&text, out).map_err(map_err);
+            let r = self.conn.query_values(&text, out).map_err(map_err);
+            self.columns = self.conn.simple_columns();
+            return r;
         }
         let st = match cached {
             Some(st) => st,
             None => cached.insert(self.conn.prepare(&numbered(sql)).map_err(map_err)?),
         };
+        self.columns = st.column_count();
         self.conn.execute_values(st, params, out).map_err(map_err)
     }
 
@@ -239,7 +245,15 @@ impl PgConn {
         sql: &str,
         out: &mut Vec<Option<Value>>,
     ) -> Result<u64, DbError> {
-        self.conn.query_values(sql, out).map_err(map_err)
+        let r = self.conn.query_values(sql, out).map_err(map_err);
+        self.columns = self.conn.simple_columns();
+        r
+    }
+
+    /// The number of columns of the rows the last `fetch` or
+    /// `query_values` read (whether or not any row came).
+    pub(crate) fn last_columns(&self) -> usize {
+        self.columns
     }
 
     /// Every row of `sql`, values as text.

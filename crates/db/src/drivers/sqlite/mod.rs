@@ -54,6 +54,8 @@ pub struct SqliteConn {
     /// SQL by id; rusqlite's own cache keeps the prepared statements.
     stmts: Statements<()>,
     ps: bool,
+    /// The number of columns of the last fetch's or query_values' rows.
+    columns: usize,
 }
 
 /// --query-timeout for SQLite, which has no server to enforce it: a
@@ -223,6 +225,7 @@ impl SqliteConn {
             timeout,
             stmts: Statements::new(),
             ps: ps == PsMode::Auto,
+            columns: 0,
         })
     }
 
@@ -354,6 +357,7 @@ impl SqliteConn {
             let text = inline_params(sql, params, Dialect::Sqlite);
             self.conn.prepare_cached(&text).map_err(map_err)?
         };
+        self.columns = stmt.column_count();
         rows_into(&mut stmt, out)
     }
 
@@ -364,10 +368,20 @@ impl SqliteConn {
         sql: &str,
         out: &mut Vec<Option<Value>>,
     ) -> Result<u64, DbError> {
-        self.with_timeout(|conn| {
+        let mut columns = 0;
+        let r = self.with_timeout(|conn| {
             let mut stmt = conn.prepare(sql).map_err(map_err)?;
+            columns = stmt.column_count();
             rows_into(&mut stmt, out)
-        })
+        });
+        self.columns = columns;
+        r
+    }
+
+    /// The number of columns of the rows the last `fetch` or
+    /// `query_values` read (whether or not any row came).
+    pub(crate) fn last_columns(&self) -> usize {
+        self.columns
     }
 
     pub(crate) fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {

@@ -95,6 +95,13 @@ fn unexpected(tag: u8, during: &str) -> Error {
     ))
 }
 
+impl Statement {
+    /// The number of columns of its rows.
+    pub(crate) fn column_count(&self) -> usize {
+        self.columns.len()
+    }
+}
+
 impl PgWire {
     /// Connects and authenticates.
     pub(crate) fn connect(p: &Params) -> Result<PgWire, Error> {
@@ -210,6 +217,7 @@ impl PgWire {
         m::query(&mut self.io.out, sql);
         self.send()?;
         let mut types = std::mem::take(&mut self.types);
+        types.clear();
         let r = self.simple_results(rows, copy, &mut types);
         self.types = types;
         self.check(r)
@@ -388,6 +396,12 @@ impl PgWire {
 
     /// Runs a prepared statement; appends every value of every row to
     /// `out`. Returns the number of rows.
+    /// The number of columns of the last simple query's rows (read with
+    /// [`PgWire::query_values`]).
+    pub(crate) fn simple_columns(&self) -> usize {
+        self.types.len()
+    }
+
     pub(crate) fn execute_values(
         &mut self,
         st: &Statement,
