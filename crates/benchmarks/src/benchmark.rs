@@ -10,7 +10,7 @@
 
 use crate::options::{OptSpec, OptValues, Text};
 use dbmeter_db::{ConnectOptions, DbError, ErrorKind, IgnoreList};
-use dbmeter_engine::{EngineConfig, RunResult, UserFactory};
+use dbmeter_engine::{EngineConfig, IntervalSample, RunResult, UserFactory};
 use dbmeter_result::{Interval, RunDocument};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -190,6 +190,25 @@ pub trait RunPlan: Send {
     /// benchmark that reads counters from the database takes its first
     /// reading here.
     fn measure_start(&mut self) {}
+
+    /// Called at the end of every interval of a run that prints interval
+    /// lines (`--report-interval`), on the thread that runs the plan (the
+    /// one that called [`Benchmark::plan`]), with the percentile the lines
+    /// show. A plan that reports intervals itself (a script's
+    /// `sysbench.hooks.report_intermediate`) returns the text to print in
+    /// place of the interval line (empty: nothing); None prints the
+    /// common line (or [`Benchmark::interval_line`]).
+    fn interval_report(&mut self, sample: &IntervalSample, percentile: f64) -> Option<String> {
+        let _ = (sample, percentile);
+        None
+    }
+
+    /// Called once after the last interval of a run that printed interval
+    /// lines, before [`RunPlan::finish`]: text that closes the plan's own
+    /// interval reports (e.g. the `]` of a JSON array), if any.
+    fn intervals_done(&mut self) -> Option<String> {
+        None
+    }
 
     /// Called after the run: the benchmark reads what it measures after a
     /// run and puts its own section into the document

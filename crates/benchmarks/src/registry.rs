@@ -92,12 +92,12 @@ pub fn find(name: &str) -> Option<Arc<dyn Benchmark>> {
 
 /// The benchmark's own section of the text report of `doc`, a run now
 /// or stored: a built-in benchmark's `report_text`, or for a script (its
-/// workload is the path) the statement latencies, without loading the
-/// script again.
+/// workload is the path) its report hook's text and the statement
+/// latencies, without loading the script again.
 pub fn report_text(doc: &dbmeter_result::RunDocument) -> Option<String> {
     match find(&doc.workload) {
         Some(b) => b.report_text(doc),
-        None if looks_like_path(&doc.workload) => crate::script::statements_text(doc),
+        None if looks_like_path(&doc.workload) => crate::script::report_text(doc),
         None => None,
     }
 }

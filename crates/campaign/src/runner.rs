@@ -188,7 +188,7 @@ struct Live {
 }
 
 fn dataset_key(w: &WorkloadSpec) -> Option<String> {
-    let bench = registry::find(&w.name)?;
+    let bench = registry::resolve(&w.name).ok()?;
     let family = bench.dataset()?;
     let specs = bench.options();
     let shapes_data = |name: &str| {
@@ -618,7 +618,9 @@ fn prepare_cell(
         .strip_prefix("sqlite:")
         .map(|p| p.trim_start_matches("//"))
         .is_some_and(|p| !Path::new(p.split('?').next().unwrap_or(p)).exists());
-    if !fresh_file {
+    // A script need not have a cleanup.
+    let has_cleanup = req.benchmark.verbs().iter().any(|v| v.name == "cleanup");
+    if !fresh_file && has_cleanup {
         dbmeter_run::command("cleanup", &req, &Quiet::default())
             .map_err(|e| format!("cleanup: {e}"))?;
     }

@@ -120,8 +120,9 @@ pub struct WorkloadSpec {
 impl WorkloadSpec {
     /// Whether its runs change the data (and so may need a reset first).
     pub fn writes(&self) -> bool {
-        // Names were checked against the registry when the file was read.
-        dbmeter_benchmarks::registry::find(&self.name).is_none_or(|w| w.writes())
+        // Names were checked against the registry (or loaded as scripts)
+        // when the file was read.
+        dbmeter_benchmarks::registry::resolve(&self.name).map_or(true, |w| w.writes())
     }
 }
 
@@ -220,6 +221,31 @@ fn beside(url: &str, campaign_file: &Path) -> String {
         return url.to_string();
     }
     format!("sqlite:{}", dir.join(file).display())
+}
+
+/// The benchmark a workload names: a built-in one, or a script file (a
+/// path relative to the campaign file's folder, kept as dbmeter finds
+/// it: that is the name its runs are stored under).
+fn workload_of(
+    name: &str,
+    campaign_file: &Path,
+) -> Result<std::sync::Arc<dyn dbmeter_benchmarks::Benchmark>, String> {
+    use dbmeter_benchmarks::registry;
+    if let Some(b) = registry::find(name) {
+        return Ok(b);
+    }
+    if !registry::looks_like_path(name) {
+        return Err(format!(
+            "unknown workload '{name}' (`dbmeter list` shows them, or give a script's path)"
+        ));
+    }
+    let dir = campaign_file.parent().unwrap_or(Path::new(""));
+    let file = if Path::new(name).is_absolute() || dir.as_os_str().is_empty() {
+        PathBuf::from(name)
+    } else {
+        dir.join(name)
+    };
+    registry::resolve(&file.to_string_lossy())
 }
 
 /// Checks one option of a run: not one the campaign sets itself, known to
@@ -412,12 +438,7 @@ impl Campaign {
         let mut workloads = Vec::new();
         for w in &f.workloads {
             let wname = w.name.get_ref().clone();
-            let Some(info) = dbmeter_benchmarks::registry::find(&wname) else {
-                return Err(at(
-                    w.name.span(),
-                    format!("unknown workload '{wname}' (`dbmeter list` shows them)"),
-                ));
-            };
+            let info = workload_of(&wname, path).map_err(|e| at(w.name.span(), e))?;
             let own = info.options();
             let opts = options(&w.options);
             for (k, v) in &opts {
@@ -440,7 +461,7 @@ impl Campaign {
             Some(o) => {
                 let all: Vec<OptSpec> = workloads
                     .iter()
-                    .filter_map(|w| dbmeter_benchmarks::registry::find(&w.name))
+                    .filter_map(|w| dbmeter_benchmarks::registry::resolve(&w.name).ok())
                     .flat_map(|i| i.options())
                     .collect();
                 let opts = options(o.get_ref());

@@ -322,6 +322,23 @@ fn mistakes_in_the_file_name_their_line() {
         &format!("{head}[[workload]]\nname = \"oltp_read_mostly\"\n"),
         "w.toml, line 8: unknown workload 'oltp_read_mostly'",
     );
+    // A script is found beside the campaign file.
+    let dir = p.scratch.dir.path().display();
+    rejected(
+        &p,
+        "s.toml",
+        &format!("{head}[[workload]]\nname = \"nope.lua\"\n"),
+        &format!("s.toml, line 8: {dir}/nope.lua: no such file"),
+    );
+    rejected(
+        &p,
+        "so.toml",
+        &format!(
+            "{head}[[workload]]\nname = \"{}/tests/scripts/tpcc_like.lua\"\noptions = {{ warehouse = 2 }}\n",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+        "tpcc_like.lua': unknown option 'warehouse'",
+    );
     rejected(
         &p,
         "o.toml",
@@ -487,4 +504,108 @@ options = { table-size = 200 }
     assert!(again.stdout.contains("[3/3]"), "{}", again.stdout);
     let done = store.runs(&Filter::all()).expect("list");
     assert_eq!(done.iter().filter(|s| s.completed()).count(), 3);
+}
+
+#[test]
+fn a_lua_script_as_a_workload_on_sqlite() {
+    // The script sits beside the campaign file, which names it by a path
+    // relative to itself; dbmeter runs from another directory.
+    let p = Place::new();
+    let dir = p.scratch.path("camp");
+    std::fs::create_dir(&dir).unwrap();
+    let script = dir.join("tpcc_like.lua");
+    std::fs::copy(
+        format!("{}/tests/scripts/tpcc_like.lua", env!("CARGO_MANIFEST_DIR")),
+        &script,
+    )
+    .unwrap();
+    let file = p.write(
+        "camp/lua.toml",
+        r#"name = "lua"
+store = "../results.db"
+duration = 1
+clients = [1, 2]
+options = { report-interval = 1 }
+
+[[target]]
+name = "small"
+url = "sqlite:small.sqlite"
+
+[[target]]
+name = "other"
+url = "sqlite:other.sqlite"
+
+[[workload]]
+name = "tpcc_like.lua"
+options = { warehouses = 2, customers = 10, scale-items = 200, use-fk = true }
+"#,
+    );
+    let r = p.run(&["campaign", "run", &file]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let path = script.to_string_lossy().into_owned();
+    assert!(r.stdout.contains("4 stored, 0 failed"), "{}", r.stdout);
+    // Each target's data prepared once, by the script's prepare.
+    assert_eq!(
+        r.stdout.matches(&format!("preparing {path}")).count(),
+        2,
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains(&format!("[4/4] {path} on other, 2 clients, repeat 1")),
+        "{}",
+        r.stdout
+    );
+
+    let mut store = p.store();
+    let runs = store.runs(&Filter::all()).expect("list runs");
+    assert_eq!(runs.len(), 4);
+    let mut cells: Vec<String> = runs.iter().filter_map(|s| s.cell.clone()).collect();
+    cells.sort();
+    assert_eq!(
+        cells,
+        ["other/1", "other/2", "small/1", "small/2"].map(|c| format!("{path}/{c}"))
+    );
+    for s in &runs {
+        assert!(s.completed(), "run {} ended {}", s.id, s.end_reason);
+        assert_eq!(s.campaign.as_deref(), Some("lua"));
+        assert_eq!(s.workload, path);
+        let d = doc(&mut store, s.id);
+        assert_eq!(d["target"]["driver"], "sqlite");
+        assert_eq!(d["options"]["warehouses"], "2");
+        assert_eq!(d["options"]["use-fk"], "on");
+        assert_eq!(d["threads"].as_u64(), s.threads.map(u64::from));
+        // Events ran, and each statement is a named kind of the result.
+        assert!(
+            d["totals"]["events"].as_u64().unwrap() > 0,
+            "{}",
+            d["totals"]
+        );
+        let kinds = d["kinds"].as_array().expect("kinds");
+        assert!(
+            kinds
+                .iter()
+                .any(|k| k["name"].as_str().unwrap().starts_with("SELECT c_first")),
+            "{kinds:?}"
+        );
+    }
+    // Both files hold the script's data, consistent after the runs.
+    for f in ["small", "other"] {
+        let db = format!("--db=sqlite:{}", dir.join(format!("{f}.sqlite")).display());
+        let c = p.run(&[
+            "check",
+            &path,
+            &db,
+            "--warehouses=2",
+            "--customers=10",
+            "--threads=2",
+        ]);
+        assert_eq!(c.code, 0, "{}\n{}", c.stdout, c.stderr);
+        assert!(
+            c.stdout.contains("thread 1: 1 warehouse(s) consistent"),
+            "{}",
+            c.stdout
+        );
+    }
 }

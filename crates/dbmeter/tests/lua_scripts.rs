@@ -418,6 +418,519 @@ fn old_api_script_on_mariadb() {
     });
 }
 
+/// A script of our own that uses every entry of the 1.0 API dbmeter lists
+/// (docs/scripts.md), on any of the three targets. It leaves what only
+/// it can see in files of the working directory: the hooks it ran, with
+/// their arguments.
+const EVERY_ENTRY: &str = r####"
+sysbench.cmdline.options = {
+  rows = {"rows to load", 50, sysbench.cmdline.ARG_INT},
+  label = {"a label", "x", sysbench.cmdline.ARG_STRING},
+  fast = {"a flag", false, sysbench.cmdline.ARG_BOOL},
+  ratio = {"a ratio", 0.5, sysbench.cmdline.ARG_DOUBLE},
+  fail_every = {"every how many events of a thread fail once (ignorable)", 4},
+}
+
+local function log(file, line)
+  local f = assert(io.open(file, "a"))
+  f:write(line, "\n")
+  f:close()
+end
+
+local function ddl_double()
+  return "DOUBLE PRECISION"
+end
+
+function cmd_prepare()
+  assert(sysbench.cmdline.command == "prepare", sysbench.cmdline.command)
+  local drv = sysbench.sql.driver()
+  local con = drv:connect()
+  con:query("CREATE TABLE api_t (id INTEGER NOT NULL PRIMARY KEY, v VARCHAR(40), " ..
+            "x " .. ddl_double() .. ", n INTEGER)")
+  con:bulk_insert_init("INSERT INTO api_t (id, v, x, n) VALUES")
+  for i = 1, sysbench.opt.rows do
+    con:bulk_insert_next(string.format("(%d, '%s', %s, %d)", i,
+      sysbench.rand.string("##-@@"), tostring(sysbench.rand.uniform_double()), 0))
+  end
+  con:bulk_insert_done()
+  print(string.format("loaded %d rows on %s as %s",
+    con:query_row("SELECT COUNT(*) FROM api_t"), drv:name(), sysbench.opt.label))
+end
+
+-- A parallel command: each thread reads and says who it is.
+function cmd_stamp()
+  local con = sysbench.sql.driver():connect()
+  local n = con:query_row("SELECT COUNT(*) FROM api_t WHERE id > " .. sysbench.tid)
+  print(string.format("stamp tid=%d of %d sees %d", sysbench.tid, sysbench.opt.threads, n))
+end
+
+sysbench.cmdline.commands = {
+  prepare = {cmd_prepare},
+  stamp = {cmd_stamp, sysbench.cmdline.PARALLEL_COMMAND},
+}
+
+function cleanup()
+  sysbench.sql.driver():connect():query("DROP TABLE api_t")
+  print("dropped")
+end
+
+function init()
+  assert(sysbench.version:match("^1%.0"), sysbench.version)
+  assert(sysbench.sql.error.NONE == 0 and sysbench.sql.error.IGNORABLE ~= nil and
+         sysbench.sql.error.FATAL ~= nil)
+  main_state = "mine"
+  log("hooks.log", "init")
+end
+
+function done()
+  -- Row 1's v is NULL now: fetch_row gives nil for it.
+  local con = sysbench.sql.driver():connect()
+  local rs = con:query("SELECT v, n FROM api_t WHERE id = 1")
+  assert(rs.nrows == 1 and rs.nfields == 2)
+  local row = rs:fetch_row()
+  assert(row[1] == nil and tonumber(row[2]) == 0, "row 1: " .. tostring(row[1]))
+  log("hooks.log", "done " .. tostring(main_state))
+end
+
+function sysbench.hooks.sql_error_ignorable(err)
+  return err.query ~= nil and err.query:find("api_missing", 1, true) ~= nil
+end
+
+function sysbench.hooks.before_restart_event(err)
+  log("restarts.log", string.format("%d %s", sysbench.tid, tostring(err.sql_errmsg)))
+end
+
+function sysbench.hooks.report_cumulative(stat)
+  log("hooks.log", string.format("cumulative %s %d %d %d %d %d %s", tostring(main_state),
+    stat.events, stat.reads, stat.writes, stat.other, stat.errors,
+    tostring(stat.latency_sum > 0)))
+end
+
+local calls = 0
+
+function thread_init(tid)
+  assert(tid == sysbench.tid, "tid " .. tid .. " vs " .. sysbench.tid)
+  assert(sysbench.opt.label == "mine" and sysbench.opt.fast == true and
+         sysbench.opt.ratio == 0.25 and type(sysbench.opt.rows) == "number",
+         "options")
+  drv = sysbench.sql.driver()
+  con = drv:connect()
+  con:reconnect()
+  local T = sysbench.sql.type
+  sel = con:prepare("SELECT v, x, n FROM api_t WHERE id = ?")
+  p_id = sel:bind_create(T.INT)
+  sel:bind_param(p_id)
+  upd = con:prepare("UPDATE api_t SET n = n + 1, v = ?, x = ? WHERE id = ?")
+  p_v = upd:bind_create(T.VARCHAR, 40)
+  p_x = upd:bind_create(T.DOUBLE)
+  p_uid = upd:bind_create(T.BIGINT)
+  upd:bind_param(p_v, p_x, p_uid)
+  nul = con:prepare("UPDATE api_t SET v = ?, x = x + 1 WHERE id = ?")
+  p_nv = nul:bind_create(T.CHAR, 10)
+  p_nid = nul:bind_create(T.SMALLINT)
+  nul:bind_param(p_nv, p_nid)
+  ffi.cdef[[void sb_counter_inc(int, int); int usleep(unsigned int);]]
+end
+
+local function in_range(x, a, b, what)
+  assert(x >= a and x <= b, what .. " " .. tostring(x))
+end
+
+function event(tid)
+  calls = calls + 1
+  if calls % sysbench.opt.fail_every == 0 then
+    -- Fails before anything is counted: sql_error_ignorable restarts it.
+    con:query("SELECT * FROM api_missing")
+  end
+  local rows = sysbench.opt.rows
+  -- Random numbers: every distribution, and through ffi.C.
+  for _, f in ipairs({"default", "uniform", "gaussian", "special", "pareto", "zipfian"}) do
+    in_range(sysbench.rand[f](1, 50), 1, 50, f)
+  end
+  in_range(ffi.C.sb_rand_default(1, 9), 1, 9, "sb_rand_default")
+  in_range(ffi.C.sb_rand_uniform(1, 9), 1, 9, "sb_rand_uniform")
+  in_range(ffi.C.sb_rand_gaussian(1, 9), 1, 9, "sb_rand_gaussian")
+  in_range(ffi.C.sb_rand_special(1, 9), 1, 9, "sb_rand_special")
+  in_range(ffi.C.sb_rand_pareto(1, 9), 1, 9, "sb_rand_pareto")
+  in_range(ffi.C.sb_rand_zipfian(1, 9), 1, 9, "sb_rand_zipfian")
+  in_range(ffi.C.sb_rand_uniform_double(), 0, 1, "sb_rand_uniform_double")
+  assert(ffi.C.sb_rand_uniform_uint64() ~= nil)
+  assert(ffi.C.sb_rand_unique() ~= ffi.C.sb_rand_unique())
+  in_range(sysbench.rand.uniform_double(), 0, 1, "uniform_double")
+  assert(tostring(sysbench.rand.uniform_uint64()) ~= nil)
+  assert(sysbench.rand.unique() ~= sysbench.rand.unique())
+  assert(sysbench.rand.string("###-@@@"):match("^%d%d%d%-%l%l%l$"))
+  local vs = sysbench.rand.varstring(3, 6)
+  in_range(#vs, 3, 6, "varstring")
+
+  -- A prepared read, its result set walked with fetch_row (1 read).
+  local id = sysbench.rand.uniform(2, rows)
+  p_id:set(id)
+  local rs = sel:execute()
+  assert(rs.nrows == 1 and rs.nfields == 3, "nrows " .. rs.nrows .. " nfields " .. rs.nfields)
+  local n = 0
+  local row = rs:fetch_row()
+  while row do
+    n = n + 1
+    assert(#row[1] >= 1 and tonumber(row[2]) ~= nil and tonumber(row[3]) >= 0)
+    row = rs:fetch_row()
+  end
+  assert(n == 1)
+  rs:free()
+  -- query_row with several values (1 read).
+  local c, mx = con:query_row("SELECT COUNT(*), MAX(id) FROM api_t")
+  assert(tonumber(c) == rows and tonumber(mx) == rows, tostring(c) .. " " .. tostring(mx))
+  -- A transaction with a prepared write and a NULL (2 writes, 2 others).
+  con:query("BEGIN")
+  p_v:set(sysbench.rand.varstring(5, 10))
+  p_x:set(sysbench.opt.ratio * id)
+  p_uid:set(id)
+  upd:execute()
+  p_nv:set(nil)
+  p_nid:set(1)
+  nul:execute()
+  con:query("COMMIT")
+  -- A counted read of our own, and a short sleep, through the FFI.
+  ffi.C.sb_counter_inc(sysbench.tid, ffi.C.SB_CNT_READ)
+  ffi.C.usleep(10)
+end
+
+function thread_done(tid)
+  log("threads.log", string.format("%d %d", tid, calls))
+  sel:close()
+  upd:close()
+  con:disconnect()
+end
+"####;
+
+/// Lines of a file the script wrote in the scratch directory.
+fn lines_of(s: &Scratch, name: &str) -> Vec<String> {
+    std::fs::read_to_string(s.path(name))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn every_entry(db: &str, users: usize, left: impl Fn() -> i64) {
+    let threads = format!("--threads={users}");
+    let threads = threads.as_str();
+    let s = Scratch::new();
+    std::fs::write(s.path("api.lua"), EVERY_ENTRY).unwrap();
+    let help = s.ok(&["help", "./api.lua"]);
+    for want in [
+        "--rows=N",
+        "--label=STRING",
+        "--fast=[on|off]",
+        "--ratio=",
+        "stamp",
+    ] {
+        assert!(help.stdout.contains(want), "{want}: {}", help.stdout);
+    }
+    let r = s.ok(&["prepare", "./api.lua", db, "--label=mine", "--rows=40"]);
+    let driver = if db.starts_with("--db=mysql") {
+        "mysql"
+    } else if db.starts_with("--db=postgres") {
+        "pgsql"
+    } else {
+        "sqlite"
+    };
+    assert!(
+        r.stdout
+            .contains(&format!("loaded 40 rows on {driver} as mine")),
+        "{}",
+        r.stdout
+    );
+    // A parallel command of the script's own runs on --threads threads.
+    let r = s.ok(&["stamp", "./api.lua", db, "--threads=2"]);
+    assert!(
+        r.stdout.contains("stamp tid=0 of 2 sees 40"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("stamp tid=1 of 2 sees 39"),
+        "{}",
+        r.stdout
+    );
+    let r = s.ok(&[
+        "run",
+        "./api.lua",
+        db,
+        threads,
+        "--rows=40",
+        "--label=mine",
+        "--fast",
+        "--ratio=0.25",
+        "--events=30",
+        "--time=0",
+        "--format=json",
+    ]);
+    let j = r.json();
+    // Per event: the prepared SELECT, query_row and a counted read; two
+    // UPDATEs; BEGIN and COMMIT.
+    assert_eq!(totals(&r), (90, 60, 60, 30), "{}", r.stderr);
+    // Every 4th call of a thread failed once and was restarted: as many
+    // restarts as before_restart_event saw, as ignored errors counted, as
+    // calls beyond the completed events.
+    let restarts = lines_of(&s, "restarts.log");
+    let calls: u64 = lines_of(&s, "threads.log")
+        .iter()
+        .map(|l| l.split(' ').nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    let ignored = j["totals"]["ignored_errors"].as_u64().unwrap();
+    assert!(ignored >= 6, "{ignored} restarts for 30 events");
+    assert_eq!(restarts.len() as u64, ignored, "{restarts:?}");
+    assert_eq!(calls, 30 + ignored);
+    assert!(
+        restarts.iter().all(|l| l.contains("api_missing")),
+        "{restarts:?}"
+    );
+    assert_eq!(
+        j["errors"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum::<u64>(),
+        ignored,
+        "{}",
+        j["errors"]
+    );
+    // init, then the cumulative report and done() on the same (main)
+    // state, once, with the run's totals.
+    let hooks = lines_of(&s, "hooks.log");
+    assert_eq!(
+        hooks,
+        vec![
+            "init".to_string(),
+            format!("cumulative mine 30 90 60 60 {ignored} true"),
+            "done mine".to_string(),
+        ]
+    );
+    assert_eq!(lines_of(&s, "threads.log").len(), users);
+    // The UPDATEs changed the data: n counts them.
+    let r = s.ok(&["cleanup", "./api.lua", db]);
+    assert!(r.stdout.contains("dropped"), "{}", r.stdout);
+    assert_eq!(left(), 0, "cleanup left the table");
+}
+
+#[test]
+fn every_api_entry_on_sqlite() {
+    // One user: two users' write transactions on one SQLite file wait for
+    // each other's lock (fine), but the test wants no timing at all.
+    let s = Scratch::new();
+    let file = s.path("api.db");
+    let db = format!("--db=sqlite:{}", file.display());
+    every_entry(&db, 1, || {
+        let c = rusqlite::Connection::open(&file).unwrap();
+        count(
+            &c,
+            "SELECT COUNT(*) FROM sqlite_master WHERE name = 'api_t'",
+        )
+    });
+}
+
+#[test]
+fn every_api_entry_on_mariadb() {
+    let Some(server) = start(Flavor::MariaDb) else {
+        return;
+    };
+    let db = format!("--db={}", server.url());
+    every_entry(&db, 2, || {
+        ask_n(
+            &server,
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='test' AND table_name = 'api_t'",
+        )
+    });
+}
+
+#[test]
+fn every_api_entry_on_postgres() {
+    let Some(server) = start(Flavor::Postgres) else {
+        return;
+    };
+    let db = format!("--db={}", server.url());
+    every_entry(&db, 2, || {
+        ask_n(
+            &server,
+            "SELECT COUNT(*) FROM pg_tables WHERE tablename = 'api_t'",
+        )
+    });
+}
+
+/// sysbench's report hooks: every field of the stat table, written to a
+/// file, and what the hooks print.
+const REPORT_HOOKS: &str = r####"
+function prepare()
+  local con = sysbench.sql.driver():connect()
+  con:query("CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)")
+  con:query("INSERT INTO t VALUES (1, 0)")
+end
+function init() where = "main" end
+function thread_init() con = sysbench.sql.driver():connect() end
+function event()
+  con:query("SELECT v FROM t WHERE id = 1")
+  ffi.C.usleep(1000)
+end
+local fields = {"threads_running", "time_interval", "time_total", "latency_pct",
+  "events", "reads", "writes", "other", "errors", "reconnects"}
+local function write(file, kind, stat, more)
+  local f = assert(io.open(file, "a"))
+  local parts = {kind, tostring(where)}
+  for _, k in ipairs(fields) do parts[#parts + 1] = k .. "=" .. tostring(stat[k]) end
+  for _, k in ipairs(more) do parts[#parts + 1] = k .. "=" .. tostring(stat[k]) end
+  f:write(table.concat(parts, " "), "\n")
+  f:close()
+end
+if sysbench.opt.style == "json" then
+  sysbench.hooks.report_intermediate = sysbench.report_json
+else
+  function sysbench.hooks.report_intermediate(stat)
+    write("stats.log", "intermediate", stat, {"queue_length", "concurrency"})
+    sysbench.report_csv(stat)
+  end
+end
+function sysbench.hooks.report_cumulative(stat)
+  write("stats.log", "cumulative", stat,
+        {"latency_min", "latency_max", "latency_avg", "latency_sum"})
+  print("my cumulative report: " .. stat.events .. " events")
+end
+sysbench.cmdline.options = { style = {"how the hooks report", "file"} }
+"####;
+
+/// The stat lines the hooks wrote: kind and each field's value.
+fn stat_lines(s: &Scratch) -> Vec<(String, std::collections::HashMap<String, String>)> {
+    lines_of(s, "stats.log")
+        .iter()
+        .map(|l| {
+            let mut words = l.split(' ');
+            let kind = words.next().unwrap().to_string();
+            assert_eq!(words.next(), Some("main"), "not the main state: {l}");
+            let fields = words
+                .map(|w| {
+                    let (k, v) = w.split_once('=').unwrap();
+                    (k.to_string(), v.to_string())
+                })
+                .collect();
+            (kind, fields)
+        })
+        .collect()
+}
+
+#[test]
+fn report_hooks_get_sysbench_stats() {
+    let s = Scratch::new();
+    std::fs::write(s.path("hooks.lua"), REPORT_HOOKS).unwrap();
+    s.ok(&["prepare", "./hooks.lua", "--db=sqlite:h.db"]);
+    let r = s.ok(&[
+        "run",
+        "./hooks.lua",
+        "--db=sqlite:h.db",
+        "--threads=2",
+        "--time=3",
+        "--report-interval=1",
+        "--format=json",
+    ]);
+    let j = r.json();
+    let stats = stat_lines(&s);
+    let inter: Vec<_> = stats
+        .iter()
+        .filter(|(k, _)| k == "intermediate")
+        .map(|(_, f)| f)
+        .collect();
+    let cumul: Vec<_> = stats
+        .iter()
+        .filter(|(k, _)| k == "cumulative")
+        .map(|(_, f)| f)
+        .collect();
+    // Once per full interval, with that interval's counts.
+    let intervals = j["intervals"].as_array().unwrap();
+    assert!(!inter.is_empty(), "{stats:?}");
+    assert!(inter.len() <= intervals.len(), "{stats:?}\n{intervals:?}");
+    let num = |f: &std::collections::HashMap<String, String>, k: &str| -> f64 {
+        f.get(k)
+            .unwrap_or_else(|| panic!("no {k}: {f:?}"))
+            .parse()
+            .unwrap_or_else(|_| panic!("{k}={}", f[k]))
+    };
+    for (f, i) in inter.iter().zip(intervals) {
+        assert_eq!(num(f, "events"), i["events"].as_f64().unwrap(), "{f:?}");
+        assert_eq!(num(f, "threads_running"), 2.0);
+        assert_eq!(num(f, "reads"), num(f, "events"));
+        assert_eq!(num(f, "writes") + num(f, "other") + num(f, "errors"), 0.0);
+        assert_eq!(num(f, "reconnects") + num(f, "queue_length"), 0.0);
+        assert!(num(f, "concurrency") == 0.0);
+        assert!((num(f, "time_total") - i["t_s"].as_f64().unwrap()).abs() < 1e-6);
+        assert!(num(f, "time_interval") > 0.0 && num(f, "latency_pct") >= 0.0);
+        // Seconds, as sysbench gives them (an event sleeps 1 ms).
+        assert!(num(f, "latency_pct") < 1.0, "{f:?}");
+    }
+    // Once at the end, with the run's totals.
+    assert_eq!(cumul.len(), 1, "{stats:?}");
+    let c = cumul[0];
+    let t = &j["totals"];
+    assert_eq!(num(c, "events"), t["events"].as_f64().unwrap());
+    assert_eq!(num(c, "reads"), t["reads"].as_f64().unwrap());
+    assert!(num(c, "events") > 0.0);
+    assert!((num(c, "time_total") - t["duration_s"].as_f64().unwrap()).abs() < 1e-6);
+    let l = &j["latency_ms"];
+    for (field, key) in [
+        ("latency_min", "min_ms"),
+        ("latency_max", "max_ms"),
+        ("latency_avg", "avg_ms"),
+        ("latency_sum", "sum_ms"),
+    ] {
+        let want = l[key].as_f64().unwrap() / 1000.0;
+        assert!((num(c, field) - want).abs() <= want * 1e-9, "{field}");
+    }
+    // What report_intermediate printed took the place of the interval
+    // lines (on stderr: stdout carries the JSON); what report_cumulative
+    // printed is the script's section of the result.
+    let csv: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()) && l.contains(",2,"))
+        .collect();
+    assert_eq!(csv.len(), inter.len(), "{}", r.stderr);
+    assert!(!r.stderr.contains("] thds:"), "{}", r.stderr);
+    let want = format!("my cumulative report: {} events", t["events"]);
+    assert_eq!(
+        j["script"]["report_cumulative"].as_str(),
+        Some(want.as_str())
+    );
+
+    // sysbench.report_json as the hook: one JSON array over the run; the
+    // text report carries the cumulative hook's lines.
+    std::fs::remove_file(s.path("stats.log")).unwrap();
+    let r = s.ok(&[
+        "run",
+        "./hooks.lua",
+        "--db=sqlite:h.db",
+        "--threads=1",
+        "--time=2",
+        "--report-interval=1",
+        "--style=json",
+    ]);
+    let start = r.stdout.find("\n[\n").expect("a JSON array") + 1;
+    let end = start + r.stdout[start..].find("\n]\n").expect("its end") + 2;
+    let arr: serde_json::Value = serde_json::from_str(&r.stdout[start..end])
+        .unwrap_or_else(|e| panic!("{e}: {}", &r.stdout[start..end]));
+    let arr = arr.as_array().unwrap();
+    assert!(!arr.is_empty());
+    for o in arr {
+        assert_eq!(o["threads"], 1);
+        assert!(o["tps"].as_f64().unwrap() > 0.0 && o["qps"]["reads"] == o["tps"]);
+    }
+    assert_eq!(stat_lines(&s).len(), 1, "cumulative only");
+    assert!(
+        r.stdout.contains("my cumulative report: ")
+            && r.stdout.find("my cumulative report").unwrap() > r.stdout.find("Latency").unwrap(),
+        "{}",
+        r.stdout
+    );
+}
+
 /// Result sets and parameters at the edges: an empty result still has its
 /// columns, NULL binds and reads back as nil, and a result lasts until its
 /// connection's next statement (a second connection keeps its own).

@@ -162,16 +162,24 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let limit_s = engine.time.map(|d| d.as_secs_f64());
     let mut errors = 0u64;
     // The engine calls on_interval and on_start one at a time, from the
-    // thread that runs it: the plan is borrowed by one of them at a time.
+    // thread that runs it: the plan is borrowed by one of them at a time,
+    // and may report an interval itself (a script's report hook).
     let plan = std::cell::RefCell::new(plan);
     let mut on_interval = |s: &IntervalSample| {
         let i = document::interval(s);
         if print {
-            let own = plan.borrow().interval_line(&i, pct);
-            let line = own
-                .or_else(|| bench.interval_line(&i, pct))
-                .unwrap_or_else(|| dbmeter_report::text::interval_line(&i, pct));
-            obs.line(&line);
+            let own = plan.borrow_mut().interval_report(s, pct);
+            match own {
+                Some(text) if text.is_empty() => {}
+                Some(text) => obs.line(&text),
+                None => {
+                    let own = plan.borrow().interval_line(&i, pct);
+                    let line = own
+                        .or_else(|| bench.interval_line(&i, pct))
+                        .unwrap_or_else(|| dbmeter_report::text::interval_line(&i, pct));
+                    obs.line(&line);
+                }
+            }
         } else {
             errors += s.counters.errors();
             obs.live(&crate::Live {
@@ -188,6 +196,10 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         dbmeter_engine::run_observed(&engine, users, stop, &mut on_interval, &mut on_start)
             .map_err(|e| RunError::Failed(e.to_string()))?
     };
+    let mut plan = plan.into_inner();
+    if print && let Some(text) = plan.intervals_done().filter(|t| !t.is_empty()) {
+        obs.line(&text);
+    }
 
     let started = SystemTime::now() - result.measured.duration - engine.warmup;
     let mut doc = document::build(
@@ -208,7 +220,6 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     );
     recorder.finish(&mut doc, result.abandoned > 0, &warn);
     let before = doc.warnings.len();
-    let mut plan = plan.into_inner();
     plan.finish(&result, &mut doc);
     for w in &doc.warnings[before..] {
         obs.warning(&w.message);

@@ -29,6 +29,26 @@ const SECRETS: &[&str] = &["mysql-password", "pgsql-password"];
 /// The option that prints the per-statement latencies.
 pub const REPORT_STATEMENTS: &str = "report-statements";
 
+/// The script's section of a run's text report: what its
+/// `report_cumulative` hook printed, then the per-statement latencies
+/// (with `--report-statements`). None when there is neither.
+pub fn report_text(doc: &dbmeter_result::RunDocument) -> Option<String> {
+    let hook = doc
+        .section::<ScriptSection>(SECTION)
+        .and_then(|s| s.report_cumulative)
+        .filter(|t| !t.is_empty())
+        .map(|mut t| {
+            t.push('\n');
+            t
+        });
+    match (hook, statements_text(doc)) {
+        (None, None) => None,
+        (Some(a), None) => Some(a),
+        (None, Some(b)) => Some(b),
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+    }
+}
+
 /// The per-statement latencies of a scripted run (its named kinds), as
 /// pgbench -r prints them: with `--report-statements`, else None.
 pub fn statements_text(doc: &dbmeter_result::RunDocument) -> Option<String> {
@@ -296,7 +316,7 @@ impl Benchmark for Script {
     }
 
     fn report_text(&self, doc: &dbmeter_result::RunDocument) -> Option<String> {
-        statements_text(doc)
+        report_text(doc)
     }
 
     fn summary(&self) -> &str {
@@ -329,7 +349,10 @@ impl Benchmark for Script {
     }
 
     fn dataset(&self) -> Option<String> {
-        Some(format!("script:{}", self.path))
+        // A script without a prepare has no data of its own to prepare.
+        let prepares = self.globals.iter().any(|g| g == "prepare")
+            || self.commands.iter().any(|(n, _)| n == "prepare");
+        prepares.then(|| format!("script:{}", self.path))
     }
 
     fn writes(&self) -> bool {
@@ -395,6 +418,7 @@ impl Benchmark for Script {
         Ok(Box::new(ScriptPlan {
             statements: env.statements.clone(),
             main,
+            hook_error: None,
             version,
             users: Arc::new(ScriptUsers {
                 env,
@@ -406,9 +430,70 @@ impl Benchmark for Script {
 
 struct ScriptPlan {
     statements: Option<Arc<state::Statements>>,
+    /// The run's main state: init(), done() and the report hooks.
     main: Lua,
+    /// The first error of a report hook (a warning of the result).
+    hook_error: Option<String>,
     version: String,
     users: Arc<ScriptUsers>,
+}
+
+/// The document section of a scripted run (`script` in the JSON).
+#[derive(serde::Serialize, serde::Deserialize, Default)]
+pub struct ScriptSection {
+    /// What `sysbench.hooks.report_cumulative` printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_cumulative: Option<String>,
+}
+
+/// The key of [`ScriptSection`] in the document.
+pub const SECTION: &str = "script";
+
+impl ScriptPlan {
+    /// Calls `sysbench.hooks.NAME(stat)` with sysbench's stat fields, if
+    /// the script defines the hook: what it printed (without the last line
+    /// end), or the line that says it failed. None without the hook.
+    fn report(&mut self, name: &str, stat: &[(&str, f64)]) -> Option<String> {
+        let lua = &self.main;
+        let has = state::internal_fn(lua, "has_hook")
+            .and_then(|f| f.call::<bool>(name).map_err(|e| state::lua_message(&e)));
+        if !has.unwrap_or(false) {
+            return None;
+        }
+        let called = (|| -> Result<String, String> {
+            let t = lua.create_table().map_err(|e| state::lua_message(&e))?;
+            for (k, v) in stat {
+                t.set(*k, *v).map_err(|e| state::lua_message(&e))?;
+            }
+            let f = state::internal_fn(lua, "report")?;
+            let (text, err): (Option<String>, Option<String>) =
+                f.call((name, t)).map_err(|e| state::lua_message(&e))?;
+            match (text, err) {
+                (Some(text), _) => Ok(text),
+                (None, e) => Err(e.unwrap_or_default()),
+            }
+        })();
+        Some(match called {
+            Ok(mut text) => {
+                if text.ends_with('\n') {
+                    text.pop();
+                }
+                text
+            }
+            Err(e) => {
+                let line = format!("the script's {name} failed: {e}");
+                self.hook_error.get_or_insert_with(|| line.clone());
+                line
+            }
+        })
+    }
+
+    /// What closes the reports' output (report_json's array), or "".
+    fn close_reports(&self) -> String {
+        state::internal_fn(&self.main, "close_reports")
+            .and_then(|f| f.call::<String>(()).map_err(|e| state::lua_message(&e)))
+            .unwrap_or_default()
+    }
 }
 
 impl RunPlan for ScriptPlan {
@@ -427,11 +512,89 @@ impl RunPlan for ScriptPlan {
         }
     }
 
+    fn interval_report(
+        &mut self,
+        s: &dbmeter_engine::IntervalSample,
+        percentile: f64,
+    ) -> Option<String> {
+        let c = &s.counters;
+        self.report(
+            "report_intermediate",
+            &[
+                ("threads_running", s.threads as f64),
+                ("time_interval", s.duration_s),
+                ("time_total", s.t_s),
+                (
+                    "latency_pct",
+                    s.latency.get(percentile).unwrap_or(0.0) / 1000.0,
+                ),
+                ("events", c.events as f64),
+                ("reads", c.reads as f64),
+                ("writes", c.writes as f64),
+                ("other", c.others as f64),
+                ("errors", c.errors() as f64),
+                ("reconnects", c.reconnects as f64),
+                ("queue_length", s.queue_length.unwrap_or(0) as f64),
+                ("concurrency", s.concurrency.unwrap_or(0) as f64),
+            ],
+        )
+    }
+
+    fn intervals_done(&mut self) -> Option<String> {
+        Some(self.close_reports().trim_matches('\n').to_string())
+    }
+
     fn finish(
         &mut self,
         _result: &dbmeter_engine::RunResult,
         doc: &mut dbmeter_result::RunDocument,
     ) {
+        // sysbench.hooks.report_cumulative, with the measured phase's
+        // totals: what it prints is the script's section of the report.
+        let t = &doc.totals;
+        let l = &doc.latency_ms;
+        let pct = doc
+            .options
+            .get("percentile")
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .unwrap_or(95.0);
+        let stat = [
+            ("threads_running", doc.threads as f64),
+            ("time_interval", t.duration_s),
+            ("time_total", t.duration_s),
+            (
+                "latency_pct",
+                doc.latency_percentile_ms(pct).unwrap_or(0.0) / 1000.0,
+            ),
+            ("events", t.events as f64),
+            ("reads", t.reads as f64),
+            ("writes", t.writes as f64),
+            ("other", t.others as f64),
+            ("errors", (t.ignored_errors + t.connection_errors) as f64),
+            ("reconnects", t.reconnects as f64),
+            ("latency_min", l.min_ms / 1000.0),
+            ("latency_max", l.max_ms / 1000.0),
+            ("latency_avg", l.avg_ms / 1000.0),
+            ("latency_sum", l.sum_ms / 1000.0),
+        ];
+        if let Some(mut text) = self.report("report_cumulative", &stat) {
+            text.push_str(self.close_reports().trim_end_matches('\n'));
+            // A hook that printed nothing leaves no section.
+            if !text.is_empty() {
+                doc.set_section(
+                    SECTION,
+                    &ScriptSection {
+                        report_cumulative: Some(text),
+                    },
+                );
+            }
+        }
+        if let Some(e) = self.hook_error.take() {
+            doc.warnings.push(dbmeter_env::Warning {
+                code: "script_report".into(),
+                message: e,
+            });
+        }
         // Each distinct statement is a named kind (pgbench -r's
         // per-statement latencies), in the order of their total time.
         if let Some(st) = &self.statements

@@ -434,3 +434,100 @@ if info.legacy then
 end
 -- The --test option of 0.5 (the script's path): oltp.lua finds common.lua by it.
 test = info.script
+
+-- Reports. dbmeter calls sysbench.hooks.report_intermediate(stat) at every
+-- --report-interval and sysbench.hooks.report_cumulative(stat) after the
+-- run, on the run's main Lua state, with sysbench's stat fields (times and
+-- latencies in seconds). What a hook prints (print, io.write) is taken
+-- and shown by dbmeter: in place of the interval line, and as the
+-- script's section of the final report.
+local function rates(stat)
+   local secs = tonumber(stat.time_interval) or 0
+   local function per(n)
+      if secs > 0 then return (tonumber(n) or 0) / secs end
+      return 0
+   end
+   return per(stat.events), per(stat.reads + stat.writes + stat.other),
+      per(stat.reads), per(stat.writes), per(stat.other),
+      per(stat.errors), per(stat.reconnects)
+end
+
+function sysbench.report_default(stat)
+   local tps, qps, r, w, o, e, rc = rates(stat)
+   print(string.format(
+      "[ %.0fs ] thds: %d tps: %.2f qps: %.2f (r/w/o: %.2f/%.2f/%.2f) " ..
+      "lat (ms,%g%%): %.2f err/s: %.2f reconn/s: %.2f",
+      stat.time_total, stat.threads_running, tps, qps, r, w, o,
+      tonumber(sysbench.opt.percentile) or 95, stat.latency_pct * 1000, e, rc))
+end
+
+function sysbench.report_csv(stat)
+   local tps, qps, r, w, o, e, rc = rates(stat)
+   print(string.format("%.0f,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f",
+      stat.time_total, stat.threads_running, tps, qps, r, w, o,
+      stat.latency_pct * 1000, e, rc))
+end
+
+-- One JSON object per call, the whole forming an array that dbmeter closes
+-- after the last report.
+local json_open = false
+function sysbench.report_json(stat)
+   local tps, qps, r, w, o, e, rc = rates(stat)
+   local lead = json_open and ",\n" or "[\n"
+   json_open = true
+   io.write(lead, string.format(
+      '  {\n    "time": %.0f,\n    "threads": %d,\n    "tps": %.2f,\n' ..
+      '    "qps": {\n      "total": %.2f,\n      "reads": %.2f,\n' ..
+      '      "writes": %.2f,\n      "other": %.2f\n    },\n' ..
+      '    "latency": %.2f,\n    "errors": %.2f,\n    "reconnects": %.2f\n  }',
+      stat.time_total, stat.threads_running, tps, qps, r, w, o,
+      stat.latency_pct * 1000, e, rc))
+end
+
+local internal = {}
+local taken
+local function take_print(...)
+   local parts = {}
+   for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
+   taken[#taken + 1] = table.concat(parts, "\t") .. "\n"
+end
+local function take_write(...)
+   for i = 1, select("#", ...) do
+      local v = select(i, ...)
+      if type(v) ~= "string" and type(v) ~= "number" then
+         error("bad argument #" .. i .. " to 'write' (string expected, got " ..
+               type(v) .. ")", 2)
+      end
+      taken[#taken + 1] = tostring(v)
+   end
+   return io.stdout
+end
+
+-- Whether the script defines the hook `name`.
+function internal.has_hook(name)
+   return type(sysbench.hooks) == "table" and type(sysbench.hooks[name]) == "function"
+end
+
+-- Calls hook `name` with `stat`; returns what it printed, or nil and the
+-- error.
+function internal.report(name, stat)
+   local hook = sysbench.hooks[name]
+   local keep_print, keep_write = print, io.write
+   taken = {}
+   print, io.write = take_print, take_write
+   local ok, err = pcall(hook, stat)
+   print, io.write = keep_print, keep_write
+   local text = table.concat(taken)
+   taken = nil
+   if not ok then return nil, tostring(err) end
+   return text
+end
+
+-- The end of report_json's array, when one is open.
+function internal.close_reports()
+   if not json_open then return "" end
+   json_open = false
+   return "\n]\n"
+end
+
+return internal

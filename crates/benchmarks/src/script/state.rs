@@ -651,9 +651,11 @@ pub(crate) fn new_state(env: &Arc<Env>, command: &str, tid: usize) -> Result<Lua
         info.set("script", script)?;
         info.set("script_dir", dir)?;
         info.set("opt", opt_table(&lua, &env.opts)?)?;
-        lua.load(PRELUDE)
+        let internal: Table = lua
+            .load(PRELUDE)
             .set_name("=dbmeter-prelude")
-            .call::<()>((api, info))?;
+            .call((api, info))?;
+        lua.set_named_registry_value(INTERNAL, internal)?;
         Ok(())
     };
     setup().map_err(|e| format!("dbmeter's Lua API failed to load: {}", lua_message(&e)))?;
@@ -662,6 +664,16 @@ pub(crate) fn new_state(env: &Arc<Env>, command: &str, tid: usize) -> Result<Lua
         .exec()
         .map_err(|e| lua_message(&e))?;
     Ok(lua)
+}
+
+/// Where a state keeps the prelude's own functions (not the script's).
+const INTERNAL: &str = "dbmeter.internal";
+
+/// One of the prelude's own functions (`internal` in prelude.lua).
+pub(crate) fn internal_fn(lua: &Lua, name: &str) -> Result<Function, String> {
+    lua.named_registry_value::<Table>(INTERNAL)
+        .and_then(|t| t.get::<Function>(name))
+        .map_err(|e| format!("dbmeter's Lua API lacks {name}: {}", lua_message(&e)))
 }
 
 /// A global function of the script, if it defines one.
