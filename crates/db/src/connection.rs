@@ -6,7 +6,7 @@ use crate::drivers::mysql::MysqlConn;
 use crate::drivers::postgres::PgConn;
 use crate::drivers::sqlite::SqliteConn;
 use crate::types::{ConnectOptions, Outcome, Param, StmtId, Value};
-use crate::{DbError, Dialect, Target};
+use crate::{DbError, Dialect, ResultRows, Target};
 use std::sync::Arc;
 
 /// A connection. Statements use `?` placeholders in every dialect; the
@@ -118,6 +118,36 @@ impl Connection {
             Connection::Mysql(c) => c.query_values(sql, out),
             Connection::Postgres(c) => c.query_values(sql, out),
         }
+    }
+
+    /// Runs a registered statement and keeps its result in `out` (rows
+    /// decoded only when read: [`ResultRows::value`]); returns the number
+    /// of rows.
+    pub fn fetch_rows(
+        &mut self,
+        id: StmtId,
+        params: &[Param<'_>],
+        out: &mut ResultRows,
+    ) -> Result<u64, DbError> {
+        if let Connection::Mysql(c) = self {
+            return c.fetch_rows(id, params, out);
+        }
+        let n = self.fetch(id, params, out.decoded());
+        let width = self.last_columns();
+        out.set_decoded(*n.as_ref().unwrap_or(&0), width);
+        n
+    }
+
+    /// Runs SQL text and keeps its first result in `out`, as
+    /// [`Connection::fetch_rows`]; returns the number of rows.
+    pub fn query_result(&mut self, sql: &str, out: &mut ResultRows) -> Result<u64, DbError> {
+        if let Connection::Mysql(c) = self {
+            return c.query_result(sql, out);
+        }
+        let n = self.query_values(sql, out.decoded());
+        let width = self.last_columns();
+        out.set_decoded(*n.as_ref().unwrap_or(&0), width);
+        n
     }
 
     /// The number of columns of the rows the last [`Connection::fetch`] or

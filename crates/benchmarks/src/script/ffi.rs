@@ -237,16 +237,11 @@ unsafe extern "C" fn execute(p: *mut Shared, con: i32, stmt: i32, n: i32, out: *
         };
         let (id, read, tx, rec) = (st.id, st.read, st.tx, st.rec);
         let started = Instant::now();
-        c.values.clear();
+        c.rows.clear();
         let r = if read {
-            c.conn.fetch(id, params, &mut c.values).map(|rows| {
-                let width = if rows > 0 {
-                    c.values.len() / rows as usize
-                } else {
-                    c.conn.last_columns()
-                };
-                (Outcome::Rows(rows), width)
-            })
+            c.conn
+                .fetch_rows(id, params, &mut c.rows)
+                .map(|rows| (Outcome::Rows(rows), c.rows.width()))
         } else if let Some(tx) = tx {
             c.conn.run(id, params).map(|_| {
                 c.in_tx = tx;
@@ -332,20 +327,22 @@ unsafe extern "C" fn value(p: *mut Shared, con: i32, idx: i32, out_len: *mut usi
     let sh = unsafe { Ptr(p).get() };
     let Some(Some(c)) = usize::try_from(con)
         .ok()
-        .and_then(|i| sh.conns.get(i.wrapping_sub(1)))
+        .and_then(|i| sh.conns.get_mut(i.wrapping_sub(1)))
     else {
         return ptr::null();
     };
-    let v = usize::try_from(idx).ok().and_then(|i| c.values.get(i));
-    let bytes: &[u8] = match v {
-        Some(Some(Value::Int(x))) => {
+    let Ok(idx) = usize::try_from(idx) else {
+        return ptr::null();
+    };
+    let bytes: &[u8] = match c.rows.value(idx) {
+        Some(Value::Int(x)) => {
             sh.scratch.clear();
             let _ = write!(sh.scratch, "{x}");
             &sh.scratch
         }
-        Some(Some(Value::Text(t))) => t.as_bytes(),
-        Some(Some(Value::Bytes(b))) => b,
-        _ => return ptr::null(),
+        Some(Value::Text(t)) => t.as_bytes(),
+        Some(Value::Bytes(b)) => b,
+        None => return ptr::null(),
     };
     unsafe { *out_len = bytes.len() };
     bytes.as_ptr()

@@ -3,7 +3,7 @@
 //! (`prelude.lua`), then the script itself.
 
 use crate::random::{RandGen, RandSpec, derive_seed};
-use dbmeter_db::{ConnectOptions, Connection, DbError, Dialect, Outcome, StmtId, Value};
+use dbmeter_db::{ConnectOptions, Connection, DbError, Dialect, Outcome, ResultRows, StmtId};
 use dbmeter_engine::Tally;
 use dbmeter_stats::{LatencyHistogram, LatencyRecorder};
 use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value as LuaValue};
@@ -134,7 +134,7 @@ pub(super) struct Conn {
     bulk: String,
     bulk_head: usize,
     /// The last result's values, row after row.
-    pub values: Vec<Option<Value>>,
+    pub rows: ResultRows,
 }
 
 /// A statement parameter bound from Lua, before the statement runs.
@@ -354,15 +354,10 @@ fn runtime(msg: impl Into<String>) -> mlua::Error {
 /// Runs `sql` on a connection, its rows (if any) kept as the connection's
 /// last result; returns the outcome and the number of columns.
 pub(super) fn run_query(c: &mut Conn, sql: &str) -> Result<(Outcome, usize), DbError> {
-    c.values.clear();
+    c.rows.clear();
     if is_read(sql) {
-        let n = c.conn.query_values(sql, &mut c.values)?;
-        let width = if n > 0 {
-            c.values.len() / n as usize
-        } else {
-            c.conn.last_columns()
-        };
-        Ok((Outcome::Rows(n), width))
+        let n = c.conn.query_result(sql, &mut c.rows)?;
+        Ok((Outcome::Rows(n), c.rows.width()))
     } else if let Some(tx) = tx_change(sql) {
         c.conn.execute(sql)?;
         c.in_tx = tx;
@@ -441,7 +436,7 @@ fn api_table(lua: &Lua, p: Ptr) -> mlua::Result<Table> {
                 in_tx: false,
                 bulk: String::new(),
                 bulk_head: 0,
-                values: Vec::new(),
+                rows: ResultRows::default(),
             }));
             Ok(sh.conns.len())
         })?,
@@ -473,7 +468,7 @@ fn api_table(lua: &Lua, p: Ptr) -> mlua::Result<Table> {
             let sh = unsafe { p.get() };
             let c = sh.conn(id).map_err(|e| runtime(e.message))?;
             c.in_tx = false;
-            c.values.clear();
+            c.rows.clear();
             c.conn.reconnect().map_err(|e| runtime(e.message))
         })?,
     )?;

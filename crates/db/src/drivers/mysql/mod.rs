@@ -9,11 +9,12 @@ use crate::tls::{TlsMode, TlsSettings};
 use crate::types::{
     Outcome, Param, PsMode, Statements, StmtId, TextResult, Value, inline_params, push_literal,
 };
-use crate::{DbError, Dialect, ErrorKind};
+use crate::{DbError, Dialect, ErrorKind, ResultRows};
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
+pub(crate) use wire::RawRows;
 use wire::{Addr, BulkRows, NetSettings, Params, Prepared, WireConn};
 
 /// How `prepare` loads rows: the target's `load=` parameter.
@@ -253,6 +254,45 @@ impl MysqlConn {
             self.columns = self.conn.text_columns();
             r
         }
+    }
+
+    /// Runs a registered statement and keeps its rows undecoded in `out`.
+    pub(crate) fn fetch_rows(
+        &mut self,
+        id: StmtId,
+        params: &[Param<'_>],
+        out: &mut ResultRows,
+    ) -> Result<u64, DbError> {
+        let Some((sql, cached)) = self.stmts.get_mut(id) else {
+            return Err(DbError::other("2000", "unknown statement id"));
+        };
+        let r = if self.ps {
+            let st = match cached {
+                Some(st) => st,
+                None => cached.insert(self.conn.prepare(sql).map_err(map_err)?),
+            };
+            self.columns = st.column_count();
+            match self.conn.execute_raw(st, params, out.raw()) {
+                Err(wire::Error::Server { code: 1615, .. }) => {
+                    self.conn.close_statement(st).map_err(map_err)?;
+                    *st = self.conn.prepare(sql).map_err(map_err)?;
+                    self.conn.execute_raw(st, params, out.raw())
+                }
+                r => r,
+            }
+        } else {
+            let text = inline_params(sql, params, Dialect::Mysql);
+            self.conn.query_raw(&text, out.raw())
+        };
+        out.set_raw();
+        r.map_err(map_err)
+    }
+
+    /// Runs SQL text and keeps its rows undecoded in `out`.
+    pub(crate) fn query_result(&mut self, sql: &str, out: &mut ResultRows) -> Result<u64, DbError> {
+        let r = self.conn.query_raw(sql, out.raw());
+        out.set_raw();
+        r.map_err(map_err)
     }
 
     /// The number of columns of the rows the last `fetch` or

@@ -7,7 +7,7 @@ use super::handshake::{
     self, CLIENT_DEPRECATE_EOF, MARIADB_CLIENT_CACHE_METADATA, MARIADB_CLIENT_STMT_BULK_OPERATIONS,
 };
 use super::packet::{Cursor, MAX_PAYLOAD, Packets, put_lenenc_bytes};
-use super::values::{ColumnType, binary_row, column_type, text_row};
+use super::values::{ColumnType, RawRows, binary_row, column_type, text_row};
 use super::{Error, Params, parse_err};
 use crate::types::TextResult;
 use crate::types::{Outcome, Param, Value};
@@ -143,6 +143,9 @@ enum Rows<'a> {
     /// these column types (used when the server leaves the column
     /// definitions out), or text rows (None).
     Values(&'a mut Vec<Option<Value>>, Option<&'a [ColumnType]>),
+    /// Rows kept as they came, for decoding later; the column types as
+    /// for `Values`.
+    Raw(&'a mut RawRows, Option<&'a [ColumnType]>),
 }
 
 /// Produces LOAD DATA LOCAL INFILE contents: appends some bytes to the
@@ -288,6 +291,30 @@ impl WireConn {
         let r = self.execute_into(st, params, Rows::Values(out, Some(&columns)));
         st.columns = columns;
         Ok(rows_of(r?))
+    }
+
+    /// Executes a prepared statement and keeps its rows, undecoded, in
+    /// `raw` (cleared first); returns the number of rows.
+    pub(crate) fn execute_raw(
+        &mut self,
+        st: &mut Prepared,
+        params: &[Param<'_>],
+        raw: &mut RawRows,
+    ) -> Result<u64, Error> {
+        raw.clear();
+        let columns = std::mem::take(&mut st.columns);
+        let r = self.execute_into(st, params, Rows::Raw(raw, Some(&columns)));
+        st.columns = columns;
+        Ok(rows_of(r?))
+    }
+
+    /// Runs SQL text and keeps its first result's rows, undecoded, in `raw`
+    /// (cleared first); returns the number of rows.
+    pub(crate) fn query_raw(&mut self, sql: &str, raw: &mut RawRows) -> Result<u64, Error> {
+        raw.clear();
+        self.send_query(sql)?;
+        let r = self.results(Rows::Raw(raw, None), None)?;
+        Ok(rows_of(r))
     }
 
     /// Runs SQL text and appends the values of its first result's rows
@@ -465,10 +492,23 @@ impl WireConn {
                 let def = self.io.read()?;
                 match rows {
                     Rows::Text(t) => t.columns.push(column_name(def)?),
-                    Rows::Values(..) => self.types.push(column_type(def)?),
+                    Rows::Values(..) | Rows::Raw(..) => self.types.push(column_type(def)?),
                     Rows::Count => {}
                 }
             }
+        }
+        if let Rows::Raw(raw, binary) = rows {
+            let types = match binary {
+                Some(known) if !metadata => known,
+                _ => &self.types[..],
+            };
+            if types.len() != n {
+                return Err(Error::Protocol(format!(
+                    "a result of {n} columns for a statement of {}",
+                    types.len()
+                )));
+            }
+            raw.set_columns(types, binary.is_some());
         }
         let deprecate_eof = caps & CLIENT_DEPRECATE_EOF != 0;
         if !deprecate_eof {
@@ -512,6 +552,8 @@ impl WireConn {
                             Some(_) => binary_row(p, types, out)?,
                             None => text_row(p, types, out)?,
                         }
+                    } else if let Rows::Raw(raw, _) = rows {
+                        raw.push(p);
                     } else if let Rows::Text(t) = rows {
                         let mut c = Cursor::new(p);
                         let mut row = Vec::with_capacity(n);

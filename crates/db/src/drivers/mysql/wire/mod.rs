@@ -22,6 +22,7 @@ mod packet;
 mod values;
 
 pub(crate) use conn::{BulkRows, Prepared, WireConn};
+pub(crate) use values::RawRows;
 
 pub(crate) use crate::wire_stream::{Addr, NetSettings, TlsParams};
 use std::fmt;

@@ -154,6 +154,59 @@ fn string(b: &[u8], binary: bool) -> Value {
     }
 }
 
+/// The rows of a result as the server sent them (binary or text protocol),
+/// decoded one row at a time when asked: a result whose values nobody
+/// reads costs a copy of its packets.
+#[derive(Debug, Default)]
+pub(crate) struct RawRows {
+    data: Vec<u8>,
+    /// Where each row's packet ends in `data`.
+    ends: Vec<usize>,
+    types: Vec<ColumnType>,
+    binary: bool,
+}
+
+impl RawRows {
+    pub(crate) fn clear(&mut self) {
+        self.data.clear();
+        self.ends.clear();
+        self.types.clear();
+    }
+
+    pub(crate) fn set_columns(&mut self, types: &[ColumnType], binary: bool) {
+        self.types.clear();
+        self.types.extend_from_slice(types);
+        self.binary = binary;
+    }
+
+    pub(crate) fn push(&mut self, row: &[u8]) {
+        self.data.extend_from_slice(row);
+        self.ends.push(self.data.len());
+    }
+
+    pub(crate) fn rows(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub(crate) fn width(&self) -> usize {
+        self.types.len()
+    }
+
+    /// Appends the values of row `row` to `out`.
+    pub(crate) fn decode(&self, row: usize, out: &mut Vec<Option<Value>>) -> Result<(), Error> {
+        let Some(&end) = self.ends.get(row) else {
+            return Err(Error::Protocol(format!("no row {row}")));
+        };
+        let start = if row == 0 { 0 } else { self.ends[row - 1] };
+        let p = &self.data[start..end];
+        if self.binary {
+            binary_row(p, &self.types, out)
+        } else {
+            text_row(p, &self.types, out)
+        }
+    }
+}
+
 /// Appends the values of one text-protocol row, of columns of these
 /// types: integers as such (but for a BIGINT UNSIGNED past the signed
 /// range), binary strings as bytes, the rest as the server wrote them.
