@@ -22,7 +22,9 @@
 #   WORKLOADS="oltp_point_select oltp_read_write"
 #   CLIENTS="1 4 16 64"      TIME=10   ROUNDS=3
 #   TABLES=4 TABLE_SIZE=100000
-#   RSS_THREADS=4096 RSS_TIME=10   (RSS_THREADS=0 skips the RSS cell)
+#   RSS_THREADS=4096 RSS_TIME=10   (RSS_THREADS=0 skips the RSS cell; the
+#                            servers allow that many connections, and
+#                            MariaDB 4 prepared statements per connection)
 #   SCRIPTS=/usr/share/sysbench   where sysbench's bundled scripts are
 #   QUICK=1                  smoke test: TIME=2, ROUNDS=1, CLIENTS="1 4",
 #                            TABLE_SIZE=10000, RSS_THREADS=256 RSS_TIME=3
@@ -73,7 +75,7 @@ RSS="$OUT/rss.tsv"           # server tool peak_kb status
 : > "$RSS"
 
 build_dbmeter
-MARIADB_SETTINGS="${MARIADB_SETTINGS:-innodb_buffer_pool_size=2G innodb_log_file_size=512M max_connections=$((RSS_THREADS + 100))}"
+MARIADB_SETTINGS="${MARIADB_SETTINGS:-innodb_buffer_pool_size=2G innodb_log_file_size=512M max_connections=$((RSS_THREADS + 100)) max_prepared_stmt_count=1048576}"
 PG_SETTINGS="${PG_SETTINGS:-shared_buffers=1GB max_wal_size=4GB max_connections=$((RSS_THREADS + 100))}"
 trap stop_managed EXIT
 

@@ -6,25 +6,11 @@
 //! script.
 
 mod common;
+use common::servers::psql;
 use common::servers::{ask, start};
 use common::*;
 use dbmeter_server::{Flavor, Server};
 use std::process::Command;
-
-/// psql on database `db`: every row, values separated by `|`.
-fn psql(server: &Server, db: &str, sql: &str) -> String {
-    let out = Command::new("psql")
-        .args(["-h", "127.0.0.1", "-p", &server.port().to_string()])
-        .args(["-U", "postgres", "-d", db, "-tAc", sql])
-        .output()
-        .unwrap_or_else(|e| panic!("psql: {e}"));
-    assert!(
-        out.status.success(),
-        "{sql}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// Real pgbench on database `db`.
 fn pgbench(server: &Server, db: &str, args: &[&str]) -> String {

@@ -6,25 +6,11 @@
 //! with one line and pgbench's exit code.
 
 mod common;
+use common::servers::psql;
 use common::servers::{ask, start};
 use common::*;
 use dbmeter_server::{Flavor, Server};
 use std::process::Command;
-
-/// psql on database `db`: every row, values separated by `|`.
-fn psql(server: &Server, db: &str, sql: &str) -> String {
-    let out = Command::new("psql")
-        .args(["-h", "127.0.0.1", "-p", &server.port().to_string()])
-        .args(["-U", "postgres", "-d", db, "-tAc", sql])
-        .output()
-        .unwrap_or_else(|e| panic!("psql: {e}"));
-    assert!(
-        out.status.success(),
-        "{sql}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// The connection options and then `args`, then the database.
 fn argv(server: &Server, args: &[&str], db: &str) -> Vec<String> {

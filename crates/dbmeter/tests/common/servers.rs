@@ -78,6 +78,21 @@ pub fn ask(server: &Server, sql: &str) -> String {
     try_ask(server, sql).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// psql on database `db`: every row, values separated by `|`.
+pub fn psql(server: &Server, db: &str, sql: &str) -> String {
+    let out = Command::new("psql")
+        .args(["-h", "127.0.0.1", "-p", &server.port().to_string()])
+        .args(["-U", "postgres", "-d", db, "-tAc", sql])
+        .output()
+        .unwrap_or_else(|e| panic!("psql: {e}"));
+    assert!(
+        out.status.success(),
+        "{sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 pub fn ask_n(server: &Server, sql: &str) -> i64 {
     let a = ask(server, sql);
     a.parse().unwrap_or_else(|_| panic!("{sql} gave '{a}'"))
