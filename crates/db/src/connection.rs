@@ -133,8 +133,7 @@ impl Connection {
             return c.fetch_rows(id, params, out);
         }
         let n = self.fetch(id, params, out.decoded());
-        let width = self.last_columns();
-        out.set_decoded(*n.as_ref().unwrap_or(&0), width);
+        out.set_decoded(n.as_ref().map_or(0, |n| *n), self.decoded_columns());
         n
     }
 
@@ -145,18 +144,19 @@ impl Connection {
             return c.query_result(sql, out);
         }
         let n = self.query_values(sql, out.decoded());
-        let width = self.last_columns();
-        out.set_decoded(*n.as_ref().unwrap_or(&0), width);
+        out.set_decoded(n.as_ref().map_or(0, |n| *n), self.decoded_columns());
         n
     }
 
-    /// The number of columns of the rows the last [`Connection::fetch`] or
-    /// [`Connection::query_values`] read, whether or not any row came.
-    pub fn last_columns(&self) -> usize {
+    /// The number of columns of the rows the last `fetch` or
+    /// `query_values` read, whether or not any row came (for the drivers
+    /// whose results [`ResultRows`] holds decoded; MariaDB/MySQL results
+    /// carry their own).
+    fn decoded_columns(&self) -> usize {
         match self {
             Connection::Sqlite(c) => c.last_columns(),
-            Connection::Mysql(c) => c.last_columns(),
             Connection::Postgres(c) => c.last_columns(),
+            Connection::Mysql(_) => 0,
         }
     }
 

@@ -60,8 +60,6 @@ pub struct MysqlConn {
     /// The server's id of the current connection, for the interrupter
     /// (it changes on reconnect).
     id: Arc<AtomicU32>,
-    /// The number of columns of the last fetch's or query_values' rows.
-    columns: usize,
 }
 
 /// Client-side error codes sysbench users know for a lost connection.
@@ -168,7 +166,6 @@ impl MysqlConn {
             shown,
             version: format!("{flavor} {version}"),
             id: Arc::new(AtomicU32::new(conn.connection_id())),
-            columns: 0,
             conn,
         })
     }
@@ -195,30 +192,50 @@ impl MysqlConn {
         self.stmts.register(sql)
     }
 
+    /// Runs registered statement `id`: `exec` on its prepared form
+    /// (prepared on first use; when the table changed under it (DDL, error
+    /// 1615) prepared again and `exec` retried once), or, with prepared
+    /// statements off, `text` on its SQL with the parameters written in.
+    /// Both get `out`, where the result goes.
     #[inline]
-    pub(crate) fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
+    fn with_statement<T, O: ?Sized>(
+        &mut self,
+        id: StmtId,
+        params: &[Param<'_>],
+        out: &mut O,
+        mut exec: impl FnMut(&mut WireConn, &mut Prepared, &mut O) -> Result<T, wire::Error>,
+        text: impl FnOnce(&mut WireConn, &str, &mut O) -> Result<T, wire::Error>,
+    ) -> Result<T, DbError> {
         let Some((sql, cached)) = self.stmts.get_mut(id) else {
             return Err(DbError::other("2000", "unknown statement id"));
         };
-        if self.ps {
-            let st = match cached {
-                Some(st) => st,
-                None => cached.insert(self.conn.prepare(sql).map_err(map_err)?),
-            };
-            match self.conn.execute(st, params) {
-                // The table changed under the statement (DDL): prepare it
-                // again and retry once.
-                Err(wire::Error::Server { code: 1615, .. }) => {
-                    self.conn.close_statement(st).map_err(map_err)?;
-                    *st = self.conn.prepare(sql).map_err(map_err)?;
-                    self.conn.execute(st, params).map_err(map_err)
-                }
-                r => r.map_err(map_err),
-            }
-        } else {
-            let text = inline_params(sql, params, Dialect::Mysql);
-            self.conn.query(&text).map_err(map_err)
+        if !self.ps {
+            let sql = inline_params(sql, params, Dialect::Mysql);
+            return text(&mut self.conn, &sql, out).map_err(map_err);
         }
+        let st = match cached {
+            Some(st) => st,
+            None => cached.insert(self.conn.prepare(sql).map_err(map_err)?),
+        };
+        match exec(&mut self.conn, st, out) {
+            Err(wire::Error::Server { code: 1615, .. }) => {
+                self.conn.close_statement(st).map_err(map_err)?;
+                *st = self.conn.prepare(sql).map_err(map_err)?;
+                exec(&mut self.conn, st, out).map_err(map_err)
+            }
+            r => r.map_err(map_err),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
+        self.with_statement(
+            id,
+            params,
+            &mut (),
+            |conn, st, _| conn.execute(st, params),
+            |conn, text, _| conn.query(text),
+        )
     }
 
     /// Runs a registered statement and appends every value of every row
@@ -229,31 +246,18 @@ impl MysqlConn {
         params: &[Param<'_>],
         out: &mut Vec<Option<Value>>,
     ) -> Result<u64, DbError> {
-        let Some((sql, cached)) = self.stmts.get_mut(id) else {
-            return Err(DbError::other("2000", "unknown statement id"));
-        };
-        if self.ps {
-            let st = match cached {
-                Some(st) => st,
-                None => cached.insert(self.conn.prepare(sql).map_err(map_err)?),
-            };
-            let mark = out.len();
-            self.columns = st.column_count();
-            match self.conn.execute_values(st, params, out) {
-                Err(wire::Error::Server { code: 1615, .. }) => {
-                    out.truncate(mark);
-                    self.conn.close_statement(st).map_err(map_err)?;
-                    *st = self.conn.prepare(sql).map_err(map_err)?;
-                    self.conn.execute_values(st, params, out).map_err(map_err)
-                }
-                r => r.map_err(map_err),
-            }
-        } else {
-            let text = inline_params(sql, params, Dialect::Mysql);
-            let r = self.conn.query_values(&text, out).map_err(map_err);
-            self.columns = self.conn.text_columns();
-            r
-        }
+        let mark = out.len();
+        self.with_statement(
+            id,
+            params,
+            out,
+            |conn, st, out| {
+                // A retry starts again from the values before the first try.
+                out.truncate(mark);
+                conn.execute_values(st, params, out)
+            },
+            |conn, text, out| conn.query_values(text, out),
+        )
     }
 
     /// Runs a registered statement and keeps its rows undecoded in `out`.
@@ -263,29 +267,15 @@ impl MysqlConn {
         params: &[Param<'_>],
         out: &mut ResultRows,
     ) -> Result<u64, DbError> {
-        let Some((sql, cached)) = self.stmts.get_mut(id) else {
-            return Err(DbError::other("2000", "unknown statement id"));
-        };
-        let r = if self.ps {
-            let st = match cached {
-                Some(st) => st,
-                None => cached.insert(self.conn.prepare(sql).map_err(map_err)?),
-            };
-            self.columns = st.column_count();
-            match self.conn.execute_raw(st, params, out.raw()) {
-                Err(wire::Error::Server { code: 1615, .. }) => {
-                    self.conn.close_statement(st).map_err(map_err)?;
-                    *st = self.conn.prepare(sql).map_err(map_err)?;
-                    self.conn.execute_raw(st, params, out.raw())
-                }
-                r => r,
-            }
-        } else {
-            let text = inline_params(sql, params, Dialect::Mysql);
-            self.conn.query_raw(&text, out.raw())
-        };
+        let r = self.with_statement(
+            id,
+            params,
+            out,
+            |conn, st, out| conn.execute_raw(st, params, out.raw()),
+            |conn, text, out| conn.query_raw(text, out.raw()),
+        );
         out.set_raw();
-        r.map_err(map_err)
+        r
     }
 
     /// Runs SQL text and keeps its rows undecoded in `out`.
@@ -293,12 +283,6 @@ impl MysqlConn {
         let r = self.conn.query_raw(sql, out.raw());
         out.set_raw();
         r.map_err(map_err)
-    }
-
-    /// The number of columns of the rows the last `fetch` or
-    /// `query_values` read (whether or not any row came).
-    pub(crate) fn last_columns(&self) -> usize {
-        self.columns
     }
 
     pub(crate) fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
@@ -311,9 +295,7 @@ impl MysqlConn {
         sql: &str,
         out: &mut Vec<Option<Value>>,
     ) -> Result<u64, DbError> {
-        let r = self.conn.query_values(sql, out).map_err(map_err);
-        self.columns = self.conn.text_columns();
-        r
+        self.conn.query_values(sql, out).map_err(map_err)
     }
 
     /// Every row of `sql`, values as text.

@@ -152,13 +152,6 @@ enum Rows<'a> {
 /// buffer, returns false when there is nothing more.
 pub(crate) type Infile<'a> = &'a mut dyn FnMut(&mut Vec<u8>) -> bool;
 
-impl Prepared {
-    /// The number of columns of its rows.
-    pub(crate) fn column_count(&self) -> usize {
-        self.columns.len()
-    }
-}
-
 impl WireConn {
     /// Connects and authenticates.
     pub(crate) fn connect(p: &Params) -> Result<WireConn, Error> {
@@ -269,12 +262,6 @@ impl WireConn {
         params: &[Param<'_>],
     ) -> Result<Outcome, Error> {
         self.execute_into(st, params, Rows::Count)
-    }
-
-    /// The number of columns of the last result read with
-    /// [`WireConn::query_values`] (0 for a statement without rows).
-    pub(crate) fn text_columns(&self) -> usize {
-        self.types.len()
     }
 
     /// Executes a prepared statement and appends the values of its rows
@@ -449,7 +436,6 @@ impl WireConn {
         let p = self.io.read()?;
         let count = match p.first().copied() {
             Some(0x00) => {
-                self.types.clear();
                 let (affected, status) = ok_packet(p)?;
                 return Ok((
                     Outcome::Affected(affected),
