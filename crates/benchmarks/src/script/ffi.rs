@@ -8,7 +8,7 @@
 //! pending in `Shared`; the prelude then asks for it (`last_error`) and
 //! raises it as a Lua error.
 
-use super::state::{Conn, Ptr, Shared, Slot, rand_string, run_query};
+use super::state::{Conn, Ptr, Shared, Slot, closed, conn_of, rand_string, run_query};
 use crate::random::RandType;
 use dbmeter_db::{DbError, Outcome, Param, Value};
 use mlua::{LightUserData, Lua, Table};
@@ -171,17 +171,9 @@ unsafe extern "C" fn bind_str(p: *mut Shared, i: i32, s: *const u8, len: usize) 
     }
 }
 
-/// Connection `con` (1-based, as the script knows it), if open.
-fn conn_of(conns: &mut [Option<Conn>], con: i32) -> Option<&mut Conn> {
-    let i = usize::try_from(con).ok()?.checked_sub(1)?;
-    conns.get_mut(i)?.as_mut()
-}
-
-fn closed(con: i32) -> DbError {
-    DbError::other(
-        "dbmeter",
-        format!("connection {con} is closed (disconnect() was called)"),
-    )
+/// Connection `con` of the FFI's `int`, if it is open.
+fn open_conn(conns: &mut [Option<Conn>], con: i32) -> Option<&mut Conn> {
+    conn_of(conns, usize::try_from(con).ok()?)
 }
 
 /// Runs prepared statement `stmt` of connection `con` (both 1-based) with
@@ -224,7 +216,7 @@ unsafe extern "C" fn execute(p: *mut Shared, con: i32, stmt: i32, n: i32, out: *
             heap = sh.params[..n].iter().map(param).collect();
             &heap
         };
-        let Some(c) = conn_of(&mut sh.conns, con) else {
+        let Some(c) = open_conn(&mut sh.conns, con) else {
             sh.pending = Some(closed(con));
             return -1;
         };
@@ -305,7 +297,7 @@ unsafe extern "C" fn query(
         };
         let sql = String::from_utf8_lossy(raw);
         let timing = sh.timing();
-        let Some(c) = conn_of(&mut sh.conns, con) else {
+        let Some(c) = open_conn(&mut sh.conns, con) else {
             sh.pending = Some(closed(con));
             return -1;
         };
@@ -325,7 +317,7 @@ unsafe extern "C" fn query(
 unsafe extern "C" fn value(p: *mut Shared, con: i32, idx: i32, out_len: *mut usize) -> *const u8 {
     // SAFETY: as in `rand_str`.
     let sh = unsafe { Ptr(p).get() };
-    let Some(c) = conn_of(&mut sh.conns, con) else {
+    let Some(c) = open_conn(&mut sh.conns, con) else {
         return ptr::null();
     };
     let Ok(idx) = usize::try_from(idx) else {

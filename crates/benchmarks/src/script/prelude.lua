@@ -224,7 +224,7 @@ function statement_methods.bind_param(self, ...)
    self.params = {...}
 end
 -- Binds value v as parameter i (0-based) of the next execute.
-local f_bind_num, f_bind_str, f_bind_null = nil, nil, nil
+local f_bind_num, f_bind_str, f_bind_null = F.bind_num, F.bind_str, F.bind_null
 local function bind(i, v)
    local t = type(v)
    if t == "number" then f_bind_num(ctx, i, v)
@@ -235,7 +235,6 @@ local function bind(i, v)
       error("statement parameter " .. (i + 1) .. ": dbmeter cannot bind a " .. t, 3)
    end
 end
-f_bind_num, f_bind_str, f_bind_null = F.bind_num, F.bind_str, F.bind_null
 local f_execute = F.execute
 function statement_methods.execute(self)
    local params = self.params

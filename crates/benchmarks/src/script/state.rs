@@ -293,15 +293,7 @@ impl Shared {
 
     /// Connection `id` (1-based, as the script knows it).
     pub(super) fn conn(&mut self, id: usize) -> Result<&mut Conn, DbError> {
-        self.conns
-            .get_mut(id.wrapping_sub(1))
-            .and_then(Option::as_mut)
-            .ok_or_else(|| {
-                DbError::other(
-                    "dbmeter",
-                    "the connection is closed (disconnect() was called)",
-                )
-            })
+        conn_of(&mut self.conns, id).ok_or_else(|| closed(id))
     }
 
     /// Counts a statement's outcome as sysbench does: a result set is a
@@ -313,6 +305,19 @@ impl Shared {
             Outcome::Affected(_) => self.counts.others += 1,
         }
     }
+}
+
+/// Connection `id` (1-based, as the script knows it), if it is open.
+pub(super) fn conn_of(conns: &mut [Option<Conn>], id: usize) -> Option<&mut Conn> {
+    conns.get_mut(id.checked_sub(1)?)?.as_mut()
+}
+
+/// The error of a call on connection `id` that is not open.
+pub(super) fn closed(id: impl std::fmt::Display) -> DbError {
+    DbError::other(
+        "dbmeter",
+        format!("connection {id} is closed (disconnect() was called)"),
+    )
 }
 
 fn first_word(sql: &str) -> String {
