@@ -693,6 +693,30 @@ fn pct(n: u64, of: u64) -> f64 {
 }
 
 /// pgbench's report lines.
+/// pgbench's lines of retried transactions and retries (when there may be
+/// retries) and of skipped ones (under a rate with a latency limit), for
+/// the run (`prefix` "") or one script (" - "); `counts` are retried,
+/// retries and skipped, `all` the transactions they are a share of.
+fn retried_and_skipped(t: &mut String, prefix: &str, s: &Section, counts: [u64; 3], all: u64) {
+    use std::fmt::Write as _;
+    let [retried, retries, skipped] = counts;
+    if s.max_tries != 1 {
+        let _ = writeln!(
+            t,
+            "{prefix}number of transactions retried: {retried} ({:.3}%)",
+            pct(retried, all)
+        );
+        let _ = writeln!(t, "{prefix}total number of retries: {retries}");
+    }
+    if s.rate_per_s.is_some() && s.latency_limit_ms.is_some() {
+        let _ = writeln!(
+            t,
+            "{prefix}number of transactions skipped: {skipped} ({:.3}%)",
+            pct(skipped, all)
+        );
+    }
+}
+
 fn report(s: &Section, doc: &RunDocument) -> String {
     use std::fmt::Write;
     let mut t = String::new();
@@ -745,23 +769,7 @@ fn report(s: &Section, doc: &RunDocument) -> String {
             pct(s.deadlock_failures, all)
         );
     }
-    if s.max_tries != 1 {
-        let _ = writeln!(
-            t,
-            "number of transactions retried: {} ({:.3}%)",
-            s.retried,
-            pct(s.retried, all)
-        );
-        let _ = writeln!(t, "total number of retries: {}", s.retries);
-    }
-    if s.rate_per_s.is_some() && s.latency_limit_ms.is_some() {
-        let _ = writeln!(
-            t,
-            "number of transactions skipped: {} ({:.3}%)",
-            s.skipped,
-            pct(s.skipped, all)
-        );
-    }
+    retried_and_skipped(&mut t, "", s, [s.retried, s.retries, s.skipped], all);
     if let Some(limit) = s.latency_limit_ms {
         let _ = writeln!(
             t,
@@ -828,23 +836,7 @@ fn report(s: &Section, doc: &RunDocument) -> String {
                 sc.failed,
                 pct(sc.failed, all)
             );
-            if s.max_tries != 1 {
-                let _ = writeln!(
-                    t,
-                    " - number of transactions retried: {} ({:.3}%)",
-                    sc.retried,
-                    pct(sc.retried, all)
-                );
-                let _ = writeln!(t, " - total number of retries: {}", sc.retries);
-            }
-            if s.rate_per_s.is_some() && s.latency_limit_ms.is_some() {
-                let _ = writeln!(
-                    t,
-                    " - number of transactions skipped: {} ({:.3}%)",
-                    sc.skipped,
-                    pct(sc.skipped, all)
-                );
-            }
+            retried_and_skipped(&mut t, " - ", s, [sc.retried, sc.retries, sc.skipped], all);
             let _ = writeln!(t, " - latency average = {:.3} ms", sc.latency_avg_ms);
             let _ = writeln!(t, " - latency stddev = {:.3} ms", sc.latency_stddev_ms);
             if s.statement_latencies {
