@@ -7,6 +7,7 @@
 
 use dbmeter_benchmarks::options::OptValues;
 use dbmeter_benchmarks::registry;
+use dbmeter_db::conninfo::Env;
 use dbmeter_run::options::specs_for;
 use dbmeter_run::{pinning, settings};
 
@@ -47,6 +48,12 @@ fn the_run_layer_reads_declared_general_options() {
     settings::query_timeout(&o).expect("the default query timeout");
     settings::engine_config(&o, 1).expect("the default engine settings");
     pinning::pin_client(&o).expect("no pinning by default");
+    // sysbench's --mysql-* and --pgsql-* options.
+    for driver in ["mysql", "pgsql"] {
+        let mut o = o.clone();
+        o.set("db-driver", driver);
+        settings::target_in(&o, &Env::empty()).expect("a server target");
+    }
 }
 
 #[test]
