@@ -17,7 +17,7 @@ pub const MAX_STREAMS: u64 = 1_000;
 
 /// The most runs of each query, measured or warm-up, and the most
 /// sightings of the best plan.
-pub const MAX_RUNS: u64 = 10_000;
+pub const MAX_RUNS: u64 = 1_000_000;
 
 /// The most update sets `prepare --output` writes.
 pub const MAX_UPDATE_SETS: u64 = 100_000;
@@ -220,8 +220,8 @@ mod tests {
             ("scale-factor", "NaN"),
             ("scale-factor", "0.012"),
             ("runs", "0"),
-            ("runs", "1000000"),
-            ("warmup-runs", "100000"),
+            ("runs", "2000000"),
+            ("warmup-runs", "2000000"),
             ("best-plan-count", "0"),
             ("streams", "5000"),
             ("stream", "99999"),
