@@ -871,7 +871,7 @@ fn report_hooks_get_sysbench_stats() {
     let c = cumul[0];
     let t = &j["totals"];
     assert_eq!(num(c, "events"), t["events"].as_f64().unwrap());
-    assert_eq!(num(c, "reads"), t["reads"].as_f64().unwrap());
+    assert_eq!(num(c, "reads"), t["counts"]["reads"].as_f64().unwrap());
     assert!(num(c, "events") > 0.0);
     assert!((num(c, "time_total") - t["duration_s"].as_f64().unwrap()).abs() < 1e-6);
     let l = &j["latency_ms"];

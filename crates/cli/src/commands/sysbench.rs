@@ -9,7 +9,8 @@
 //! docs/sysbench.md is its table for users (a test below keeps the two
 //! together).
 
-use super::{Layout, VERSION};
+use super::VERSION;
+use dbmeter_result::Layout;
 use crate::CliError;
 use crate::args;
 use crate::help::{Example, Page, Section, opt};
