@@ -78,8 +78,7 @@ fn a_benchmark_without_sql_reports_no_sql() {
     assert!(d.totals.counts.is_empty());
     assert_eq!(d.totals.queries, 0);
     let json: serde_json::Value =
-        serde_json::from_str(&s.ok(&["run", "noop", "--time=1", "--format=json"]).stdout)
-            .unwrap();
+        serde_json::from_str(&s.ok(&["run", "noop", "--time=1", "--format=json"]).stdout).unwrap();
     assert_eq!(json["schema_version"], 3);
     assert!(json["totals"].get("reads").is_none(), "{}", json["totals"]);
 }

@@ -23,11 +23,17 @@ fn bundled(name: &str) -> String {
 fn totals(r: &Run) -> (u64, u64, u64, u64) {
     let j = r.json();
     let t = &j["totals"];
-    let n = |k: &str| {
-        t[k].as_u64()
-            .unwrap_or_else(|| panic!("no totals.{k}: {t}"))
+    let n = |v: &serde_json::Value, k: &str| {
+        v[k].as_u64()
+            .unwrap_or_else(|| panic!("no totals {k}: {t}"))
     };
-    (n("reads"), n("writes"), n("others"), n("events"))
+    let c = &t["counts"];
+    (
+        n(c, "reads"),
+        n(c, "writes"),
+        n(c, "others"),
+        n(t, "events"),
+    )
 }
 
 fn same_counts_as_native(flavor: Flavor) {

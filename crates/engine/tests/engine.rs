@@ -2,8 +2,8 @@
 //! engine knows nothing of SQL).
 
 use dbmeter_engine::*;
-use dbmeter_stats::measure::sql;
 use dbmeter_stats::Counters;
+use dbmeter_stats::measure::sql;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};

@@ -123,9 +123,7 @@ impl Presenter for Text {
                 }
                 self.header = Some((*h).clone());
             }
-            RunEvent::Interval {
-                words: Some(w), ..
-            }
+            RunEvent::Interval { words: Some(w), .. }
             | RunEvent::MeasurementEnded { words: Some(w) } => {
                 words(out, self.options.lines, w);
             }
@@ -141,7 +139,8 @@ impl Presenter for Text {
                 if self.options.lines == Stream::Out {
                     out.push(Piece {
                         stream: Stream::Out,
-                        text: self.report(doc, *section)
+                        text: self
+                            .report(doc, *section)
                             .trim_end_matches('\n')
                             .to_string(),
                     });
@@ -218,9 +217,7 @@ impl Presenter for Pgbench {
                 });
                 self.header = Some((*h).clone());
             }
-            RunEvent::Interval {
-                words: Some(w), ..
-            }
+            RunEvent::Interval { words: Some(w), .. }
             | RunEvent::MeasurementEnded { words: Some(w) } => words(out, Stream::Err, w),
             RunEvent::Interval { interval, .. } => {
                 let line = self.progress_line(interval);
@@ -331,7 +328,10 @@ mod tests {
             &[RunEvent::Started(&sql), ev],
         );
         let last = &out.last().unwrap().text;
-        assert!(last.contains("tps: 10.00 qps: 20.00 (r/w/o: 20.00/0.00/0.00)"), "{last}");
+        assert!(
+            last.contains("tps: 10.00 qps: 20.00 (r/w/o: 20.00/0.00/0.00)"),
+            "{last}"
+        );
         let none = header(&[]);
         let out = render(
             for_layout(Layout::Dbmeter, opts).as_mut(),
@@ -422,7 +422,9 @@ mod tests {
             ],
         );
         assert!(
-            out[1].text.ends_with("3 failed, lag 0.000 ms, 0 retried, 0 retries"),
+            out[1]
+                .text
+                .ends_with("3 failed, lag 0.000 ms, 0 retried, 0 retries"),
             "{}",
             out[1].text
         );
@@ -453,6 +455,9 @@ mod tests {
         assert_eq!(json[0]["header"]["threads"], 2);
         assert_eq!(json[1]["event"], "warning");
         assert_eq!(json[2]["interval"]["counts"]["failed"], 3);
-        assert!(out.iter().any(|p| p.stream == Stream::Err && p.text == "WARNING: w"));
+        assert!(
+            out.iter()
+                .any(|p| p.stream == Stream::Err && p.text == "WARNING: w")
+        );
     }
 }

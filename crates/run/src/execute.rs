@@ -23,6 +23,8 @@ pub struct Outcome {
     pub document: RunDocument,
     /// Where it was stored, or why it was not; None when not asked to.
     pub stored: Option<Result<Stored, String>>,
+    /// The benchmark's own section of the text report, if it has one.
+    pub section: Option<String>,
 }
 
 /// Only `prepare` creates an SQLite file that the user named and that does
@@ -234,5 +236,6 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     Ok(Outcome {
         document: doc,
         stored,
+        section,
     })
 }

@@ -1,9 +1,9 @@
 //! What the run layer is asked to do, and where it reports as it goes.
 
 use crate::store::StoreRequest;
+use dbmeter_benchmarks::Benchmark;
 use dbmeter_benchmarks::Console;
 use dbmeter_benchmarks::options::OptValues;
-use dbmeter_benchmarks::Benchmark;
 use dbmeter_result::{Layout, RunEvent};
 use std::sync::Arc;
 

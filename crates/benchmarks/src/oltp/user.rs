@@ -5,8 +5,8 @@ use crate::random::{RandGen, derive_seed};
 use dbmeter_db::{
     ConnectOptions, Connection, DbError, ErrorKind, IgnoreList, Outcome, Param, StmtId,
 };
-use dbmeter_stats::measure::sql;
 use dbmeter_engine::{EventError, Flow, Interrupter, Tally, User, UserFactory};
+use dbmeter_stats::measure::sql;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 

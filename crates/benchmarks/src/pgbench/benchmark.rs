@@ -24,13 +24,13 @@ use crate::benchmark::{
 };
 use crate::options::{OptKind, OptSpec, choice, opt};
 use dbmeter_db::{ConnectOptions, Connection, Dialect, ErrorKind, IgnoreList, PsMode};
-use dbmeter_stats::measure::sql;
 use dbmeter_engine::{
     EngineConfig, EventError, Flow, Interrupter, RunResult, Tally, User, UserFactory,
 };
 use dbmeter_env::Warning;
 use dbmeter_result::{Layout, RunDocument};
 use dbmeter_stats::Measure;
+use dbmeter_stats::measure::sql;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -1003,8 +1003,7 @@ impl RunPlan for PgbenchPlan {
         if let Some(logs) = &self.logs
             && let Some(e) = logs.finish()
         {
-            warnings
-                .push(dbmeter_env::Warning::new("pgbench_log", e.to_string()));
+            warnings.push(dbmeter_env::Warning::new("pgbench_log", e.to_string()));
         }
         if let Ok(t) = self.shared.lock() {
             let mut all = Acc::default();

@@ -8,10 +8,10 @@
 //! pending in `Shared`; the prelude then asks for it (`last_error`) and
 //! raises it as a Lua error.
 
-use dbmeter_stats::measure::sql;
 use super::state::{Conn, Ptr, Shared, Slot, closed, conn_of, rand_string, run_query};
 use crate::random::RandType;
 use dbmeter_db::{DbError, Outcome, Param, Value};
+use dbmeter_stats::measure::sql;
 use mlua::{LightUserData, Lua, Table};
 use std::ffi::c_void;
 use std::io::Write;

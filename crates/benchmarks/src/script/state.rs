@@ -2,10 +2,10 @@
 //! (connections, statements, random numbers, counters) and the Lua half
 //! (`prelude.lua`), then the script itself.
 
-use dbmeter_stats::measure::sql;
 use crate::random::{RandGen, RandSpec, derive_seed};
 use dbmeter_db::{ConnectOptions, Connection, DbError, Dialect, Outcome, ResultRows, StmtId};
 use dbmeter_engine::Tally;
+use dbmeter_stats::measure::sql;
 use dbmeter_stats::{LatencyHistogram, LatencyRecorder};
 use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value as LuaValue};
 use std::collections::HashMap;

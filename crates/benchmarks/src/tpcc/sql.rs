@@ -2,8 +2,8 @@
 //! that counts reads and writes, and reading values out of result rows.
 
 use dbmeter_db::{Connection, DbError, Dialect, Outcome, Param, StmtId, Value};
-use dbmeter_stats::measure::sql;
 use dbmeter_engine::Tally;
+use dbmeter_stats::measure::sql;
 
 /// How a transaction ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,9 +15,9 @@ pub(crate) mod sysbench;
 
 use crate::CliError;
 use crate::args::{self, Command, Invocation};
+use dbmeter_result::Layout;
 use dbmeter_run::options::specs_for;
 use dbmeter_run::{Request, StoreRequest};
-use dbmeter_result::Layout;
 use dbmeter_store::RunMeta;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -117,7 +117,7 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
         "json" => Some(doc.to_json() + "\n"),
         "csv" => Some(csv::intervals(doc, &percentiles)),
         "jsonl" => recorded,
-        _ => Some(text_report(doc)),
+        _ => Some(text::final_report(doc, outcome.section.as_deref())),
     };
     match (output.take(), document) {
         (Some(f), Some(d)) => f.write(d.as_bytes())?,

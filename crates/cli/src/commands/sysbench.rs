@@ -10,12 +10,12 @@
 //! together).
 
 use super::VERSION;
-use dbmeter_result::Layout;
 use crate::CliError;
 use crate::args;
 use crate::help::{Example, Page, Section, opt};
 use dbmeter_benchmarks::options::{canonical, parse_bool};
 use dbmeter_benchmarks::{Benchmark, registry};
+use dbmeter_result::Layout;
 use dbmeter_run::options::{ALIASES, specs_for};
 use std::path::Path;
 use std::sync::Arc;
