@@ -2,6 +2,7 @@
 #   die MESSAGE                 print "error: MESSAGE" and exit 1
 #   log MESSAGE                 timestamped line on standard error
 #   require_positive VAR...     each variable must hold a positive integer
+#   require_flag VAR...         each variable must be 0 or 1
 #   check_servers LIST          each word must be mariadb or postgres
 #   build_dbmeter               sets DBMETER_BIN (builds a release binary
 #                               unless DBMETER_BIN is already set)
@@ -20,6 +21,13 @@ require_positive() {
     local v
     for v in "$@"; do
         [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer"
+    done
+}
+
+require_flag() {
+    local v
+    for v in "$@"; do
+        [[ "${!v}" =~ ^[01]$ ]] || die "$v must be 0 or 1"
     done
 }
 

@@ -10,8 +10,10 @@
 
 use crate::options::{OptSpec, OptValues, Text};
 use dbmeter_db::{ConnectOptions, DbError, ErrorKind, IgnoreList};
-use dbmeter_engine::{EngineConfig, IntervalSample, RunResult, UserFactory};
-use dbmeter_result::{Interval, RunDocument};
+use dbmeter_engine::{EngineConfig, RunResult, UserFactory};
+use dbmeter_env::Warning;
+use dbmeter_result::{Layout, RunDocument, RunEvent};
+use dbmeter_stats::Measure;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
@@ -44,11 +46,6 @@ pub trait Console: Send + Sync {
     fn line(&self, text: &str);
     /// The counter a loader advances (a progress bar may show it).
     fn progress(&self) -> &LoadProgress;
-    /// A run's header (what runs where): a line like any other unless
-    /// the console puts it elsewhere.
-    fn header(&self, text: &str) {
-        self.line(text);
-    }
 }
 
 /// What a run may do to the machine and the server around its queries:
@@ -82,6 +79,10 @@ pub struct Context<'a> {
     /// the target is an SQLite file); None otherwise.
     pub server: Option<Arc<dyn ServerControl>>,
     pub console: &'a dyn Console,
+    /// How the run is presented: a benchmark words its own notes as the
+    /// peer whose layout this is would (the presenters do the header,
+    /// interval lines and report).
+    pub layout: Layout,
 }
 
 impl Context<'_> {
@@ -155,6 +156,14 @@ pub trait RunPlan: Send {
     /// The server's (or library's) version, for the header and the record.
     fn server_version(&self) -> String;
 
+    /// The counters its users add to beyond events ([`Tally::measures`]
+    /// by index), in that order: the SQL benchmarks'
+    /// [`dbmeter_stats::measure::sql::MEASURES`] (reads, writes, others),
+    /// none for a benchmark that only counts events.
+    ///
+    /// [`Tally::measures`]: dbmeter_engine::Tally::measures
+    fn measures(&self) -> Vec<Measure>;
+
     /// The names of the kinds of events its users tell apart
     /// (`Tally::kind` indexes this list); empty when they tell none apart.
     fn kinds(&self) -> Vec<String> {
@@ -171,19 +180,11 @@ pub trait RunPlan: Send {
         let _ = engine;
     }
 
-    /// True when the plan printed its own header while planning (through
-    /// [`Console::header`], e.g. pgbench's `pgbench (...)` line before its
-    /// vacuum): the run layer then prints none.
-    fn own_header(&self) -> bool {
-        false
-    }
-
-    /// Its own interval line (the plan knows the run's options; see also
-    /// [`Benchmark::interval_line`]); None for the benchmark's or the
-    /// common one.
-    fn interval_line(&self, interval: &Interval, percentile: f64) -> Option<String> {
-        let _ = (interval, percentile);
-        None
+    /// Set-up steps that follow the run's header (pgbench's vacuum), with
+    /// their notes on `console`. Errors here are the plan's to report as
+    /// notes; the run goes on.
+    fn before_run(&mut self, console: &dyn Console) {
+        let _ = console;
     }
 
     /// Called as the measurement starts (at the end of the warm-up): a
@@ -191,31 +192,25 @@ pub trait RunPlan: Send {
     /// reading here.
     fn measure_start(&mut self) {}
 
-    /// Called at the end of every interval of a run that prints interval
-    /// lines (`--report-interval`), on the thread that runs the plan (the
-    /// one that called [`Benchmark::plan`]), with the percentile the lines
-    /// show. A plan that reports intervals itself (a script's
-    /// `sysbench.hooks.report_intermediate`) returns the text to print in
-    /// place of the interval line (empty: nothing); None prints the
-    /// common line (or [`Benchmark::interval_line`]).
-    fn interval_report(&mut self, sample: &IntervalSample, percentile: f64) -> Option<String> {
-        let _ = (sample, percentile);
-        None
-    }
-
-    /// Called once after the last interval of a run that printed interval
-    /// lines, before [`RunPlan::finish`]: text that closes the plan's own
-    /// interval reports (e.g. the `]` of a JSON array), if any.
-    fn intervals_done(&mut self) -> Option<String> {
+    /// The plan's own words for an event, where the presenters' do not
+    /// fit: called on the thread that runs the plan (the one that called
+    /// [`Benchmark::plan`]) for each [`RunEvent::Interval`] (with `words`
+    /// None) and for [`RunEvent::MeasurementEnded`]. Text presenters print
+    /// what it returns instead of their own rendering ("" prints
+    /// nothing); None leaves the event to them. A script's
+    /// `report_intermediate` hook and tpcc's interval line are this.
+    fn own_words(&mut self, event: &RunEvent) -> Option<String> {
+        let _ = event;
         None
     }
 
     /// Called after the run: the benchmark reads what it measures after a
     /// run and puts its own section into the document
-    /// ([`RunDocument::set_section`]). Warnings go to the document's
-    /// `warnings` (and are printed by the run layer).
-    fn finish(&mut self, result: &RunResult, doc: &mut RunDocument) {
+    /// ([`RunDocument::set_section`]). It returns its warnings; the run
+    /// layer adds them to the document and reports them.
+    fn finish(&mut self, result: &RunResult, doc: &mut RunDocument) -> Vec<Warning> {
         let _ = (result, doc);
+        Vec::new()
     }
 }
 
@@ -268,12 +263,6 @@ pub trait Benchmark: Send + Sync {
     /// Plans a run: checks (or, where the benchmark does that, prepares)
     /// its data and makes its users. Lines for the user go to the console.
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError>;
-
-    /// Its own interval line, when the common one does not fit it.
-    fn interval_line(&self, interval: &Interval, percentile: f64) -> Option<String> {
-        let _ = (interval, percentile);
-        None
-    }
 
     /// Its own section of the text report, read from the document.
     fn report_text(&self, doc: &RunDocument) -> Option<String> {

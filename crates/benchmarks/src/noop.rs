@@ -35,6 +35,10 @@ impl RunPlan for NoopPlan {
         String::new()
     }
 
+    fn measures(&self) -> Vec<dbmeter_stats::Measure> {
+        Vec::new()
+    }
+
     fn users(&self) -> Arc<dyn UserFactory> {
         Arc::new(NoopUsers)
     }

@@ -10,6 +10,7 @@ use dbmeter_benchmarks::options::{OptValues, canonical};
 use dbmeter_benchmarks::{Console, LoadProgress, registry};
 use dbmeter_engine::StopHandle;
 use dbmeter_result::{HookRecord, RunDocument};
+use dbmeter_result::{Layout, RunEvent};
 use dbmeter_run::options::specs_for;
 use dbmeter_run::{Observer, Request};
 use dbmeter_server::managed::{Home, StartRequest};
@@ -306,9 +307,15 @@ impl Console for Quiet {
 }
 
 impl Observer for Quiet {
-    fn warning(&self, message: &str) {
-        if let Ok(mut w) = self.warnings.lock() {
-            w.push(message.to_string());
+    fn event(&self, event: &RunEvent) {
+        match event {
+            RunEvent::Note(text) => self.line(text),
+            RunEvent::Warning(message) => {
+                if let Ok(mut w) = self.warnings.lock() {
+                    w.push(message.to_string());
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -341,6 +348,7 @@ fn request(w: &WorkloadSpec, url: &str, extra: &[(String, String)]) -> Result<Re
         benchmark: bench,
         options,
         store: None,
+        layout: Layout::Dbmeter,
     })
 }
 

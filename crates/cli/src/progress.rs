@@ -3,7 +3,9 @@
 //! step lines are printed.
 
 use dbmeter_benchmarks::{Console, LoadProgress};
-use dbmeter_run::{Live, Observer};
+use dbmeter_report::present::{self, JsonLines, Piece, Presenter, Stream, TextOptions};
+use dbmeter_result::{Layout, Live, RunEvent};
+use dbmeter_run::Observer;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use parking_lot::Mutex;
 use std::io::IsTerminal;
@@ -127,14 +129,15 @@ impl Drop for LoadBar {
     }
 }
 
-/// Where the run layer's lines go: stdout, unless stdout carries the JSON
-/// or CSV document (then stderr); warnings on stderr. Loads draw their
-/// progress bar (on a terminal) under the lines.
+/// Where a run's events are shown: a presenter renders each event
+/// (`dbmeter_report::present`), and the printer puts the pieces on stdout
+/// (above the load bar, when there is one) or stderr, and draws the live
+/// status line on a terminal. With `--output` and `--format=jsonl`, a
+/// second presenter records the JSON lines for the file.
 pub struct Printer {
-    to_stdout: bool,
-    /// The run's header goes to stdout whatever `to_stdout` says
-    /// (pgbench's layout: its first line on stdout, the rest on stderr).
-    header_to_stdout: bool,
+    presenter: Mutex<Box<dyn Presenter>>,
+    /// JSON lines recorded for `--output`.
+    recorded: Option<Mutex<(JsonLines, Vec<String>)>>,
     bar: LoadBar,
     /// Whether a live status line is on stderr now (only ever on a
     /// terminal).
@@ -145,44 +148,52 @@ pub struct Printer {
 const CLEAR_LINE: &str = "\r\x1b[2K";
 
 impl Printer {
-    /// For a run: lines on stdout when `to_stdout`, else on stderr; no
-    /// bar; a live status line on stderr when it is a terminal.
-    pub fn new(to_stdout: bool) -> Printer {
+    /// For a run, with the presenter of `layout` (or JSON lines on
+    /// stdout); a live status line on stderr when it is a terminal and the
+    /// layout is dbmeter's.
+    pub fn for_run(presenter: Box<dyn Presenter>, live: bool) -> Printer {
         Printer {
-            to_stdout,
-            header_to_stdout: false,
+            presenter: Mutex::new(presenter),
+            recorded: None,
             bar: LoadBar::silent(),
-            status: std::io::stderr().is_terminal().then(|| Mutex::new(false)),
+            status: (live && std::io::stderr().is_terminal()).then(|| Mutex::new(false)),
         }
+    }
+
+    /// Also records the run's JSON lines (for `--output` with
+    /// `--format=jsonl`).
+    pub fn recording_json_lines(mut self) -> Printer {
+        self.recorded = Some(Mutex::new((JsonLines, Vec::new())));
+        self
     }
 
     /// For a load (prepare and the other commands): lines on stdout, with
     /// a progress bar on a terminal.
     pub fn for_load() -> Printer {
         Printer {
-            to_stdout: true,
-            header_to_stdout: false,
+            presenter: Mutex::new(present::for_layout(
+                Layout::Dbmeter,
+                TextOptions {
+                    lines: Stream::Out,
+                    histogram: false,
+                },
+            )),
+            recorded: None,
             bar: LoadBar::new(),
             status: None,
         }
     }
 
-    /// For `dbmeter pgbench`: the header on stdout, the other lines
-    /// (notes, progress lines) on stderr, as pgbench prints them; no live
-    /// status line.
-    pub fn pgbench() -> Printer {
-        Printer {
-            to_stdout: false,
-            header_to_stdout: true,
-            bar: LoadBar::silent(),
-            status: None,
-        }
-    }
-
-    /// Removes the bar and the status line.
-    pub fn finish(self) {
+    /// Removes the bar and the status line; the recorded JSON lines, if
+    /// any.
+    pub fn finish(mut self) -> Option<String> {
         self.clear_status();
+        let recorded = self
+            .recorded
+            .take()
+            .map(|r| r.into_inner().1.into_iter().map(|l| l + "\n").collect());
         self.bar.finish();
+        recorded
     }
 
     fn clear_status(&self) {
@@ -191,6 +202,19 @@ impl Printer {
             if *shown {
                 eprint!("{CLEAR_LINE}");
                 *shown = false;
+            }
+        }
+    }
+
+    fn print(&self, pieces: Vec<Piece>) {
+        if pieces.is_empty() {
+            return;
+        }
+        self.clear_status();
+        for p in pieces {
+            match p.stream {
+                Stream::Out => self.bar.say(&p.text),
+                Stream::Err => eprintln!("{}", p.text),
             }
         }
     }
@@ -219,42 +243,41 @@ pub(crate) fn status_line(s: &Live) -> String {
 
 impl Console for Printer {
     fn line(&self, text: &str) {
-        self.clear_status();
-        if self.to_stdout {
-            self.bar.say(text);
-        } else {
-            eprintln!("{text}");
-        }
+        self.event(&RunEvent::Note(text));
     }
 
     fn progress(&self) -> &LoadProgress {
         &self.bar.progress
     }
-
-    fn header(&self, text: &str) {
-        if self.header_to_stdout {
-            self.clear_status();
-            println!("{text}");
-        } else {
-            self.line(text);
-        }
-    }
 }
 
 impl Observer for Printer {
-    fn warning(&self, message: &str) {
-        self.clear_status();
-        eprintln!("WARNING: {message}");
-    }
-
-    fn live(&self, status: &Live) {
-        if let Some(shown) = &self.status {
-            let mut shown = shown.lock();
-            let line: String = status_line(status).chars().take(79).collect();
-            eprint!("{CLEAR_LINE}{line}");
-            let _ = std::io::stderr().flush();
-            *shown = true;
+    fn event(&self, event: &RunEvent) {
+        if let Some(r) = &self.recorded {
+            let mut r = r.lock();
+            let (json, lines) = &mut *r;
+            let mut pieces = Vec::new();
+            json.present(event, &mut pieces);
+            lines.extend(
+                pieces
+                    .into_iter()
+                    .filter(|p| p.stream == Stream::Out)
+                    .map(|p| p.text),
+            );
         }
+        if let RunEvent::Live(status) = event {
+            if let Some(shown) = &self.status {
+                let mut shown = shown.lock();
+                let line: String = status_line(status).chars().take(79).collect();
+                eprint!("{CLEAR_LINE}{line}");
+                let _ = std::io::stderr().flush();
+                *shown = true;
+            }
+            return;
+        }
+        let mut pieces = Vec::new();
+        self.presenter.lock().present(event, &mut pieces);
+        self.print(pieces);
     }
 }
 

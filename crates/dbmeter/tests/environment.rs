@@ -187,7 +187,7 @@ fn sqlite_run_records_environment_tables_and_os_series() {
         "--format=json",
     ]);
     let doc = r.json();
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], 3);
     assert_eq!(
         doc["environment"]["memory_bytes"].as_u64(),
         Some(meminfo_total_bytes())

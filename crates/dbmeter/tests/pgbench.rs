@@ -240,8 +240,8 @@ fn same_transactions_as_pgbench_for_the_same_seed() {
         "--format=json",
     ]);
     let j = r.json();
-    assert_eq!(j["totals"]["reads"], 60, "{j}");
-    assert_eq!(j["totals"]["writes"], 0);
+    assert_eq!(j["totals"]["counts"]["reads"], 60, "{j}");
+    assert_eq!(j["totals"]["counts"]["writes"], 0);
     let cmds = &j["pgbench"]["scripts"][0]["commands"];
     assert_eq!(cmds[1]["count"], 60, "{j}");
     assert_eq!(

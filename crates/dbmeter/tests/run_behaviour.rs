@@ -42,7 +42,7 @@ fn json_document_follows_schema_v1() {
     ]);
     let j = r.json();
     assert_eq!(j["schema"], "dbmeter.run");
-    assert_eq!(j["schema_version"], 2);
+    assert_eq!(j["schema_version"], 3);
     assert_eq!(j["workload"], "oltp_read_only");
     assert_eq!(j["target"]["driver"], "sqlite");
     assert!(
@@ -59,8 +59,9 @@ fn json_document_follows_schema_v1() {
     let t = &j["totals"];
     let events = t["events"].as_u64().unwrap();
     assert!(events > 0);
-    assert_eq!(t["reads"].as_u64().unwrap(), events * 14);
-    assert_eq!(t["others"].as_u64().unwrap(), events * 2);
+    assert_eq!(t["counts"]["reads"].as_u64().unwrap(), events * 14);
+    assert_eq!(t["counts"]["others"].as_u64().unwrap(), events * 2);
+    assert_eq!(t["queries"].as_u64().unwrap(), events * 16);
     let dur = t["duration_s"].as_f64().unwrap();
     assert!((2.0..2.6).contains(&dur), "{dur}");
     // Percentiles as asked, real values within [min, max].

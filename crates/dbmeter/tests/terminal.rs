@@ -44,8 +44,8 @@ fn a_run_on_a_terminal_shows_a_live_status_line() {
             assert!(f.contains(want), "{f:?}");
         }
     }
-    assert!(out.contains("SQL statistics:"), "{out}");
-    let report_at = out.find("SQL statistics:").unwrap_or(0);
+    assert!(out.contains("General statistics:"), "{out}");
+    let report_at = out.find("General statistics:").unwrap_or(0);
     assert!(
         !out[report_at..].contains("ETA"),
         "the status line is gone before the report"
@@ -54,7 +54,7 @@ fn a_run_on_a_terminal_shows_a_live_status_line() {
     // Interval lines replace it.
     let out = on_terminal(&s, "run noop --time=2 --report-interval=1");
     assert!(!out.contains("ETA"), "{out}");
-    assert!(out.contains("[ 1s ] thds: 1 tps:"), "{out}");
+    assert!(out.contains("[ 1s ] thds: 1 eps:"), "{out}");
 
     // Not on a terminal: nothing of it.
     let r = s.ok(&["run", "noop", "--time=2"]);

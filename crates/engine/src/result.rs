@@ -61,6 +61,10 @@ pub struct IntervalSample {
     pub threads: usize,
     pub counters: Counters,
     pub latency: LatencySummary,
+    /// The interval's latency histogram, serialised
+    /// ([`LatencyHistogram::to_base64`]): compact enough to keep one per
+    /// interval of a long run, and mergeable with other processes'.
+    pub histogram: String,
     /// With a rate: arrivals due but not started at the end of the interval.
     pub queue_length: Option<u64>,
     /// With a rate: users busy with an event at the end of the interval.

@@ -505,6 +505,7 @@ impl Collector<'_> {
             threads,
             counters: part.counters,
             latency: LatencySummary::from_histogram(&part.latency, &self.cfg.percentiles),
+            histogram: part.latency.to_base64(),
             queue_length,
             concurrency: queue_length.map(|_| self.shared.in_event.load(Relaxed)),
             lag_ms,
@@ -1001,9 +1002,7 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
             }
             // The statements of an event cut short are not queries done.
             if matches!(outcome, Outcome::Done | Outcome::TimedOut | Outcome::Failed) {
-                s.counters.reads += tally.reads;
-                s.counters.writes += tally.writes;
-                s.counters.others += tally.others;
+                add_measures(&mut s.counters, &tally);
             }
             for code in errors.drain(..) {
                 *s.errors.entry(code).or_insert(0) += 1;
@@ -1028,9 +1027,7 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
     let mut tally = Tally::default();
     let finished = user.finish(&mut tally);
     let mut s = slot.stats.lock();
-    s.counters.reads += tally.reads;
-    s.counters.writes += tally.writes;
-    s.counters.others += tally.others;
+    add_measures(&mut s.counters, &tally);
     if let Err(EventError::Fatal { code, message }) = finished {
         *s.errors.entry(code).or_insert(0) += 1;
         drop(s);
@@ -1041,4 +1038,12 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
     // The run's end is the last user's end, not counting closing connections.
     shared.mark_exit();
     slot.finished.store(true, Relaxed);
+}
+
+/// Adds what an event did to its user's counters.
+#[inline]
+fn add_measures(c: &mut dbmeter_stats::Counters, t: &Tally) {
+    for (a, b) in c.measures.iter_mut().zip(t.measures) {
+        *a += b;
+    }
 }

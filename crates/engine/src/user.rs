@@ -3,14 +3,15 @@
 
 use std::sync::Arc;
 
-/// Queries an event performed, by class. The workload adds to it; the
-/// engine folds it into the statistics once the event completes or times
-/// out (the queries of an event that is cancelled or fails are left out).
+/// What an event did, in the plan's named measures (SQL benchmarks:
+/// statements read, written and other, at the indices of
+/// [`dbmeter_stats::measure::sql`]). The workload adds to it; the engine
+/// folds it into the statistics once the event completes, times out or
+/// fails (what an event that is cancelled did is left out).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Tally {
-    pub reads: u64,
-    pub writes: u64,
-    pub others: u64,
+    /// By index into the plan's declared measures.
+    pub measures: [u64; dbmeter_stats::MAX_MEASURES],
     /// The kind of event (an index below [`crate::EngineConfig::kinds`]),
     /// for workloads that mix several kinds of transactions; each kind
     /// gets its own counts and latency histogram.

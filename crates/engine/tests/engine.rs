@@ -3,6 +3,7 @@
 
 use dbmeter_engine::*;
 use dbmeter_stats::Counters;
+use dbmeter_stats::measure::sql;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -23,8 +24,8 @@ impl User for Sleeper {
         if !self.sleep.is_zero() {
             std::thread::sleep(self.sleep);
         }
-        tally.reads += 2;
-        tally.others += 1;
+        tally.measures[sql::READS] += 2;
+        tally.measures[sql::OTHERS] += 1;
         if self.fail_at == Some(self.n) {
             return Err(EventError::Fatal {
                 code: "X1".into(),
@@ -91,8 +92,8 @@ fn event_limit_is_exact_and_counts_queries() {
         };
         let r = run(&c, factory(0), &StopHandle::new(), &mut |_| {}).unwrap();
         assert_eq!(r.measured.counters.events, 1000);
-        assert_eq!(r.measured.counters.reads, 2000);
-        assert_eq!(r.measured.counters.others, 1000);
+        assert_eq!(r.measured.counters.measures[sql::READS], 2000);
+        assert_eq!(r.measured.counters.measures[sql::OTHERS], 1000);
         assert_eq!(r.measured.latency.count(), 1000);
         assert_eq!(r.end, EndReason::EventLimit);
         assert_eq!(r.users.iter().map(|u| u.events).sum::<u64>(), 1000);
@@ -274,7 +275,7 @@ impl User for Flaky {
                 message: "server closed the connection".into(),
             });
         }
-        tally.reads += 2;
+        tally.measures[sql::READS] += 2;
         self.completed += 1;
         let finite = self.spec.finite_users.is_none_or(|n| self.id < n);
         if finite && self.spec.work == Some(self.completed) {
@@ -369,7 +370,7 @@ fn a_server_lost_for_good_fails_the_run() {
     // User 0 completed two events before the loss; user 1 kept going.
     assert_eq!(r.users[0].events, 2);
     assert!(r.users[1].events >= 1);
-    assert_eq!(k.reads, 2 * k.events);
+    assert_eq!(k.measures[sql::READS], 2 * k.events);
 }
 
 #[test]
@@ -458,7 +459,7 @@ fn a_server_still_gone_at_the_time_limit_fails_the_run() {
     }
     let k = &r.measured.counters;
     assert_eq!(k.events, 8);
-    assert_eq!(k.reads, 16);
+    assert_eq!(k.measures[sql::READS], 16);
     assert_eq!(k.connection_errors, 2);
     assert!(k.failed_reconnects >= 2, "{k:?}");
     assert_eq!(k.reconnects, 0);
@@ -553,7 +554,7 @@ fn users_reconnect_after_failed_attempts_and_the_run_completes() {
     assert_eq!(r.end, EndReason::EventLimit);
     let k = &r.measured.counters;
     assert_eq!(k.events, 200);
-    assert_eq!(k.reads, 400);
+    assert_eq!(k.measures[sql::READS], 400);
     assert_eq!(k.connection_errors, 2);
     assert_eq!(k.failed_reconnects, 6);
     assert_eq!(k.reconnects, 2);
@@ -572,8 +573,8 @@ struct Stuck {
 impl User for Stuck {
     fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
         self.n += 1;
-        tally.reads += 2;
-        tally.writes += 1;
+        tally.measures[sql::READS] += 2;
+        tally.measures[sql::WRITES] += 1;
         if self.n <= self.fast {
             return Ok(Flow::Continue);
         }
@@ -633,8 +634,8 @@ fn cancelled_events_do_not_count_their_queries() {
     let k = &r.measured.counters;
     assert_eq!(k.events, 14);
     assert_eq!(k.cancelled, 2);
-    assert_eq!(k.reads, 28);
-    assert_eq!(k.writes, 14);
+    assert_eq!(k.measures[sql::READS], 28);
+    assert_eq!(k.measures[sql::WRITES], 14);
 }
 
 #[test]
@@ -653,8 +654,8 @@ fn failed_events_do_not_count_their_queries() {
     assert_eq!(r.end, EndReason::Failed("boom".into()));
     let k = &r.measured.counters;
     assert_eq!(k.events, 49);
-    assert_eq!(k.reads, 98);
-    assert_eq!(k.others, 49);
+    assert_eq!(k.measures[sql::READS], 98);
+    assert_eq!(k.measures[sql::OTHERS], 49);
     assert_eq!(r.measured.errors.get("X1"), Some(&1));
 }
 
@@ -676,7 +677,7 @@ fn finite_users_end_the_run_with_work_done() {
         assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
         assert_eq!(r.end, EndReason::WorkDone, "time {time:?}");
         assert_eq!(r.measured.counters.events, 15);
-        assert_eq!(r.measured.counters.reads, 30);
+        assert_eq!(r.measured.counters.measures[sql::READS], 30);
         assert!(r.users.iter().all(|u| u.events == 5), "{:?}", r.users);
     }
 }
@@ -739,7 +740,7 @@ struct Deaf {
 impl User for Deaf {
     fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
         self.n += 1;
-        tally.reads += 1;
+        tally.measures[sql::READS] += 1;
         if self.n <= self.fast {
             std::thread::sleep(Duration::from_millis(1));
             return Ok(Flow::Continue);

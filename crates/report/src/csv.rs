@@ -17,10 +17,19 @@ fn pct_label(p: f64) -> String {
     format!("p{}", p.to_string().replace('.', "_"))
 }
 
+/// The interval series: time, threads, events, then the run's declared
+/// measures per second (SQL benchmarks: `qps` and reads, writes and others
+/// per second), errors, reconnects, latency.
 pub fn intervals(report: &RunDocument, percentiles: &[f64]) -> String {
-    let mut out = String::from(
-        "t_s,duration_s,threads,events,tps,qps,reads_per_s,writes_per_s,others_per_s,errors_per_s,reconnects_per_s,lat_min_ms,lat_avg_ms,lat_max_ms",
-    );
+    let sql = report.issues_sql();
+    let mut out = String::from("t_s,duration_s,threads,events,tps");
+    if sql {
+        out.push_str(",qps");
+    }
+    for m in &report.measures {
+        let _ = write!(out, ",{}_per_s", m.name);
+    }
+    out.push_str(",errors_per_s,reconnects_per_s,lat_min_ms,lat_avg_ms,lat_max_ms");
     for p in percentiles {
         let _ = write!(out, ",lat_{}_ms", pct_label(*p));
     }
@@ -28,16 +37,18 @@ pub fn intervals(report: &RunDocument, percentiles: &[f64]) -> String {
     for i in &report.intervals {
         let _ = write!(
             out,
-            "{:.3},{:.3},{},{},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.3},{:.3},{:.3}",
-            i.t_s,
-            i.duration_s,
-            i.threads,
-            i.events,
-            i.events_per_s,
-            i.queries_per_s,
-            i.reads_per_s,
-            i.writes_per_s,
-            i.others_per_s,
+            "{:.3},{:.3},{},{},{:.2}",
+            i.t_s, i.duration_s, i.threads, i.events, i.events_per_s
+        );
+        if sql {
+            let _ = write!(out, ",{:.2}", i.queries_per_s());
+        }
+        for m in &report.measures {
+            let _ = write!(out, ",{:.2}", i.per_s(&m.name));
+        }
+        let _ = write!(
+            out,
+            ",{:.2},{:.2},{:.3},{:.3},{:.3}",
             i.errors_per_s,
             i.reconnects_per_s,
             i.latency_ms.min_ms,

@@ -1,7 +1,7 @@
 //! sysbench's text layout, so DBAs (and their scripts) feel at home, with
 //! every requested percentile instead of one.
 
-use dbmeter_result::{Interval, RunDocument};
+use dbmeter_result::{Interval, RunDocument, RunHeader};
 use dbmeter_stats::LatencyHistogram;
 use std::fmt::Write as _;
 
@@ -10,33 +10,46 @@ pub fn ordinal(p: f64) -> String {
     format!("{p}th")
 }
 
-/// The percentile shown on interval lines: 95 when requested (as
-/// sysbench), otherwise the highest requested.
-pub fn line_percentile(percentiles: &[f64]) -> f64 {
-    if percentiles.iter().any(|p| (*p - 95.0).abs() < 1e-9) {
-        95.0
-    } else {
-        percentiles.iter().copied().reduce(f64::max).unwrap_or(95.0)
-    }
-}
-
 /// One interval line, e.g.
 /// `[ 10s ] thds: 16 tps: 1668.88 qps: 33377.55 (r/w/o: 23364.30/6675.50/3337.75) lat (ms,95%): 7.98 err/s: 0.00 reconn/s: 0.00`
-pub fn interval_line(i: &Interval, percentile: f64) -> String {
+///
+/// For a benchmark that issues no SQL, events per second and its own
+/// measures per second instead of transactions and queries, as sysbench's
+/// non-SQL tests print them:
+/// `[ 10s ] thds: 2 eps: 1995.87 lat (ms,95%): 1.01`
+pub fn interval_line(i: &Interval, h: &RunHeader, percentile: f64) -> String {
     let t = i.time_label();
-    let mut s = format!(
-        "[ {t} ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{percentile}%): {:.2} err/s: {:.2} reconn/s: {:.2}{}",
-        i.threads,
-        i.events_per_s,
-        i.queries_per_s,
-        i.reads_per_s,
-        i.writes_per_s,
-        i.others_per_s,
-        i.latency_ms.get(percentile).unwrap_or(0.0),
-        i.errors_per_s,
-        i.reconnects_per_s,
-        i.failed_reconnects_note(),
-    );
+    let sql = dbmeter_stats::measure::sql::is_sql(h.measures.iter().map(|m| m.name.as_str()));
+    let lat = i.latency_ms.get(percentile).unwrap_or(0.0);
+    let mut s = if sql {
+        format!(
+            "[ {t} ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{percentile}%): {lat:.2} err/s: {:.2} reconn/s: {:.2}{}",
+            i.threads,
+            i.events_per_s,
+            i.queries_per_s(),
+            i.per_s("reads"),
+            i.per_s("writes"),
+            i.per_s("others"),
+            i.errors_per_s,
+            i.reconnects_per_s,
+            i.failed_reconnects_note(),
+        )
+    } else {
+        let mut s = format!("[ {t} ] thds: {} eps: {:.2}", i.threads, i.events_per_s);
+        for m in h.measures.iter().filter(|m| m.per_second) {
+            let _ = write!(s, " {}/s: {:.2}", m.label, i.per_s(&m.name));
+        }
+        let _ = write!(s, " lat (ms,{percentile}%): {lat:.2}");
+        if i.errors_per_s > 0.0 || i.reconnects_per_s > 0.0 {
+            let _ = write!(
+                s,
+                " err/s: {:.2} reconn/s: {:.2}",
+                i.errors_per_s, i.reconnects_per_s
+            );
+        }
+        s.push_str(&i.failed_reconnects_note());
+        s
+    };
     if let (Some(q), Some(c)) = (i.queue_length, i.concurrency) {
         let _ = write!(s, "\n[ {t} ] queue length: {q}, concurrency: {c}");
     }
@@ -48,17 +61,50 @@ fn row(out: &mut String, indent: usize, label: &str, value: &str) {
     let _ = writeln!(out, "{:indent$}{label}{:pad$}{value}", "", "");
 }
 
-/// The final report: SQL statistics, General statistics, Latency, the
-/// benchmark's own `section` (its text, when it has one), Threads
-/// fairness, Environment.
+/// The header of a run: what runs where, with which options.
+pub fn header(h: &RunHeader) -> Vec<String> {
+    let about = match (h.target.is_empty(), h.server_version.is_empty()) {
+        (false, false) => format!(" ({}, {})", h.target, h.server_version),
+        (false, true) => format!(" ({})", h.target),
+        (true, _) => " (no database)".to_string(),
+    };
+    let mut lines = vec![
+        format!("dbmeter {}{about}\n", h.version),
+        format!("Running {} with the following options:", h.benchmark),
+        format!("Number of threads: {}", h.threads),
+    ];
+    if let Some(r) = h.rate {
+        lines.push(format!("Target transaction rate: {r}/sec"));
+    }
+    if let Some(every) = h.report_interval_s {
+        lines.push(format!(
+            "Report intermediate results every {every} second(s)"
+        ));
+    }
+    if h.warmup_s > 0.0 {
+        lines.push(format!(
+            "Warming up for {} second(s) before measuring",
+            h.warmup_s
+        ));
+    }
+    lines.push(format!("Random seed: {}\n", h.seed));
+    lines.push("Threads started!\n".to_string());
+    lines
+}
+
+/// The final report: SQL statistics (for a benchmark that issues SQL; its
+/// own measures otherwise), General statistics, Latency, the benchmark's
+/// own `section` (its text, when it has one), Threads fairness,
+/// Environment.
 pub fn final_report(r: &RunDocument, section: Option<&str>) -> String {
+    final_report_with(r, section, true)
+}
+
+/// [`final_report`], with `percentiles` false as sysbench's
+/// `--percentile=0` prints it ("percentile stats: disabled").
+pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bool) -> String {
     let t = &r.totals;
     let mut out = String::new();
-    out.push_str("SQL statistics:\n    queries performed:\n");
-    row(&mut out, 8, "read:", &t.reads.to_string());
-    row(&mut out, 8, "write:", &t.writes.to_string());
-    row(&mut out, 8, "other:", &t.others.to_string());
-    row(&mut out, 8, "total:", &t.queries.to_string());
     let per = |n: u64| {
         let v = if t.duration_s > 0.0 {
             n as f64 / t.duration_s
@@ -67,10 +113,29 @@ pub fn final_report(r: &RunDocument, section: Option<&str>) -> String {
         };
         format!("{n:<6} ({v:.2} per sec.)")
     };
-    row(&mut out, 4, "transactions:", &per(t.events));
-    row(&mut out, 4, "queries:", &per(t.queries));
-    row(&mut out, 4, "ignored errors:", &per(t.ignored_errors));
-    row(&mut out, 4, "reconnects:", &per(t.reconnects));
+    let sql = r.issues_sql();
+    if sql {
+        out.push_str("SQL statistics:\n    queries performed:\n");
+        row(&mut out, 8, "read:", &r.count("reads").to_string());
+        row(&mut out, 8, "write:", &r.count("writes").to_string());
+        row(&mut out, 8, "other:", &r.count("others").to_string());
+        row(&mut out, 8, "total:", &t.queries.to_string());
+        row(&mut out, 4, "transactions:", &per(t.events));
+        row(&mut out, 4, "queries:", &per(t.queries));
+    } else if !r.measures.is_empty() {
+        out.push_str("Counters:\n");
+        for m in &r.measures {
+            let n = r.count(&m.name);
+            let v = if m.per_second { per(n) } else { n.to_string() };
+            row(&mut out, 4, &format!("{}:", m.label), &v);
+        }
+    }
+    if sql || t.ignored_errors > 0 {
+        row(&mut out, 4, "ignored errors:", &per(t.ignored_errors));
+    }
+    if sql || t.reconnects > 0 {
+        row(&mut out, 4, "reconnects:", &per(t.reconnects));
+    }
     if t.timeouts > 0 {
         row(&mut out, 4, "timed out events:", &per(t.timeouts));
     }
@@ -94,7 +159,10 @@ pub fn final_report(r: &RunDocument, section: Option<&str>) -> String {
             row(&mut out, 8, &format!("{code}:"), &n.to_string());
         }
     }
-    out.push_str("\nGeneral statistics:\n");
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out.push_str("General statistics:\n");
     row(&mut out, 4, "total time:", &format!("{:.4}s", t.duration_s));
     row(
         &mut out,
@@ -165,14 +233,15 @@ pub fn final_report(r: &RunDocument, section: Option<&str>) -> String {
     lat(&mut out, "min:", l.min_ms);
     lat(&mut out, "avg:", l.avg_ms);
     lat(&mut out, "max:", l.max_ms);
-    for p in &l.percentiles {
+    let shown: &[dbmeter_stats::Percentile] = if percentiles { &l.percentiles } else { &[] };
+    for p in shown {
         lat(
             &mut out,
             &format!("{} percentile:", ordinal(p.percentile)),
             p.ms,
         );
     }
-    if l.percentiles.is_empty() {
+    if shown.is_empty() {
         // As sysbench with --percentile=0.
         let _ = writeln!(out, "{:9}{:<24}{:>16}", "", "percentile stats:", "disabled");
     }
@@ -309,9 +378,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn percentile_for_lines() {
-        assert_eq!(line_percentile(&[50.0, 95.0, 99.0]), 95.0);
-        assert_eq!(line_percentile(&[50.0, 99.0]), 99.0);
+    fn ordinals() {
         assert_eq!(ordinal(99.9), "99.9th");
     }
 }

@@ -2,7 +2,8 @@
 
 use crate::KindSection;
 use dbmeter_env::{CounterRecord, Environment, OsRecord, ServerRecord, Warning};
-use dbmeter_stats::{LatencyHistogram, LatencySummary};
+use dbmeter_stats::measure::sql;
+use dbmeter_stats::{LatencyHistogram, LatencySummary, MeasureInfo};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -10,9 +11,15 @@ pub const SCHEMA_NAME: &str = "dbmeter.run";
 /// 2: named kinds (`kinds`), a run that lost its server ends `failed`,
 /// counter deltas across a server restart are dropped and flagged
 /// (`counters.restarted`), `counters.other_sessions`, `rate.max_lag_ms`,
-/// interval `failed_reconnects_per_s`, end reason `work_done`. Documents of
-/// version 1 read as they are.
-pub const SCHEMA_VERSION: u32 = 2;
+/// interval `failed_reconnects_per_s`, end reason `work_done`.
+/// 3: named measures: the run declares them (`measures`), totals and
+/// intervals count them by name (`counts`); reads, writes and others are
+/// the SQL benchmarks' measures (no longer `totals.reads` or interval
+/// `reads_per_s`); every interval carries its latency histogram
+/// (`latency_histogram`), so intervals merge exactly across processes.
+/// Documents of versions 1 and 2 read as they are, their reads, writes and
+/// others turned into counts when read ([`RunDocument::from_json`]).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The end reasons of runs that ran to their end: the runs that count in
 /// comparisons and medians.
@@ -48,6 +55,11 @@ pub struct RunDocument {
     #[serde(default)]
     pub environment: Environment,
     pub end: EndInfo,
+    /// The counters the benchmark declared beyond events (SQL benchmarks:
+    /// reads, writes, others), in its order; `totals.counts` and each
+    /// interval's `counts` count them by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measures: Vec<MeasureInfo>,
     #[serde(default)]
     pub totals: Totals,
     #[serde(default)]
@@ -168,10 +180,19 @@ pub struct Totals {
     pub duration_s: f64,
     pub events: u64,
     pub events_per_s: f64,
+    /// SQL statements (the SQL measures' sum); 0 for a benchmark that
+    /// issues none.
     pub queries: u64,
     pub queries_per_s: f64,
+    /// The declared measures' totals, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counts: BTreeMap<String, u64>,
+    /// Documents before version 3: the SQL measures (read into `counts`).
+    #[serde(default, skip_serializing)]
     pub reads: u64,
+    #[serde(default, skip_serializing)]
     pub writes: u64,
+    #[serde(default, skip_serializing)]
     pub others: u64,
     pub ignored_errors: u64,
     pub reconnects: u64,
@@ -251,9 +272,18 @@ pub struct Interval {
     pub threads: usize,
     pub events: u64,
     pub events_per_s: f64,
+    /// The declared measures' counts in the interval, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counts: BTreeMap<String, u64>,
+    /// Documents before version 3: the SQL measures per second (read into
+    /// `counts`).
+    #[serde(default, skip_serializing)]
     pub queries_per_s: f64,
+    #[serde(default, skip_serializing)]
     pub reads_per_s: f64,
+    #[serde(default, skip_serializing)]
     pub writes_per_s: f64,
+    #[serde(default, skip_serializing)]
     pub others_per_s: f64,
     /// Ignorable errors and lost connections, per second.
     pub errors_per_s: f64,
@@ -263,6 +293,11 @@ pub struct Interval {
     #[serde(default)]
     pub failed_reconnects_per_s: f64,
     pub latency_ms: LatencySummary,
+    /// The HDR histogram of the interval's event latencies (ns), in the
+    /// form of the run's (`BASE64;min;max;sum`): intervals of several
+    /// processes merge exactly. Empty in documents before version 3.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub latency_histogram: String,
     pub queue_length: Option<u64>,
     pub concurrency: Option<usize>,
     /// Completed events by kind, for workloads that tell kinds apart (tpcc:
@@ -289,6 +324,29 @@ impl Interval {
         } else {
             format!("{:.1}s", self.t_s)
         }
+    }
+
+    /// Measure `name` per second in the interval (0 when not counted).
+    pub fn per_s(&self, name: &str) -> f64 {
+        let n = self.counts.get(name).copied().unwrap_or(0);
+        if self.duration_s > 0.0 {
+            n as f64 / self.duration_s
+        } else {
+            0.0
+        }
+    }
+
+    /// SQL statements per second (the SQL measures' sum).
+    pub fn queries_per_s(&self) -> f64 {
+        sql::MEASURES.iter().map(|m| self.per_s(m.name)).sum()
+    }
+
+    /// The interval's latency histogram (None in documents before version
+    /// 3, or when it does not read).
+    pub fn histogram(&self) -> Option<LatencyHistogram> {
+        (!self.latency_histogram.is_empty())
+            .then(|| LatencyHistogram::from_base64(&self.latency_histogram).ok())
+            .flatten()
     }
 
     /// What an interval line adds while reconnects fail (the server is
@@ -361,7 +419,47 @@ impl RunDocument {
                 "the run document has no end reason (field \"end\": {\"reason\": ...})".into(),
             );
         }
-        serde_json::from_value(v).map_err(|e| format!("a damaged run document: {e}"))
+        let mut doc: RunDocument =
+            serde_json::from_value(v).map_err(|e| format!("a damaged run document: {e}"))?;
+        doc.upgrade();
+        Ok(doc)
+    }
+
+    /// A document before version 3 counted SQL statements in fixed fields
+    /// (`totals.reads`, interval `reads_per_s`): they become the SQL
+    /// measures' counts, as version 3 keeps them.
+    fn upgrade(&mut self) {
+        if self.schema_version >= 3 || !self.measures.is_empty() {
+            return;
+        }
+        let t = &mut self.totals;
+        if t.queries == 0 && t.reads + t.writes + t.others == 0 {
+            return;
+        }
+        self.measures = sql::MEASURES.iter().map(|m| m.info()).collect();
+        for (m, n) in sql::MEASURES.iter().zip([t.reads, t.writes, t.others]) {
+            t.counts.insert(m.name.to_string(), n);
+        }
+        for i in &mut self.intervals {
+            for (m, r) in sql::MEASURES
+                .iter()
+                .zip([i.reads_per_s, i.writes_per_s, i.others_per_s])
+            {
+                i.counts
+                    .insert(m.name.to_string(), (r * i.duration_s).round() as u64);
+            }
+        }
+    }
+
+    /// True when the run declared the SQL measures: its reports speak of
+    /// SQL statements and queries.
+    pub fn issues_sql(&self) -> bool {
+        sql::is_sql(self.measures.iter().map(|m| m.name.as_str()))
+    }
+
+    /// The total of measure `name` (0 when not counted).
+    pub fn count(&self, name: &str) -> u64 {
+        self.totals.counts.get(name).copied().unwrap_or(0)
     }
 
     pub fn to_json(&self) -> String {

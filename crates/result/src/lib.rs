@@ -9,6 +9,8 @@
 //! - [`kinds`]: the generic "named kinds" section: per transaction, query
 //!   or statement kind, its counts and latency histogram. TPC-C's
 //!   transactions, TPC-H's queries and a replay's classes are this shape.
+//! - [`events`]: the events of a run as the run layer emits them to the
+//!   presenters (header, notes, warnings, intervals, the document).
 //! - Each benchmark adds its own typed section under its own key
 //!   ([`RunDocument::sections`]); the benchmark owns the section's type.
 //!
@@ -17,7 +19,9 @@
 //! `workload` and `end`.
 
 mod document;
+pub mod events;
 mod kinds;
 
 pub use document::*;
+pub use events::{Layout, Live, RunEvent, RunHeader};
 pub use kinds::KindSection;

@@ -6,11 +6,30 @@ use dbmeter_result::{
     EndInfo, Fairness, Interval, KindSection, RateInfo, RunDocument, SCHEMA_NAME, SCHEMA_VERSION,
     TargetInfo, ToolInfo, Totals, WarmupInfo,
 };
-use dbmeter_stats::{Counters, LatencySummary};
+use dbmeter_stats::measure::sql;
+use dbmeter_stats::{Counters, LatencySummary, Measure};
 use std::collections::BTreeMap;
 
+/// The declared measures' counts by name.
+fn counts(measures: &[Measure], c: &Counters) -> BTreeMap<String, u64> {
+    measures
+        .iter()
+        .zip(c.measures)
+        .map(|(m, n)| (m.name.to_string(), n))
+        .collect()
+}
+
+/// SQL statements: the SQL measures' sum, for a plan that declared them.
+fn queries(measures: &[Measure], c: &Counters) -> u64 {
+    if sql::is_sql(measures.iter().map(|m| m.name)) {
+        c.measures[..sql::MEASURES.len()].iter().sum()
+    } else {
+        0
+    }
+}
+
 /// An interval of the engine's series as the document keeps it.
-pub fn interval(s: &IntervalSample) -> Interval {
+pub fn interval(s: &IntervalSample, measures: &[Measure]) -> Interval {
     let c = &s.counters;
     Interval {
         t_s: s.t_s,
@@ -18,20 +37,19 @@ pub fn interval(s: &IntervalSample) -> Interval {
         threads: s.threads,
         events: c.events,
         events_per_s: s.per_sec(c.events),
-        queries_per_s: s.per_sec(c.queries()),
-        reads_per_s: s.per_sec(c.reads),
-        writes_per_s: s.per_sec(c.writes),
-        others_per_s: s.per_sec(c.others),
+        counts: counts(measures, c),
         errors_per_s: s.per_sec(c.errors()),
         reconnects_per_s: s.per_sec(c.reconnects),
         failed_reconnects_per_s: s.per_sec(c.failed_reconnects),
         latency_ms: s.latency.clone(),
+        latency_histogram: s.histogram.clone(),
         queue_length: s.queue_length,
         concurrency: s.concurrency,
         events_by_kind: s.kinds.iter().map(|k| k.events).collect(),
         rollbacks: (!s.kinds.is_empty()).then(|| s.kinds.iter().map(|k| k.rolled_back).sum()),
         lag_ms: s.lag_ms,
         skipped: c.skipped,
+        ..Interval::default()
     }
 }
 
@@ -39,18 +57,17 @@ fn per_sec(n: u64, secs: f64) -> f64 {
     if secs > 0.0 { n as f64 / secs } else { 0.0 }
 }
 
-fn totals(p: &PhaseResult) -> Totals {
+fn totals(p: &PhaseResult, measures: &[Measure]) -> Totals {
     let c: &Counters = &p.counters;
     let secs = p.duration.as_secs_f64();
+    let queries = queries(measures, c);
     Totals {
         duration_s: secs,
         events: c.events,
         events_per_s: per_sec(c.events, secs),
-        queries: c.queries(),
-        queries_per_s: per_sec(c.queries(), secs),
-        reads: c.reads,
-        writes: c.writes,
-        others: c.others,
+        queries,
+        queries_per_s: per_sec(queries, secs),
+        counts: counts(measures, c),
         ignored_errors: c.ignored_errors,
         reconnects: c.reconnects,
         cancelled: c.cancelled,
@@ -58,6 +75,7 @@ fn totals(p: &PhaseResult) -> Totals {
         connection_errors: c.connection_errors,
         failed_reconnects: c.failed_reconnects,
         skipped: c.skipped,
+        ..Totals::default()
     }
 }
 
@@ -72,13 +90,15 @@ fn mean_stddev(xs: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
 }
 
 /// What the run layer knows beyond the engine's result.
-pub struct Facts {
+pub struct Facts<'a> {
     pub workload: String,
     pub target: TargetInfo,
     pub options: BTreeMap<String, String>,
     pub seed: u64,
     pub started_at: String,
     pub kinds: Vec<String>,
+    /// The plan's declared measures.
+    pub measures: &'a [Measure],
 }
 
 /// The end reason as the document names it.
@@ -113,7 +133,7 @@ fn build_info() -> String {
 pub fn build(f: Facts, r: &RunResult, percentiles: &[f64]) -> RunDocument {
     let (events_avg, events_stddev) = mean_stddev(r.users.iter().map(|u| u.events as f64));
     let (time_avg_s, time_stddev_s) = mean_stddev(r.users.iter().map(|u| u.busy.as_secs_f64()));
-    let totals = totals(&r.measured);
+    let totals = totals(&r.measured, f.measures);
     let kinds = f
         .kinds
         .iter()
@@ -160,7 +180,7 @@ pub fn build(f: Facts, r: &RunResult, percentiles: &[f64]) -> RunDocument {
         totals,
         errors: r.measured.errors.clone(),
         warmup: r.warmup.as_ref().map(|w| {
-            let t = self::totals(w);
+            let t = self::totals(w, f.measures);
             WarmupInfo {
                 duration_s: t.duration_s,
                 events: t.events,
@@ -174,7 +194,12 @@ pub fn build(f: Facts, r: &RunResult, percentiles: &[f64]) -> RunDocument {
             time_avg_s,
             time_stddev_s,
         },
-        intervals: r.intervals.iter().map(interval).collect(),
+        intervals: r
+            .intervals
+            .iter()
+            .map(|s| interval(s, f.measures))
+            .collect(),
+        measures: f.measures.iter().map(Measure::info).collect(),
         kinds,
         ..RunDocument::default()
     }

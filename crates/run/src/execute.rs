@@ -10,8 +10,10 @@ use crate::store::{OpenStore, Stored};
 use crate::{RunError, settings};
 use dbmeter_benchmarks::Context;
 use dbmeter_db::Target;
-use dbmeter_engine::{EngineConfig, IntervalSample, StopHandle};
-use dbmeter_result::{RunDocument, TargetInfo};
+use dbmeter_engine::{IntervalSample, StopHandle};
+use dbmeter_result::events::line_percentile;
+use dbmeter_result::{Live, RunDocument, RunEvent, RunHeader, TargetInfo};
+use dbmeter_stats::MAX_MEASURES;
 use std::time::SystemTime;
 
 /// What a run produced.
@@ -21,6 +23,8 @@ pub struct Outcome {
     pub document: RunDocument,
     /// Where it was stored, or why it was not; None when not asked to.
     pub stored: Option<Result<Stored, String>>,
+    /// The benchmark's own section of the text report, if it has one.
+    pub section: Option<String>,
 }
 
 /// Only `prepare` creates an SQLite file that the user named and that does
@@ -82,43 +86,6 @@ fn recorded_options(
         .collect()
 }
 
-fn header(
-    obs: &dyn Observer,
-    req: &Request,
-    target: Option<&Target>,
-    engine: &EngineConfig,
-    version: &str,
-) {
-    let about = match (target, version.is_empty()) {
-        (Some(t), false) => format!(" ({t}, {version})"),
-        (Some(t), true) => format!(" ({t})"),
-        (None, _) => " (no database)".to_string(),
-    };
-    obs.header(&format!("dbmeter {}{about}\n", env!("CARGO_PKG_VERSION")));
-    obs.line(&format!(
-        "Running {} with the following options:",
-        req.benchmark.name()
-    ));
-    obs.line(&format!("Number of threads: {}", engine.threads));
-    if let Some(r) = engine.rate {
-        obs.line(&format!("Target transaction rate: {r}/sec"));
-    }
-    let every = req.options.f64("report-interval");
-    if every > 0.0 {
-        obs.line(&format!(
-            "Report intermediate results every {every} second(s)"
-        ));
-    }
-    if !engine.warmup.is_zero() {
-        obs.line(&format!(
-            "Warming up for {} second(s) before measuring",
-            engine.warmup.as_secs_f64()
-        ));
-    }
-    obs.line(&format!("Random seed: {}\n", engine.seed));
-    obs.line("Threads started!\n");
-}
-
 /// Runs `req` until its limit, a stop request on `stop` (Ctrl-C, a
 /// campaign's signal) or a failure. Errors are for runs that could not
 /// start; a run that started returns its document whatever happened.
@@ -145,61 +112,95 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         threads: engine.threads,
         console: obs,
         server: crate::managed::control_for(target.as_ref()),
+        layout: req.layout,
     };
-    let plan = bench.plan(&ctx)?;
+    let mut plan = bench.plan(&ctx)?;
     plan.shape_engine(&mut engine);
     let kinds = plan.kinds();
     engine.kinds = kinds.len();
-    let version = plan.server_version();
-    if !plan.own_header() {
-        header(obs, req, target.as_ref(), &engine, &version);
+    let measures = plan.measures();
+    if measures.len() > MAX_MEASURES {
+        return Err(RunError::Failed(format!(
+            "{} declares {} measures; a run counts at most {MAX_MEASURES}",
+            bench.name(),
+            measures.len()
+        )));
     }
+    let version = plan.server_version();
+    let percentile = line_percentile(&engine.percentiles);
+    let every = o.f64("report-interval");
+    let print = every > 0.0;
+    let header = RunHeader {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        benchmark: bench.name().to_string(),
+        target: target.as_ref().map_or(String::new(), |t| t.to_string()),
+        server_version: version.clone(),
+        threads: engine.threads,
+        rate: engine.rate,
+        late_limit_ms: engine
+            .late_limit
+            .filter(|_| engine.rate.is_some())
+            .map(|d| d.as_secs_f64() * 1e3),
+        report_interval_s: print.then_some(every),
+        time_limit_s: engine.time.map(|d| d.as_secs_f64()),
+        warmup_s: engine.warmup.as_secs_f64(),
+        seed: engine.seed,
+        line_percentile: percentile,
+        measures: measures.iter().map(|m| m.info()).collect(),
+    };
+    obs.event(&RunEvent::Started(&header));
+    plan.before_run(obs);
 
-    let warn = |w: &dbmeter_env::Warning| obs.warning(&w.message);
+    let warn = |w: &dbmeter_env::Warning| obs.event(&RunEvent::Warning(&w.message));
     let recorder = Recorder::start(o, target.as_ref(), &engine, &warn);
-    let print = o.f64("report-interval") > 0.0;
-    let pct = dbmeter_report::text::line_percentile(&engine.percentiles);
-    let limit_s = engine.time.map(|d| d.as_secs_f64());
     let mut errors = 0u64;
     // The engine calls on_interval and on_start one at a time, from the
     // thread that runs it: the plan is borrowed by one of them at a time,
-    // and may report an interval itself (a script's report hook).
+    // and may word an interval itself (a script's report hook).
     let plan = std::cell::RefCell::new(plan);
     let mut on_interval = |s: &IntervalSample| {
-        let i = document::interval(s);
+        let interval = document::interval(s, &measures);
         if print {
-            let own = plan.borrow_mut().interval_report(s, pct);
-            match own {
-                Some(text) if text.is_empty() => {}
-                Some(text) => obs.line(&text),
-                None => {
-                    let own = plan.borrow().interval_line(&i, pct);
-                    let line = own
-                        .or_else(|| bench.interval_line(&i, pct))
-                        .unwrap_or_else(|| dbmeter_report::text::interval_line(&i, pct));
-                    obs.line(&line);
-                }
-            }
+            let words = plan.borrow_mut().own_words(&RunEvent::Interval {
+                interval: &interval,
+                percentile,
+                words: None,
+            });
+            obs.event(&RunEvent::Interval {
+                interval: &interval,
+                percentile,
+                words: words.as_deref(),
+            });
         } else {
             errors += s.counters.errors();
-            obs.live(&crate::Live {
-                interval: i,
-                limit_s,
-                percentile: pct,
+            obs.event(&RunEvent::Live(&Live {
+                interval,
+                limit_s: header.time_limit_s,
+                percentile,
                 errors,
-            });
+            }));
         }
     };
     let users = plan.borrow().users();
     let result = {
-        let mut on_start = || plan.borrow_mut().measure_start();
+        let mut on_start = || {
+            plan.borrow_mut().measure_start();
+            if !engine.warmup.is_zero() {
+                obs.event(&RunEvent::Measuring);
+            }
+        };
         dbmeter_engine::run_observed(&engine, users, stop, &mut on_interval, &mut on_start)
             .map_err(|e| RunError::Failed(e.to_string()))?
     };
     let mut plan = plan.into_inner();
-    if print && let Some(text) = plan.intervals_done().filter(|t| !t.is_empty()) {
-        obs.line(&text);
-    }
+    let words = if print {
+        plan.own_words(&RunEvent::MeasurementEnded { words: None })
+    } else {
+        None
+    };
+    obs.event(&RunEvent::MeasurementEnded {
+        words: words.as_deref(),
+    });
 
     let started = SystemTime::now() - result.measured.duration - engine.warmup;
     let mut doc = document::build(
@@ -214,21 +215,27 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
             seed,
             started_at: humantime::format_rfc3339_seconds(started).to_string(),
             kinds,
+            measures: &measures,
         },
         &result,
         &engine.percentiles,
     );
     recorder.finish(&mut doc, result.abandoned > 0, &warn);
-    let before = doc.warnings.len();
-    plan.finish(&result, &mut doc);
-    for w in &doc.warnings[before..] {
-        obs.warning(&w.message);
+    for w in plan.finish(&result, &mut doc) {
+        warn(&w);
+        doc.warnings.push(w);
     }
     // Interrupted and failed runs are stored too: what they measured, and
     // how they ended.
     let stored = store.as_mut().map(|s| s.save(&doc.to_json()));
+    let section = bench.report_text(&doc);
+    obs.event(&RunEvent::Finished {
+        doc: &doc,
+        section: section.as_deref(),
+    });
     Ok(Outcome {
         document: doc,
         stored,
+        section,
     })
 }

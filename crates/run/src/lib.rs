@@ -14,6 +14,8 @@
 //!   restart between the two readings is flagged, other clients' sessions
 //!   too), the OS sampler.
 //! - `document.rs`: the run document from the engine's result.
+//! - The run's events go to an [`Observer`] (`dbmeter_result::events`):
+//!   presenters turn them into text, JSON lines, a live line.
 //! - [`store`]: where results are kept.
 //! - `managed.rs`: the target's server when dbmeter manages it (restart,
 //!   drop the page cache: cold runs).
@@ -32,6 +34,6 @@ mod verbs;
 
 pub use error::RunError;
 pub use execute::{Outcome, run};
-pub use request::{Live, Observer, Request};
+pub use request::{Observer, Request};
 pub use store::{StoreRequest, Stored, store_spec};
 pub use verbs::command;

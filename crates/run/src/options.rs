@@ -225,9 +225,9 @@ pub const GENERAL: &[OptSpec] = &[
     ),
     opt(
         "format",
-        choice(&["text", "json", "csv"]),
+        choice(&["text", "json", "csv", "jsonl"]),
         "text",
-        "result format: text report, JSON document, or CSV interval series",
+        "result format: text report, JSON document, CSV interval series, or JSON lines (one object per event as the run goes: started, interval, warning, finished with the document)",
     ),
     opt(
         "output",

@@ -26,6 +26,7 @@ pub fn command(verb: &str, req: &Request, obs: &dyn Observer) -> Result<(), RunE
         threads: settings::threads(o)?,
         console: obs,
         server: crate::managed::control_for(target.as_ref()),
+        layout: req.layout,
     };
     bench.command(verb, &ctx)?;
     Ok(())

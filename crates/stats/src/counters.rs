@@ -1,20 +1,21 @@
-//! Event and query counters.
+//! Event counters: the engine's own, and the benchmark's named measures.
 
+use crate::measure::MAX_MEASURES;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Counts of what the virtual users did. Query classes follow sysbench:
-/// a read returned a result set, a write changed rows, anything else
-/// (BEGIN, COMMIT, DML that touched no row) is "other". Queries count
-/// for events that completed or timed out, not for events cut short by a
-/// stop or a fatal error.
+/// Counts of what the virtual users did. The named fields are the
+/// engine's, the same for every benchmark; `measures` are the counters
+/// the run's plan declared ([`crate::Measure`]), by index. Measures count
+/// for events that completed, timed out or failed, not for events cut
+/// short by a stop or a fatal error.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
     /// Completed events (transactions).
     pub events: u64,
-    pub reads: u64,
-    pub writes: u64,
-    pub others: u64,
+    /// The plan's declared measures, by index (SQL benchmarks: reads,
+    /// writes, others; see [`crate::measure::sql`]).
+    pub measures: [u64; MAX_MEASURES],
     /// Event attempts restarted because of an ignorable error.
     pub ignored_errors: u64,
     /// Connections re-established after a lost connection (successful
@@ -40,10 +41,6 @@ pub struct Counters {
 }
 
 impl Counters {
-    pub fn queries(&self) -> u64 {
-        self.reads + self.writes + self.others
-    }
-
     /// The errors an interval line reports: ignored statement errors and
     /// connection errors.
     pub fn errors(&self) -> u64 {
@@ -52,9 +49,9 @@ impl Counters {
 
     pub fn add(&mut self, o: &Counters) {
         self.events += o.events;
-        self.reads += o.reads;
-        self.writes += o.writes;
-        self.others += o.others;
+        for (a, b) in self.measures.iter_mut().zip(o.measures) {
+            *a += b;
+        }
         self.ignored_errors += o.ignored_errors;
         self.reconnects += o.reconnects;
         self.cancelled += o.cancelled;
@@ -76,9 +73,7 @@ mod tests {
     fn add_sums_every_field() {
         let one = Counters {
             events: 1,
-            reads: 2,
-            writes: 3,
-            others: 4,
+            measures: [2, 3, 4, 0, 0, 0, 0, 1],
             ignored_errors: 5,
             reconnects: 6,
             cancelled: 7,
@@ -94,9 +89,7 @@ mod tests {
             sum,
             Counters {
                 events: 2,
-                reads: 4,
-                writes: 6,
-                others: 8,
+                measures: [4, 6, 8, 0, 0, 0, 0, 2],
                 ignored_errors: 10,
                 reconnects: 12,
                 cancelled: 14,
@@ -106,6 +99,5 @@ mod tests {
                 skipped: 22,
             }
         );
-        assert_eq!(sum.queries(), 18);
     }
 }

@@ -7,12 +7,14 @@
 
 mod counters;
 mod latency;
+pub mod measure;
 mod median;
 mod recorder;
 mod summary;
 
 pub use counters::{Counters, ErrorCounts};
 pub use latency::{HistogramError, LatencyHistogram, MAX_LATENCY_NS};
+pub use measure::{MAX_MEASURES, Measure, MeasureInfo};
 pub use median::median;
 pub use recorder::LatencyRecorder;
 pub use summary::{LatencySummary, Percentile};

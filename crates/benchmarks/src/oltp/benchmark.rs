@@ -46,6 +46,10 @@ impl RunPlan for OltpPlan {
         self.version.clone()
     }
 
+    fn measures(&self) -> Vec<dbmeter_stats::Measure> {
+        dbmeter_stats::measure::sql::MEASURES.to_vec()
+    }
+
     fn users(&self) -> Arc<dyn UserFactory> {
         self.users.clone()
     }

@@ -6,6 +6,7 @@ use dbmeter_db::{
     ConnectOptions, Connection, DbError, ErrorKind, IgnoreList, Outcome, Param, StmtId,
 };
 use dbmeter_engine::{EventError, Flow, Interrupter, Tally, User, UserFactory};
+use dbmeter_stats::measure::sql;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -146,9 +147,9 @@ impl UserFactory for OltpFactory {
 #[inline]
 fn count(tally: &mut Tally, outcome: Outcome) {
     match outcome {
-        Outcome::Rows(_) => tally.reads += 1,
-        Outcome::Affected(n) if n > 0 => tally.writes += 1,
-        Outcome::Affected(_) => tally.others += 1,
+        Outcome::Rows(_) => tally.measures[sql::READS] += 1,
+        Outcome::Affected(n) if n > 0 => tally.measures[sql::WRITES] += 1,
+        Outcome::Affected(_) => tally.measures[sql::OTHERS] += 1,
     }
 }
 
@@ -176,7 +177,7 @@ impl OltpUser {
         if !self.cfg.skip_trx {
             self.conn.run(self.begin, &[])?;
             self.in_tx = true;
-            tally.others += 1;
+            tally.measures[sql::OTHERS] += 1;
         }
         Ok(())
     }
@@ -185,7 +186,7 @@ impl OltpUser {
         if !self.cfg.skip_trx {
             self.conn.run(self.commit, &[])?;
             self.in_tx = false;
-            tally.others += 1;
+            tally.measures[sql::OTHERS] += 1;
         }
         Ok(())
     }

@@ -19,17 +19,21 @@ use super::script::CommandKind;
 use super::script_set::{ScriptSet, ScriptSetBuilder};
 use super::session::QueryMode;
 use super::{CommandStats, parse_weight};
-use crate::benchmark::{BenchError, Benchmark, Context, RunPlan, Verb, no_such_verb, verb};
+use crate::benchmark::{
+    BenchError, Benchmark, Console, Context, RunPlan, Verb, no_such_verb, verb,
+};
 use crate::options::{OptKind, OptSpec, OptValues, choice, opt};
 use dbmeter_db::{ConnectOptions, Connection, Dialect, ErrorKind, IgnoreList, PsMode};
 use dbmeter_engine::{
     EngineConfig, EventError, Flow, Interrupter, RunResult, Tally, User, UserFactory,
 };
-use dbmeter_result::{Interval, RunDocument};
+use dbmeter_env::Warning;
+use dbmeter_result::{Layout, RunDocument};
+use dbmeter_stats::Measure;
+use dbmeter_stats::measure::sql;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// The key of the result's section.
 const SECTION: &str = "pgbench";
@@ -384,18 +388,6 @@ impl Benchmark for Pgbench {
                 "1",
                 "pgbench -j: --log writes one file per job, the clients split over them in blocks as pgbench splits them; runs are not affected (each client has its own thread)",
             ),
-            opt(
-                "layout",
-                choice(&["dbmeter", "pgbench"]),
-                "dbmeter",
-                "pgbench: print pgbench's header, progress lines (--report-interval) and notes instead of dbmeter's (what `dbmeter pgbench` does)",
-            ),
-            opt(
-                "progress-timestamp",
-                OptKind::Bool,
-                "off",
-                "--layout=pgbench: progress lines start with the Unix time instead of the time since the start (pgbench --progress-timestamp)",
-            ),
         ]
     }
 
@@ -450,23 +442,18 @@ impl Benchmark for Pgbench {
         let max_tries = cfg.max_tries;
         let latency_limit = cfg.latency_limit();
         let rate = cfg.rate;
-        let pgbench_layout = cfg.pgbench_layout;
+        let pgbench_layout = matches!(ctx.layout, Layout::Pgbench { .. });
         let logs = Self::logs(ctx, &cfg)?;
         let mut conn = Connection::connect(&ctx.setup_connection()?)?;
         let version = conn.server_version();
-        if pgbench_layout {
-            // pgbench's first line: its version and the server's.
-            let server = version.strip_prefix("PostgreSQL ").unwrap_or(&version);
-            ctx.console.header(&format!(
-                "pgbench (dbmeter {}, server {server})",
-                env!("CARGO_PKG_VERSION")
-            ));
-        }
         let scale = Self::scale(&mut conn, ctx, &cfg, builtin)?;
-        if !cfg.no_vacuum {
-            before_run(&mut conn, ctx, pgbench_layout, cfg.vacuum_all);
-        }
         drop(conn);
+        // pgbench vacuums after its first line (the run's header).
+        let vacuum = (!cfg.no_vacuum).then(|| Vacuum {
+            connect: ctx.setup_connection(),
+            pgbench_layout,
+            all: cfg.vacuum_all,
+        });
         let set = Arc::new(set);
         let clients = ctx.threads.max(1);
         let setup = Setup::new(
@@ -504,7 +491,6 @@ impl Benchmark for Pgbench {
             failures_detailed: cfg.failures_detailed,
             ..Section::default()
         };
-        let live = Arc::new(LiveCounts::default());
         Ok(Box::new(PgbenchPlan {
             version,
             set: Arc::clone(&set),
@@ -513,10 +499,7 @@ impl Benchmark for Pgbench {
             section,
             shared: Arc::clone(&shared),
             logs: logs.clone(),
-            pgbench_layout,
-            progress_timestamp: cfg.progress_timestamp,
-            live: Arc::clone(&live),
-            live_seen: Mutex::new([0; 3]),
+            vacuum,
             users: Arc::new(Users {
                 setup,
                 connect,
@@ -527,7 +510,6 @@ impl Benchmark for Pgbench {
                 connect_each: cfg.connect,
                 logs,
                 seed,
-                live,
                 shared,
             }),
         }))
@@ -543,7 +525,7 @@ impl Benchmark for Pgbench {
 /// and empties pgbench_history (with `-v`, vacuums the other two as
 /// well). Errors are ignored (a custom script's database may have no such
 /// tables).
-fn before_run(conn: &mut Connection, ctx: &Context, pgbench_layout: bool, all: bool) {
+fn before_run(conn: &mut Connection, ctx: &dyn Console, pgbench_layout: bool, all: bool) {
     let steps: &[&str] = match conn.dialect() {
         Dialect::Postgres => &[
             "vacuum pgbench_branches",
@@ -561,13 +543,13 @@ fn before_run(conn: &mut Connection, ctx: &Context, pgbench_layout: bool, all: b
     }
     if pgbench_layout {
         match &first_error {
-            None => ctx.say("starting vacuum...end."),
-            Some(e) => ctx.say(&format!(
+            None => ctx.line("starting vacuum...end."),
+            Some(e) => ctx.line(&format!(
                 "starting vacuum...{e} (ignoring this error and continuing anyway)"
             )),
         }
     } else if first_error.is_none() {
-        ctx.say("vacuumed pgbench_branches and pgbench_tellers, emptied pgbench_history (--no-vacuum leaves them)");
+        ctx.line("vacuumed pgbench_branches and pgbench_tellers, emptied pgbench_history (--no-vacuum leaves them)");
     }
     if all && conn.dialect() == Dialect::Postgres {
         let mut error = None;
@@ -580,9 +562,9 @@ fn before_run(conn: &mut Connection, ctx: &Context, pgbench_layout: bool, all: b
             }
         }
         match error {
-            None if pgbench_layout => ctx.say("starting vacuum pgbench_accounts...end."),
-            None => ctx.say("vacuumed pgbench_accounts and pgbench_history (--vacuum-all)"),
-            Some(e) => ctx.say(&format!(
+            None if pgbench_layout => ctx.line("starting vacuum pgbench_accounts...end."),
+            None => ctx.line("vacuumed pgbench_accounts and pgbench_history (--vacuum-all)"),
+            Some(e) => ctx.line(&format!(
                 "vacuum of pgbench_accounts failed: {e} (ignoring this error and continuing anyway)"
             )),
         }
@@ -842,12 +824,27 @@ impl Totals {
 
 /// Counts the users bump as things happen (rare things only: failures and
 /// retries), for the progress lines.
-#[derive(Debug, Default)]
-struct LiveCounts {
-    failed: AtomicU64,
-    retried: AtomicU64,
-    retries: AtomicU64,
+/// pgbench's vacuum before a run (unless `-n`), done after the header.
+struct Vacuum {
+    connect: Result<ConnectOptions, BenchError>,
+    pgbench_layout: bool,
+    all: bool,
 }
+
+/// What pgbench's users count beyond events: the SQL statements, failed
+/// transactions, and (with `--max-tries` above 1) retried transactions and
+/// their retries. pgbench's progress lines show them per interval.
+const MEASURES: [Measure; 6] = [
+    sql::MEASURES[0],
+    sql::MEASURES[1],
+    sql::MEASURES[2],
+    Measure::new("failed", "failed transactions", "transaction", true),
+    Measure::new("retried", "retried transactions", "transaction", true),
+    Measure::new("retries", "retries", "retry", true),
+];
+const FAILED: usize = 3;
+const RETRIED: usize = 4;
+const RETRIES: usize = 5;
 
 struct PgbenchPlan {
     version: String,
@@ -858,11 +855,7 @@ struct PgbenchPlan {
     section: Section,
     shared: Arc<Mutex<Totals>>,
     logs: Option<Arc<TxLogs>>,
-    pgbench_layout: bool,
-    progress_timestamp: bool,
-    live: Arc<LiveCounts>,
-    /// The live counts at the last progress line.
-    live_seen: Mutex<[u64; 3]>,
+    vacuum: Option<Vacuum>,
     users: Arc<Users>,
 }
 
@@ -879,50 +872,26 @@ impl RunPlan for PgbenchPlan {
         self.users.clone()
     }
 
-    fn own_header(&self) -> bool {
-        self.pgbench_layout
+    fn measures(&self) -> Vec<Measure> {
+        // Retries only where there may be some, as pgbench shows them.
+        let n = if self.section.max_tries == 1 { 4 } else { 6 };
+        MEASURES[..n].to_vec()
     }
 
-    fn interval_line(&self, i: &Interval, _percentile: f64) -> Option<String> {
-        use std::fmt::Write;
-        if !self.pgbench_layout {
-            return None;
-        }
-        let now = [
-            self.live.failed.load(Relaxed),
-            self.live.retried.load(Relaxed),
-            self.live.retries.load(Relaxed),
-        ];
-        let [failed, retried, retries] = match self.live_seen.lock() {
-            Ok(mut seen) => {
-                let d = [now[0] - seen[0], now[1] - seen[1], now[2] - seen[2]];
-                *seen = now;
-                d
-            }
-            Err(_) => [0; 3],
+    fn before_run(&mut self, console: &dyn Console) {
+        let Some(v) = self.vacuum.take() else {
+            return;
         };
-        let when = if self.progress_timestamp {
-            let t = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default();
-            format!("{:.3}", t.as_secs_f64())
-        } else {
-            format!("{:.1}", i.t_s)
-        };
-        let mut l = format!(
-            "progress: {when} s, {:.1} tps, lat {:.3} ms stddev {:.3}, {failed} failed",
-            i.events_per_s, i.latency_ms.avg_ms, i.latency_ms.stddev_ms
-        );
-        if self.section.rate_per_s.is_some() {
-            let _ = write!(l, ", lag {:.3} ms", i.lag_ms.unwrap_or(0.0));
-            if self.late_limit.is_some() {
-                let _ = write!(l, ", {} skipped", i.skipped);
-            }
+        match v.connect.map(|c| Connection::connect(&c)) {
+            Ok(Ok(mut conn)) => before_run(&mut conn, console, v.pgbench_layout, v.all),
+            Ok(Err(e)) => console.line(&format!(
+                "starting vacuum...{} (ignoring this error and continuing anyway)",
+                e.message
+            )),
+            Err(e) => console.line(&format!(
+                "starting vacuum...{e} (ignoring this error and continuing anyway)"
+            )),
         }
-        if self.section.max_tries != 1 {
-            let _ = write!(l, ", {retried} retried, {retries} retries");
-        }
-        Some(l)
     }
 
     fn shape_engine(&self, engine: &mut EngineConfig) {
@@ -933,13 +902,13 @@ impl RunPlan for PgbenchPlan {
         engine.late_limit = self.late_limit;
     }
 
-    fn finish(&mut self, _result: &RunResult, doc: &mut RunDocument) {
+    fn finish(&mut self, _result: &RunResult, doc: &mut RunDocument) -> Vec<Warning> {
+        let mut warnings = Vec::new();
         let mut s = self.section.clone();
         if let Some(logs) = &self.logs
             && let Some(e) = logs.finish()
         {
-            doc.warnings
-                .push(dbmeter_env::Warning::new("pgbench_log", e.to_string()));
+            warnings.push(dbmeter_env::Warning::new("pgbench_log", e.to_string()));
         }
         if let Ok(t) = self.shared.lock() {
             let mut all = Acc::default();
@@ -1012,6 +981,7 @@ impl RunPlan for PgbenchPlan {
                 .collect();
         }
         doc.set_section(SECTION, &s);
+        warnings
     }
 }
 
@@ -1025,7 +995,6 @@ struct Users {
     connect_each: bool,
     logs: Option<Arc<TxLogs>>,
     seed: u64,
-    live: Arc<LiveCounts>,
     shared: Arc<Mutex<Totals>>,
 }
 
@@ -1050,7 +1019,6 @@ impl UserFactory for Users {
             }),
             number: 0,
             pending: None,
-            live: Arc::clone(&self.live),
             shared: Arc::clone(&self.shared),
             acc: vec![Acc::default(); scripts],
             connects: 0,
@@ -1084,7 +1052,6 @@ struct PgbenchUser {
     /// The script chosen for a transaction that was skipped: the next
     /// one runs it (pgbench chooses before it waits for the schedule).
     pending: Option<usize>,
-    live: Arc<LiveCounts>,
     shared: Arc<Mutex<Totals>>,
     acc: Vec<Acc>,
     connects: u64,
@@ -1160,9 +1127,9 @@ impl User for PgbenchUser {
         if let Some(classes) = self.classes.get(out.script) {
             for run in self.client.last_commands() {
                 match classes.get(run.command) {
-                    Some(Class::Read) => tally.reads += 1,
-                    Some(Class::Write) => tally.writes += 1,
-                    Some(Class::Other) => tally.others += 1,
+                    Some(Class::Read) => tally.measures[sql::READS] += 1,
+                    Some(Class::Write) => tally.measures[sql::WRITES] += 1,
+                    Some(Class::Other) => tally.measures[sql::OTHERS] += 1,
                     Some(Class::Meta) | None => {}
                 }
             }
@@ -1173,10 +1140,10 @@ impl User for PgbenchUser {
         {
             a.retried += 1;
             a.retries += u64::from(out.tries - 1);
-            self.live.retried.fetch_add(1, Relaxed);
-            self.live
-                .retries
-                .fetch_add(u64::from(out.tries - 1), Relaxed);
+        }
+        if out.tries > 1 {
+            tally.measures[RETRIED] += 1;
+            tally.measures[RETRIES] += u64::from(out.tries - 1);
         }
         match out.status {
             TxStatus::Done => {
@@ -1210,7 +1177,7 @@ impl User for PgbenchUser {
                         _ => a.serialization += 1,
                     }
                 }
-                self.live.failed.fetch_add(1, Relaxed);
+                tally.measures[FAILED] += 1;
                 self.log(out.script, ending, latency, tally.lag, out.tries);
                 let last = self.count_down();
                 Err(EventError::Failed {

@@ -71,9 +71,6 @@ pub struct PgbenchConfig {
     pub connect: bool,
     /// `--log`, with its options; None without `--log`.
     pub log: Option<LogOptions>,
-    /// `--layout=pgbench`.
-    pub pgbench_layout: bool,
-    pub progress_timestamp: bool,
 }
 
 impl PgbenchConfig {
@@ -159,8 +156,6 @@ impl PgbenchConfig {
             failures_detailed: o.bool("failures-detailed"),
             connect: o.bool("connect"),
             log,
-            pgbench_layout: o.str("layout") == "pgbench",
-            progress_timestamp: o.bool("progress-timestamp"),
         })
     }
 
@@ -259,7 +254,7 @@ mod tests {
         assert_eq!((c.latency_limit_ms, c.rate, c.time), (None, None, None));
         assert_eq!(c.mode, QueryMode::Simple);
         assert!(c.builtin.is_empty() && c.files.is_empty() && c.log.is_none());
-        assert!(c.report_per_command && !c.pgbench_layout && !c.connect);
+        assert!(c.report_per_command && !c.connect);
     }
 
     #[test]

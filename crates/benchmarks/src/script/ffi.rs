@@ -11,6 +11,7 @@
 use super::state::{Conn, Ptr, Shared, Slot, closed, conn_of, rand_string, run_query};
 use crate::random::RandType;
 use dbmeter_db::{DbError, Outcome, Param, Value};
+use dbmeter_stats::measure::sql;
 use mlua::{LightUserData, Lua, Table};
 use std::ffi::c_void;
 use std::io::Write;
@@ -343,9 +344,9 @@ unsafe extern "C" fn counter_inc(p: *mut Shared, kind: i32) {
     // SAFETY: as in `guarded`.
     let sh = unsafe { Ptr(p).get() };
     match kind {
-        0 => sh.counts.others += 1,
-        1 => sh.counts.reads += 1,
-        2 => sh.counts.writes += 1,
+        0 => sh.counts.measures[sql::OTHERS] += 1,
+        1 => sh.counts.measures[sql::READS] += 1,
+        2 => sh.counts.measures[sql::WRITES] += 1,
         _ => {}
     }
 }

@@ -16,6 +16,8 @@ use crate::options::{OptKind, OptSpec, OptValues, canonical, parse_bool, parse_f
 use crate::random::RandSpec;
 use dbmeter_db::{Connection, ErrorKind, IgnoreList};
 use dbmeter_engine::{EventError, Flow, Interrupter, Tally, User, UserFactory};
+use dbmeter_result::RunEvent;
+use dbmeter_stats::measure::sql;
 use mlua::{Function, Lua, Table, Value as LuaValue};
 use state::{Env, OptVal};
 use std::borrow::Cow;
@@ -509,6 +511,10 @@ impl RunPlan for ScriptPlan {
         self.version.clone()
     }
 
+    fn measures(&self) -> Vec<dbmeter_stats::Measure> {
+        sql::MEASURES.to_vec()
+    }
+
     fn users(&self) -> Arc<dyn UserFactory> {
         self.users.clone()
     }
@@ -520,43 +526,52 @@ impl RunPlan for ScriptPlan {
         }
     }
 
-    fn interval_report(
-        &mut self,
-        s: &dbmeter_engine::IntervalSample,
-        percentile: f64,
-    ) -> Option<String> {
-        let c = &s.counters;
-        self.report(
-            "report_intermediate",
-            &[
-                ("threads_running", s.threads as f64),
-                ("time_interval", s.duration_s),
-                ("time_total", s.t_s),
-                (
-                    "latency_pct",
-                    s.latency.get(percentile).unwrap_or(0.0) / 1000.0,
-                ),
-                ("events", c.events as f64),
-                ("reads", c.reads as f64),
-                ("writes", c.writes as f64),
-                ("other", c.others as f64),
-                ("errors", c.errors() as f64),
-                ("reconnects", c.reconnects as f64),
-                ("queue_length", s.queue_length.unwrap_or(0) as f64),
-                ("concurrency", s.concurrency.unwrap_or(0) as f64),
-            ],
-        )
-    }
-
-    fn intervals_done(&mut self) -> Option<String> {
-        Some(self.close_reports().trim_matches('\n').to_string())
+    /// sysbench.hooks.report_intermediate for each interval, and what
+    /// closes the reports (report_json's `]`) at the end of the series.
+    fn own_words(&mut self, event: &RunEvent) -> Option<String> {
+        match event {
+            RunEvent::Interval {
+                interval: s,
+                percentile,
+                ..
+            } => {
+                let count = |name: &str| s.counts.get(name).copied().unwrap_or(0) as f64;
+                // The interval keeps rates of the engine's counters.
+                let times = |per_s: f64| (per_s * s.duration_s).round();
+                self.report(
+                    "report_intermediate",
+                    &[
+                        ("threads_running", s.threads as f64),
+                        ("time_interval", s.duration_s),
+                        ("time_total", s.t_s),
+                        (
+                            "latency_pct",
+                            s.latency_ms.get(*percentile).unwrap_or(0.0) / 1000.0,
+                        ),
+                        ("events", s.events as f64),
+                        ("reads", count("reads")),
+                        ("writes", count("writes")),
+                        ("other", count("others")),
+                        ("errors", times(s.errors_per_s)),
+                        ("reconnects", times(s.reconnects_per_s)),
+                        ("queue_length", s.queue_length.unwrap_or(0) as f64),
+                        ("concurrency", s.concurrency.unwrap_or(0) as f64),
+                    ],
+                )
+            }
+            RunEvent::MeasurementEnded { .. } => {
+                Some(self.close_reports().trim_matches('\n').to_string())
+            }
+            _ => None,
+        }
     }
 
     fn finish(
         &mut self,
         _result: &dbmeter_engine::RunResult,
         doc: &mut dbmeter_result::RunDocument,
-    ) {
+    ) -> Vec<dbmeter_env::Warning> {
+        let mut warnings = Vec::new();
         // sysbench.hooks.report_cumulative, with the measured phase's
         // totals: what it prints is the script's section of the report.
         let t = &doc.totals;
@@ -575,9 +590,9 @@ impl RunPlan for ScriptPlan {
                 doc.latency_percentile_ms(pct).unwrap_or(0.0) / 1000.0,
             ),
             ("events", t.events as f64),
-            ("reads", t.reads as f64),
-            ("writes", t.writes as f64),
-            ("other", t.others as f64),
+            ("reads", doc.count("reads") as f64),
+            ("writes", doc.count("writes") as f64),
+            ("other", doc.count("others") as f64),
             ("errors", (t.ignored_errors + t.connection_errors) as f64),
             ("reconnects", t.reconnects as f64),
             ("latency_min", l.min_ms / 1000.0),
@@ -598,7 +613,7 @@ impl RunPlan for ScriptPlan {
             }
         }
         if let Some(e) = self.hook_error.take() {
-            doc.warnings.push(dbmeter_env::Warning {
+            warnings.push(dbmeter_env::Warning {
                 code: "script_report".into(),
                 message: e,
             });
@@ -636,11 +651,12 @@ impl RunPlan for ScriptPlan {
         if let Some(done) = state::global_fn(&self.main, "done")
             && let Err(e) = state::call(&done, ())
         {
-            doc.warnings.push(dbmeter_env::Warning {
+            warnings.push(dbmeter_env::Warning {
                 code: "script_done".into(),
                 message: format!("the script's done() failed: {e}"),
             });
         }
+        warnings
     }
 }
 
@@ -736,9 +752,9 @@ impl User for ScriptUser {
         // SAFETY: as above; the Lua call is over.
         let sh = unsafe { self.shared.get() };
         let counts = std::mem::take(&mut sh.counts);
-        tally.reads += counts.reads;
-        tally.writes += counts.writes;
-        tally.others += counts.others;
+        for (a, b) in tally.measures.iter_mut().zip(counts.measures) {
+            *a += b;
+        }
         let err = match r {
             Ok(v) => {
                 return Ok(match v {
@@ -798,9 +814,9 @@ impl User for ScriptUser {
             None => Ok(()),
         };
         let counts = state::take_counts(&self.lua);
-        tally.reads += counts.reads;
-        tally.writes += counts.writes;
-        tally.others += counts.others;
+        for (a, b) in tally.measures.iter_mut().zip(counts.measures) {
+            *a += b;
+        }
         state::with_shared(&self.lua, |s| s.merge_statements());
         r.map_err(|message| EventError::Fatal {
             code: "lua".into(),

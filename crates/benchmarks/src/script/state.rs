@@ -5,6 +5,7 @@
 use crate::random::{RandGen, RandSpec, derive_seed};
 use dbmeter_db::{ConnectOptions, Connection, DbError, Dialect, Outcome, ResultRows, StmtId};
 use dbmeter_engine::Tally;
+use dbmeter_stats::measure::sql;
 use dbmeter_stats::{LatencyHistogram, LatencyRecorder};
 use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value as LuaValue};
 use std::collections::HashMap;
@@ -300,9 +301,9 @@ impl Shared {
     /// read, changed rows a write, anything else an other.
     pub(super) fn count(&mut self, o: Outcome) {
         match o {
-            Outcome::Rows(_) => self.counts.reads += 1,
-            Outcome::Affected(n) if n > 0 => self.counts.writes += 1,
-            Outcome::Affected(_) => self.counts.others += 1,
+            Outcome::Rows(_) => self.counts.measures[sql::READS] += 1,
+            Outcome::Affected(n) if n > 0 => self.counts.measures[sql::WRITES] += 1,
+            Outcome::Affected(_) => self.counts.measures[sql::OTHERS] += 1,
         }
     }
 }

@@ -14,7 +14,7 @@ use crate::options::{OptSpec, OptValues};
 use dbmeter_db::{Connection, Dialect};
 use dbmeter_engine::{RunResult, UserFactory};
 use dbmeter_env::Warning;
-use dbmeter_result::{Interval, RunDocument};
+use dbmeter_result::{RunDocument, RunEvent};
 use dbmeter_stats::LatencySummary;
 use std::sync::Arc;
 use std::time::Duration;
@@ -185,10 +185,6 @@ impl Benchmark for Tpcc {
         }))
     }
 
-    fn interval_line(&self, interval: &Interval, percentile: f64) -> Option<String> {
-        Some(tpcc_report::interval_line(interval, percentile))
-    }
-
     fn report_text(&self, doc: &RunDocument) -> Option<String> {
         doc.section::<TpccResult>(SECTION)
             .map(|t| tpcc_report::text(&t))
@@ -271,6 +267,22 @@ impl RunPlan for TpccPlan {
         self.version.clone()
     }
 
+    fn measures(&self) -> Vec<dbmeter_stats::Measure> {
+        dbmeter_stats::measure::sql::MEASURES.to_vec()
+    }
+
+    /// tpcc's interval line: tpm and NOPM instead of tps and qps.
+    fn own_words(&mut self, event: &RunEvent) -> Option<String> {
+        match event {
+            RunEvent::Interval {
+                interval,
+                percentile,
+                ..
+            } => Some(tpcc_report::interval_line(interval, *percentile)),
+            _ => None,
+        }
+    }
+
     fn kinds(&self) -> Vec<String> {
         TxKind::ALL.iter().map(|k| k.name().to_string()).collect()
     }
@@ -286,9 +298,10 @@ impl RunPlan for TpccPlan {
         }
     }
 
-    fn finish(&mut self, result: &RunResult, doc: &mut RunDocument) {
+    fn finish(&mut self, result: &RunResult, doc: &mut RunDocument) -> Vec<Warning> {
+        let mut warnings = Vec::new();
         if let Some(e) = self.before_error.take() {
-            doc.warnings.push(Warning::new(
+            warnings.push(Warning::new(
                 "collection",
                 format!("could not read the counters at the start of the measurement: {e}"),
             ));
@@ -296,7 +309,7 @@ impl RunPlan for TpccPlan {
         let after = if result.abandoned > 0 {
             // Users were left waiting on a server that did not answer:
             // this connection would wait too.
-            doc.warnings.push(Warning::new(
+            warnings.push(Warning::new(
                 "collection",
                 "could not read the counters after the run: the server did not answer at the end of the run",
             ));
@@ -309,7 +322,7 @@ impl RunPlan for TpccPlan {
             match metrics::snapshot(&mut self.conn, self.warehouses) {
                 Ok(s) => Some(s),
                 Err(e) => {
-                    doc.warnings.push(Warning::new(
+                    warnings.push(Warning::new(
                         "collection",
                         format!("could not read the counters after the run: {e}"),
                     ));
@@ -321,6 +334,7 @@ impl RunPlan for TpccPlan {
         let restarted = doc.counters.as_ref().is_some_and(|c| c.restarted);
         let section = section(self, result, after, restarted);
         doc.set_section(SECTION, &section);
+        warnings
     }
 }
 

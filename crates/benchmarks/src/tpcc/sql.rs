@@ -3,6 +3,7 @@
 
 use dbmeter_db::{Connection, DbError, Dialect, Outcome, Param, StmtId, Value};
 use dbmeter_engine::Tally;
+use dbmeter_stats::measure::sql;
 
 /// How a transaction ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,7 +92,7 @@ impl Exec<'_> {
     pub fn fetch(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<usize, DbError> {
         self.rows.clear();
         let n = self.conn.fetch(id, params, self.rows)?;
-        self.tally.reads += 1;
+        self.tally.measures[sql::READS] += 1;
         Ok(n as usize)
     }
 
@@ -99,15 +100,15 @@ impl Exec<'_> {
     pub fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<u64, DbError> {
         match self.conn.run(id, params)? {
             Outcome::Affected(n) if n > 0 => {
-                self.tally.writes += 1;
+                self.tally.measures[sql::WRITES] += 1;
                 Ok(n)
             }
             Outcome::Affected(_) => {
-                self.tally.others += 1;
+                self.tally.measures[sql::OTHERS] += 1;
                 Ok(0)
             }
             Outcome::Rows(n) => {
-                self.tally.reads += 1;
+                self.tally.measures[sql::READS] += 1;
                 Ok(n)
             }
         }

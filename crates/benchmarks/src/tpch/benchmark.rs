@@ -12,6 +12,7 @@ use crate::benchmark::{BenchError, Benchmark, Context, RunPlan, Verb, no_such_ve
 use crate::options::{OptSpec, OptValues};
 use dbmeter_db::Connection;
 use dbmeter_engine::{EngineConfig, RunResult, UserFactory};
+use dbmeter_env::Warning;
 use dbmeter_result::RunDocument;
 use std::sync::Arc;
 use std::time::Duration;
@@ -275,6 +276,10 @@ impl RunPlan for TpchPlan {
         self.version.clone()
     }
 
+    fn measures(&self) -> Vec<dbmeter_stats::Measure> {
+        dbmeter_stats::measure::sql::MEASURES.to_vec()
+    }
+
     fn kinds(&self) -> Vec<String> {
         stream::kinds()
     }
@@ -294,7 +299,8 @@ impl RunPlan for TpchPlan {
         engine.forced_shutdown = Some(Duration::from_secs(1));
     }
 
-    fn finish(&mut self, result: &RunResult, doc: &mut RunDocument) {
+    fn finish(&mut self, result: &RunResult, doc: &mut RunDocument) -> Vec<Warning> {
+        let mut warnings = Vec::new();
         let s = &self.spec;
         let mut queries = self
             .shared
@@ -354,7 +360,7 @@ impl RunPlan for TpchPlan {
         r.compute_metrics(ts);
         let planned = s.queries.len() * s.query_streams() as usize;
         if r.queries.len() < planned {
-            doc.warnings.push(dbmeter_env::Warning::new(
+            warnings.push(Warning::new(
                 "tpch",
                 format!(
                     "{} of {planned} queries ran before the run ended; the metrics need them all",
@@ -364,6 +370,7 @@ impl RunPlan for TpchPlan {
         }
         doc.figures = tpch_report::figures(&r);
         doc.set_section(SECTION, &r);
+        warnings
     }
 }
 

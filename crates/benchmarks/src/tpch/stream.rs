@@ -15,6 +15,7 @@ use dbmeter_engine::{EventError, Flow, Interrupter, Tally, User, UserFactory};
 use dbmeter_env::process::HookCommand;
 use dbmeter_env::{MachineCounters, MachineDelta};
 use dbmeter_result::HookRecord;
+use dbmeter_stats::measure::sql;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -581,7 +582,7 @@ impl StreamUser {
         tally.kind = KIND_RF1 + if rf == Rf::Rf1 { 0 } else { 1 };
         let (status, rows, error) = match r {
             Ok(n) => {
-                tally.writes += 1;
+                tally.measures[sql::WRITES] += 1;
                 ("ok", n, None)
             }
             Err(e) if e.kind == ErrorKind::ConnectionLost || e.kind == ErrorKind::Interrupted => {
@@ -690,14 +691,14 @@ impl StreamUser {
     fn query_step(&mut self, cur: &mut Current, tally: &mut Tally) -> Result<(), EventError> {
         if cur.cold_next {
             tally.kind = KIND_COLD;
-            tally.others += 1;
+            tally.measures[sql::OTHERS] += 1;
             self.cold_start()?;
             cur.cold_next = false;
             return Ok(());
         }
         if cur.explain_next {
             tally.kind = KIND_EXPLAIN;
-            tally.others += 1;
+            tally.measures[sql::OTHERS] += 1;
             let sql = cur.sql.clone();
             match self.explain(&sql) {
                 Ok((hash, text)) => {
@@ -720,7 +721,7 @@ impl StreamUser {
         } else {
             usize::from(cur.q - 1)
         };
-        tally.reads += 1;
+        tally.measures[sql::READS] += 1;
         let sql = cur.sql.clone();
         let run_no = cur.runs.len() + 1;
         let mut hooks = Vec::new();

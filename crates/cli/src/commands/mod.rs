@@ -15,6 +15,7 @@ pub(crate) mod sysbench;
 
 use crate::CliError;
 use crate::args::{self, Command, Invocation};
+use dbmeter_result::Layout;
 use dbmeter_run::options::specs_for;
 use dbmeter_run::{Request, StoreRequest};
 use dbmeter_store::RunMeta;
@@ -24,19 +25,9 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// A benchmark command as the command line asks for it.
 pub(crate) struct Ctx {
     pub request: Request,
+    /// How the run is presented (chosen by the command: dbmeter's, or
+    /// the peer's whose command line it took).
     pub layout: Layout,
-}
-
-/// How a run's report is printed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum Layout {
-    /// dbmeter's: the histogram (`--histogram`) after the report.
-    #[default]
-    Dbmeter,
-    /// sysbench's (`dbmeter sysbench`): the histogram before the report;
-    /// with `percentile_off` (sysbench's `--percentile=0`) the report
-    /// says "percentile stats: disabled" instead of a percentile.
-    Sysbench { percentile_off: bool },
 }
 
 /// What `dbmeter` alone prints (on standard error, with exit code 2).
@@ -127,6 +118,7 @@ pub(crate) fn execute(inv: Invocation, layout: Layout) -> Result<i32, CliError> 
             benchmark: w,
             options: values,
             store,
+            layout,
         },
         layout,
     };

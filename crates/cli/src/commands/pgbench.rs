@@ -12,6 +12,7 @@ use crate::progress::Printer;
 use dbmeter_benchmarks::Benchmark;
 use dbmeter_benchmarks::pgbench::{BUILTINS, find_builtin};
 use dbmeter_benchmarks::registry;
+use dbmeter_result::Layout;
 use dbmeter_run::Request;
 use dbmeter_run::options::specs_for;
 use std::fmt::Write as _;
@@ -602,7 +603,6 @@ fn parse(args: &[String]) -> Result<Asked, CliError> {
             given,
         });
     }
-    set("layout", "pgbench".into());
     let clients = match last("client") {
         Some(v) => int("client", v, 1, i32::MAX as i64)?,
         None => 1,
@@ -764,35 +764,44 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     let bench: Arc<dyn Benchmark> = registry::find("pgbench")
         .ok_or_else(|| CliError::Failed("the pgbench benchmark is missing".into()))?;
     let specs = specs_for(Some(bench.as_ref()));
+    let progress_timestamp = given.iter().any(|(k, v)| {
+        k == "progress-timestamp" && dbmeter_benchmarks::options::parse_bool(v) == Some(true)
+    });
+    let given: Vec<(String, String)> = given
+        .into_iter()
+        .filter(|(k, _)| k != "progress-timestamp")
+        .collect();
     let request = Request {
         benchmark: bench,
         options: crate::args::values(&specs, &given),
         store: None,
+        layout: Layout::Pgbench { progress_timestamp },
     };
     // pgbench ends with 1 for what is wrong before a run.
     let failed = |e: dbmeter_run::RunError| CliError::Failed(e.to_string());
     if verb == "prepare" {
         let printer = Printer::for_load();
         let r = dbmeter_run::command("prepare", &request, &printer);
-        printer.finish();
+        let _ = printer.finish();
         r.map_err(failed)?;
         return Ok(0);
     }
-    let printer = Printer::pgbench();
+    // pgbench's layout: the header and report on stdout, the rest on
+    // stderr; the report ends with dbmeter's latency percentiles.
+    let printer = Printer::for_run(
+        dbmeter_report::present::for_layout(
+            request.layout,
+            dbmeter_report::present::TextOptions {
+                lines: dbmeter_report::present::Stream::Err,
+                histogram: false,
+            },
+        ),
+        false,
+    );
     let stop = crate::signals::stop_handle();
     let outcome = dbmeter_run::run(&request, &printer, &stop).map_err(failed)?;
-    printer.finish();
+    let _ = printer.finish();
     let doc = &outcome.document;
-    if let Some(text) = registry::report_text(doc) {
-        print!("{text}");
-    }
-    let l = &doc.latency_ms;
-    let mut line = String::from("latency percentiles (dbmeter):");
-    for p in &l.percentiles {
-        let _ = write!(line, " {}% {:.3} ms,", p.percentile, p.ms);
-    }
-    let _ = writeln!(line, " max {:.3} ms", l.max_ms);
-    print!("{line}");
     use std::io::Write as _;
     let _ = std::io::stdout().flush();
     match doc.end.reason.as_str() {

@@ -1,11 +1,12 @@
 //! `run`: asks the run layer for a run, prints its lines and report,
 //! writes the result where asked, and says how the run ended.
 
-use super::{Ctx, Layout};
+use super::Ctx;
 use crate::CliError;
 use crate::progress::Printer;
+use dbmeter_report::present::{self, JsonLines, Presenter, Stream, TextOptions};
 use dbmeter_report::{csv, text};
-use dbmeter_result::RunDocument;
+use dbmeter_result::{Layout, RunDocument};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -76,6 +77,7 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
     let o = &ctx.request.options;
     let format = o.str("format").to_ascii_lowercase();
     let output_path = o.str("output").to_string();
+    // The text goes to stdout unless stdout carries the document.
     let to_stdout = format == "text" || !output_path.is_empty();
     // Check the output path before spending time on a run: the document
     // goes to a new file beside it, renamed over it at the end, so that a
@@ -85,10 +87,25 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
     } else {
         Some(Output::beside(Path::new(&output_path))?)
     };
-    let printer = Printer::new(to_stdout);
+    let json_lines = format == "jsonl";
+    let presenter: Box<dyn Presenter> = if json_lines && !to_stdout {
+        Box::new(JsonLines)
+    } else {
+        present::for_layout(
+            ctx.layout,
+            TextOptions {
+                lines: if to_stdout { Stream::Out } else { Stream::Err },
+                histogram: o.bool("histogram"),
+            },
+        )
+    };
+    let mut printer = Printer::for_run(presenter, ctx.layout == Layout::Dbmeter);
+    if json_lines && output.is_some() {
+        printer = printer.recording_json_lines();
+    }
     let stop = crate::signals::stop_handle();
     let outcome = dbmeter_run::run(&ctx.request, &printer, &stop)?;
-    printer.finish();
+    let recorded = printer.finish();
     let doc = &outcome.document;
     let percentiles: Vec<f64> = doc
         .latency_ms
@@ -96,47 +113,16 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
         .iter()
         .map(|p| p.percentile)
         .collect();
-    let report = text_report(doc);
-    let histogram = o
-        .bool("histogram")
-        .then(|| doc.histogram())
-        .flatten()
-        .map(|h| text::histogram(&h));
-    if to_stdout {
-        println!();
-        match ctx.layout {
-            Layout::Dbmeter => {
-                print!("{report}");
-                if let Some(h) = &histogram {
-                    println!();
-                    print!("{h}");
-                }
-            }
-            // sysbench prints the histogram first, then the report.
-            Layout::Sysbench { percentile_off } => {
-                if let Some(h) = &histogram {
-                    print!("{h}");
-                    println!();
-                }
-                if percentile_off {
-                    let mut shown = doc.clone();
-                    shown.latency_ms.percentiles.clear();
-                    print!("{}", text_report(&shown));
-                } else {
-                    print!("{report}");
-                }
-            }
-        }
-    }
     let document = match format.as_str() {
-        "json" => doc.to_json() + "\n",
-        "csv" => csv::intervals(doc, &percentiles),
-        _ => report,
+        "json" => Some(doc.to_json() + "\n"),
+        "csv" => Some(csv::intervals(doc, &percentiles)),
+        "jsonl" => recorded,
+        _ => Some(text::final_report(doc, outcome.section.as_deref())),
     };
-    match output.take() {
-        Some(f) => f.write(document.as_bytes())?,
-        None if !to_stdout => print!("{document}"),
-        None => {}
+    match (output.take(), document) {
+        (Some(f), Some(d)) => f.write(d.as_bytes())?,
+        (None, Some(d)) if !to_stdout && !json_lines => print!("{d}"),
+        _ => {}
     }
     let _ = std::io::stdout().flush();
     let stored = match &outcome.stored {
@@ -172,7 +158,7 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
 pub fn verb(verb: &str, ctx: &Ctx) -> Result<i32, CliError> {
     let printer = Printer::for_load();
     let r = dbmeter_run::command(verb, &ctx.request, &printer);
-    printer.finish();
+    let _ = printer.finish();
     r?;
     Ok(0)
 }

@@ -9,12 +9,13 @@
 //! docs/sysbench.md is its table for users (a test below keeps the two
 //! together).
 
-use super::{Layout, VERSION};
+use super::VERSION;
 use crate::CliError;
 use crate::args;
 use crate::help::{Example, Page, Section, opt};
 use dbmeter_benchmarks::options::{canonical, parse_bool};
 use dbmeter_benchmarks::{Benchmark, registry};
+use dbmeter_result::Layout;
 use dbmeter_run::options::{ALIASES, specs_for};
 use std::path::Path;
 use std::sync::Arc;

@@ -1,0 +1,463 @@
+//! Presenters: a run's events (`dbmeter_result::events`) turned into what
+//! the user reads. One presenter per layout: dbmeter's text, sysbench's,
+//! pgbench's, and JSON lines. A presenter only renders; where the pieces
+//! go (a terminal, a file, a pipe) is its caller's.
+
+use crate::text;
+use dbmeter_result::{Layout, RunDocument, RunEvent, RunHeader};
+use std::fmt::Write as _;
+
+/// The stream a piece of output belongs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    /// Standard output: the report, or lines when it carries no document.
+    Out,
+    /// Standard error: warnings, and lines when stdout carries a document.
+    Err,
+}
+
+/// One piece of output: a line (or several), printed with a line break.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Piece {
+    pub stream: Stream,
+    pub text: String,
+}
+
+/// Turns events into output.
+pub trait Presenter: Send {
+    /// Appends what `event` prints to `out`, in order.
+    fn present(&mut self, event: &RunEvent, out: &mut Vec<Piece>);
+}
+
+/// What a text presenter is asked for besides its layout.
+#[derive(Clone, Copy, Debug)]
+pub struct TextOptions {
+    /// Where lines and the report go: stdout, or stderr when stdout carries
+    /// a JSON or CSV document (then the final report is not printed).
+    pub lines: Stream,
+    /// `--histogram`: the latency histogram with the report.
+    pub histogram: bool,
+}
+
+/// The presenter for `layout` (JSON lines are [`JsonLines`]).
+pub fn for_layout(layout: Layout, options: TextOptions) -> Box<dyn Presenter> {
+    match layout {
+        Layout::Dbmeter => Box::new(Text {
+            options,
+            sysbench: None,
+            header: None,
+        }),
+        Layout::Sysbench { percentile_off } => Box::new(Text {
+            options,
+            sysbench: Some(percentile_off),
+            header: None,
+        }),
+        Layout::Pgbench { progress_timestamp } => Box::new(Pgbench {
+            progress_timestamp,
+            header: None,
+        }),
+    }
+}
+
+/// dbmeter's text, and sysbench's (`sysbench`: Some(percentile_off)),
+/// which differ only in where the histogram goes and in sysbench's
+/// `--percentile=0`.
+struct Text {
+    options: TextOptions,
+    sysbench: Option<bool>,
+    header: Option<RunHeader>,
+}
+
+impl Text {
+    fn line(&self, out: &mut Vec<Piece>, text: impl Into<String>) {
+        out.push(Piece {
+            stream: self.options.lines,
+            text: text.into(),
+        });
+    }
+
+    fn report(&self, doc: &RunDocument, section: Option<&str>) -> String {
+        let percentiles = self.sysbench != Some(true);
+        let report = text::final_report_with(doc, section, percentiles);
+        let histogram = self
+            .options
+            .histogram
+            .then(|| doc.histogram())
+            .flatten()
+            .map(|h| text::histogram(&h));
+        match (histogram, self.sysbench.is_some()) {
+            (None, _) => format!("\n{report}"),
+            // sysbench prints the histogram first, then the report.
+            (Some(h), true) => format!("\n{h}\n{report}"),
+            (Some(h), false) => format!("\n{report}\n{h}"),
+        }
+    }
+}
+
+/// Warnings go to stderr whatever the layout.
+fn warning(out: &mut Vec<Piece>, message: &str) {
+    out.push(Piece {
+        stream: Stream::Err,
+        text: format!("WARNING: {message}"),
+    });
+}
+
+/// Text that a plan gave for an event ("" prints nothing).
+fn words(out: &mut Vec<Piece>, stream: Stream, w: &str) {
+    if !w.is_empty() {
+        out.push(Piece {
+            stream,
+            text: w.to_string(),
+        });
+    }
+}
+
+impl Presenter for Text {
+    fn present(&mut self, event: &RunEvent, out: &mut Vec<Piece>) {
+        match event {
+            RunEvent::Note(t) => self.line(out, *t),
+            RunEvent::Warning(m) => warning(out, m),
+            RunEvent::Started(h) => {
+                for l in text::header(h) {
+                    self.line(out, l);
+                }
+                self.header = Some((*h).clone());
+            }
+            RunEvent::Interval { words: Some(w), .. }
+            | RunEvent::MeasurementEnded { words: Some(w) } => {
+                words(out, self.options.lines, w);
+            }
+            RunEvent::Interval {
+                interval,
+                percentile,
+                words: None,
+            } => {
+                let h = self.header.clone().unwrap_or_default();
+                self.line(out, text::interval_line(interval, &h, *percentile));
+            }
+            RunEvent::Finished { doc, section } => {
+                if self.options.lines == Stream::Out {
+                    out.push(Piece {
+                        stream: Stream::Out,
+                        text: self
+                            .report(doc, *section)
+                            .trim_end_matches('\n')
+                            .to_string(),
+                    });
+                }
+            }
+            RunEvent::Measuring | RunEvent::Live(_) | RunEvent::MeasurementEnded { .. } => {}
+        }
+    }
+}
+
+/// pgbench 15's layout: its first line on stdout, its notes and progress
+/// lines on stderr, its report (the pgbench benchmark's section) on
+/// stdout, and dbmeter's latency percentiles after it.
+struct Pgbench {
+    progress_timestamp: bool,
+    header: Option<RunHeader>,
+}
+
+impl Pgbench {
+    fn progress_line(&self, i: &dbmeter_result::Interval) -> String {
+        let h = self.header.clone().unwrap_or_default();
+        let count = |name: &str| i.counts.get(name).copied().unwrap_or(0);
+        let when = if self.progress_timestamp {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            format!("{:.3}", t.as_secs_f64())
+        } else {
+            format!("{:.1}", i.t_s)
+        };
+        let mut l = format!(
+            "progress: {when} s, {:.1} tps, lat {:.3} ms stddev {:.3}, {} failed",
+            i.events_per_s,
+            i.latency_ms.avg_ms,
+            i.latency_ms.stddev_ms,
+            count("failed")
+        );
+        if h.rate.is_some() {
+            let _ = write!(l, ", lag {:.3} ms", i.lag_ms.unwrap_or(0.0));
+            if h.late_limit_ms.is_some() {
+                let _ = write!(l, ", {} skipped", i.skipped);
+            }
+        }
+        // The run counts retries only where there may be some.
+        if h.measures.iter().any(|m| m.name == "retried") {
+            let _ = write!(
+                l,
+                ", {} retried, {} retries",
+                count("retried"),
+                count("retries")
+            );
+        }
+        l
+    }
+}
+
+impl Presenter for Pgbench {
+    fn present(&mut self, event: &RunEvent, out: &mut Vec<Piece>) {
+        let err = |out: &mut Vec<Piece>, text: String| {
+            out.push(Piece {
+                stream: Stream::Err,
+                text,
+            })
+        };
+        match event {
+            RunEvent::Note(t) => err(out, t.to_string()),
+            RunEvent::Warning(m) => warning(out, m),
+            RunEvent::Started(h) => {
+                let v = &h.server_version;
+                let server = v.strip_prefix("PostgreSQL ").unwrap_or(v);
+                out.push(Piece {
+                    stream: Stream::Out,
+                    text: format!("pgbench (dbmeter {}, server {server})", h.version),
+                });
+                self.header = Some((*h).clone());
+            }
+            RunEvent::Interval { words: Some(w), .. }
+            | RunEvent::MeasurementEnded { words: Some(w) } => words(out, Stream::Err, w),
+            RunEvent::Interval { interval, .. } => {
+                let line = self.progress_line(interval);
+                err(out, line);
+            }
+            RunEvent::Finished { doc, section } => {
+                let mut text = section.unwrap_or_default().to_string();
+                let l = &doc.latency_ms;
+                text.push_str("latency percentiles (dbmeter):");
+                for p in &l.percentiles {
+                    let _ = write!(text, " {}% {:.3} ms,", p.percentile, p.ms);
+                }
+                let _ = write!(text, " max {:.3} ms", l.max_ms);
+                out.push(Piece {
+                    stream: Stream::Out,
+                    text,
+                });
+            }
+            RunEvent::Measuring | RunEvent::Live(_) | RunEvent::MeasurementEnded { .. } => {}
+        }
+    }
+}
+
+/// JSON lines: every event but the live status as one JSON object on
+/// stdout (`{"event": "interval", ...}`, the last one `finished` with the
+/// whole document); warnings also on stderr, for the person watching.
+pub struct JsonLines;
+
+impl Presenter for JsonLines {
+    fn present(&mut self, event: &RunEvent, out: &mut Vec<Piece>) {
+        if matches!(event, RunEvent::Live(_)) {
+            return;
+        }
+        if let RunEvent::Warning(m) = event {
+            warning(out, m);
+        }
+        out.push(Piece {
+            stream: Stream::Out,
+            text: event.to_json().to_string(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dbmeter_result::Interval;
+    use dbmeter_stats::MeasureInfo;
+
+    fn header(measures: &[&str]) -> RunHeader {
+        RunHeader {
+            version: "9.9.9".into(),
+            benchmark: "b".into(),
+            server_version: "PostgreSQL 15.19".into(),
+            threads: 2,
+            seed: 7,
+            line_percentile: 95.0,
+            measures: measures
+                .iter()
+                .map(|n| MeasureInfo {
+                    name: n.to_string(),
+                    label: n.to_string(),
+                    unit: "x".into(),
+                    per_second: true,
+                })
+                .collect(),
+            ..RunHeader::default()
+        }
+    }
+
+    fn render(p: &mut dyn Presenter, events: &[RunEvent]) -> Vec<Piece> {
+        let mut out = Vec::new();
+        for e in events {
+            p.present(e, &mut out);
+        }
+        out
+    }
+
+    fn interval() -> Interval {
+        Interval {
+            t_s: 1.0,
+            duration_s: 1.0,
+            threads: 2,
+            events: 10,
+            events_per_s: 10.0,
+            counts: [("reads".to_string(), 20), ("failed".to_string(), 3)]
+                .into_iter()
+                .collect(),
+            ..Interval::default()
+        }
+    }
+
+    #[test]
+    fn text_lines_follow_the_declared_measures() {
+        let opts = TextOptions {
+            lines: Stream::Out,
+            histogram: false,
+        };
+        let sql = header(&["reads", "writes", "others"]);
+        let i = interval();
+        let ev = RunEvent::Interval {
+            interval: &i,
+            percentile: 95.0,
+            words: None,
+        };
+        let out = render(
+            for_layout(Layout::Dbmeter, opts).as_mut(),
+            &[RunEvent::Started(&sql), ev],
+        );
+        let last = &out.last().unwrap().text;
+        assert!(
+            last.contains("tps: 10.00 qps: 20.00 (r/w/o: 20.00/0.00/0.00)"),
+            "{last}"
+        );
+        let none = header(&[]);
+        let out = render(
+            for_layout(Layout::Dbmeter, opts).as_mut(),
+            &[RunEvent::Started(&none), ev],
+        );
+        let last = &out.last().unwrap().text;
+        assert!(last.starts_with("[ 1s ] thds: 2 eps: 10.00 lat"), "{last}");
+        assert!(!last.contains("qps"), "{last}");
+    }
+
+    #[test]
+    fn a_plans_words_replace_the_line() {
+        let opts = TextOptions {
+            lines: Stream::Err,
+            histogram: false,
+        };
+        let i = interval();
+        let mut p = for_layout(Layout::Dbmeter, opts);
+        let out = render(
+            p.as_mut(),
+            &[
+                RunEvent::Interval {
+                    interval: &i,
+                    percentile: 95.0,
+                    words: Some("mine"),
+                },
+                RunEvent::Interval {
+                    interval: &i,
+                    percentile: 95.0,
+                    words: Some(""),
+                },
+            ],
+        );
+        assert_eq!(
+            out,
+            vec![Piece {
+                stream: Stream::Err,
+                text: "mine".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn pgbench_progress_lines_read_the_interval_counts() {
+        let mut h = header(&["reads", "writes", "others", "failed"]);
+        let i = interval();
+        let mut p = for_layout(
+            Layout::Pgbench {
+                progress_timestamp: false,
+            },
+            TextOptions {
+                lines: Stream::Out,
+                histogram: false,
+            },
+        );
+        let out = render(
+            p.as_mut(),
+            &[
+                RunEvent::Started(&h),
+                RunEvent::Interval {
+                    interval: &i,
+                    percentile: 95.0,
+                    words: None,
+                },
+            ],
+        );
+        assert_eq!(out[0].text, "pgbench (dbmeter 9.9.9, server 15.19)");
+        assert_eq!(out[0].stream, Stream::Out);
+        assert_eq!(
+            out[1].text,
+            "progress: 1.0 s, 10.0 tps, lat 0.000 ms stddev 0.000, 3 failed"
+        );
+        assert_eq!(out[1].stream, Stream::Err);
+        h.rate = Some(100.0);
+        h.measures.push(MeasureInfo {
+            name: "retried".into(),
+            ..MeasureInfo::default()
+        });
+        let out = render(
+            p.as_mut(),
+            &[
+                RunEvent::Started(&h),
+                RunEvent::Interval {
+                    interval: &i,
+                    percentile: 95.0,
+                    words: None,
+                },
+            ],
+        );
+        assert!(
+            out[1]
+                .text
+                .ends_with("3 failed, lag 0.000 ms, 0 retried, 0 retries"),
+            "{}",
+            out[1].text
+        );
+    }
+
+    #[test]
+    fn json_lines_are_one_object_per_event() {
+        let h = header(&[]);
+        let i = interval();
+        let out = render(
+            &mut JsonLines,
+            &[
+                RunEvent::Started(&h),
+                RunEvent::Warning("w"),
+                RunEvent::Interval {
+                    interval: &i,
+                    percentile: 95.0,
+                    words: Some("ignored"),
+                },
+            ],
+        );
+        let json: Vec<serde_json::Value> = out
+            .iter()
+            .filter(|p| p.stream == Stream::Out)
+            .map(|p| serde_json::from_str(&p.text).unwrap())
+            .collect();
+        assert_eq!(json[0]["event"], "started");
+        assert_eq!(json[0]["header"]["threads"], 2);
+        assert_eq!(json[1]["event"], "warning");
+        assert_eq!(json[2]["interval"]["counts"]["failed"], 3);
+        assert!(
+            out.iter()
+                .any(|p| p.stream == Stream::Err && p.text == "WARNING: w")
+        );
+    }
+}
