@@ -224,6 +224,16 @@ pub trait Benchmark: Send + Sync {
     /// Its own options (the general ones come from the run layer).
     fn options(&self) -> Vec<OptSpec>;
 
+    /// Parses the options into the benchmark's typed settings and checks
+    /// them, as its [`Benchmark::command`] and [`Benchmark::plan`] do
+    /// before anything else: a bad value is a [`BenchError::Usage`] of
+    /// one line that names the option, the value and what it takes. It
+    /// reads every option the benchmark uses, its own and the general
+    /// ones, whatever their values, so that a test calling it with the
+    /// defaults finds a misspelled name (an undeclared name panics in a
+    /// debug build, see [`OptValues`]).
+    fn check_options(&self, options: &OptValues) -> Result<(), BenchError>;
+
     /// Its commands besides `run`, in the order help shows them.
     fn verbs(&self) -> Vec<Verb>;
 

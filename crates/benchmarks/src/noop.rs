@@ -4,7 +4,7 @@
 //! factory, a run plan and the [`Benchmark`] implementation.
 
 use crate::benchmark::{BenchError, Benchmark, Context, RunPlan, Verb, no_such_verb};
-use crate::options::OptSpec;
+use crate::options::{OptSpec, OptValues};
 use dbmeter_engine::{EventError, Flow, Tally, User, UserFactory};
 use std::sync::Arc;
 
@@ -55,6 +55,11 @@ impl Benchmark for Noop {
 
     fn options(&self) -> Vec<OptSpec> {
         Vec::new()
+    }
+
+    fn check_options(&self, _options: &OptValues) -> Result<(), BenchError> {
+        // No options of its own, and it reads none of the general ones.
+        Ok(())
     }
 
     fn verbs(&self) -> Vec<Verb> {

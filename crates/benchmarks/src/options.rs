@@ -4,8 +4,10 @@
 //! underscores too, as sysbench does. Values keep the user's text and are
 //! checked against their kind when parsed.
 
+use crate::benchmark::BenchError;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::ops::RangeInclusive;
 
 /// Text of an option spec: borrowed from a table compiled in, or owned
 /// when a script declares the option as it is loaded.
@@ -151,10 +153,30 @@ pub fn check(spec: &OptSpec, value: &str) -> Result<(), String> {
 }
 
 /// Parsed option values, by canonical name, defaults filled in.
+///
+/// The names it holds are the declared ones: the specs it was built from
+/// ([`OptValues::from_defaults`]: the general options and the benchmark's
+/// own) and any name set since (a script takes options it does not
+/// declare). Reading a name it does not hold is a mistake in dbmeter's
+/// code, never the user's (the parser refuses unknown options before
+/// values are built): a debug build panics with the name, so that tests
+/// catch a misspelled name; a release build reads an empty value.
 #[derive(Clone, Debug, Default)]
 pub struct OptValues {
     values: BTreeMap<String, String>,
     given: BTreeMap<String, bool>,
+}
+
+/// What reading an undeclared option does: panics in a debug build (a
+/// misspelled name in dbmeter's code); an empty value in a release build.
+#[track_caller]
+fn undeclared(name: &str) -> &'static str {
+    if cfg!(debug_assertions) {
+        panic!(
+            "option --{name} is read but not declared: it is neither a general option nor one of the benchmark's (a misspelled name?)"
+        );
+    }
+    ""
 }
 
 impl OptValues {
@@ -172,38 +194,169 @@ impl OptValues {
         self.given.insert(name.to_string(), true);
     }
 
+    /// True when `name` is an option these values hold (declared or set).
+    pub fn declares(&self, name: &str) -> bool {
+        self.values.contains_key(name)
+    }
+
     /// True when the user gave this option.
+    #[track_caller]
     pub fn given(&self, name: &str) -> bool {
+        if !self.declares(name) {
+            undeclared(name);
+        }
         self.given.contains_key(name)
     }
 
+    /// The option's text, as given or its default.
+    #[track_caller]
     pub fn str(&self, name: &str) -> &str {
-        self.values.get(name).map(String::as_str).unwrap_or("")
+        match self.values.get(name) {
+            Some(v) => v,
+            None => undeclared(name),
+        }
     }
 
+    #[track_caller]
     pub fn u64(&self, name: &str) -> u64 {
         parse_size(self.str(name)).unwrap_or(0)
     }
 
+    #[track_caller]
     pub fn i64(&self, name: &str) -> i64 {
         self.str(name).trim().parse().unwrap_or(0)
     }
 
+    #[track_caller]
     pub fn f64(&self, name: &str) -> f64 {
         self.str(name).trim().parse().unwrap_or(0.0)
     }
 
+    #[track_caller]
     pub fn bool(&self, name: &str) -> bool {
         parse_bool(self.str(name)).unwrap_or(false)
     }
 
+    #[track_caller]
     pub fn floats(&self, name: &str) -> Vec<f64> {
         parse_float_list(self.str(name)).unwrap_or_default()
+    }
+
+    /// A number option that `ok` accepts; otherwise a usage error of one
+    /// line with the option, its value as given and `expected` (what it
+    /// takes: "milliseconds from 0 to 3600000"). NaN, infinities and text
+    /// that is no number are refused too.
+    #[track_caller]
+    pub fn f64_where(
+        &self,
+        name: &str,
+        ok: impl Fn(f64) -> bool,
+        expected: &str,
+    ) -> Result<f64, BenchError> {
+        let text = self.str(name);
+        match text.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && ok(v) => Ok(v),
+            _ => Err(bad_value(name, text, expected)),
+        }
+    }
+
+    /// A whole number (K/M/G/T allowed) in `range`; otherwise a usage
+    /// error as [`OptValues::f64_where`]'s.
+    #[track_caller]
+    pub fn u64_in(
+        &self,
+        name: &str,
+        range: RangeInclusive<u64>,
+        expected: &str,
+    ) -> Result<u64, BenchError> {
+        let text = self.str(name);
+        match parse_size(text) {
+            Some(v) if range.contains(&v) => Ok(v),
+            _ => Err(bad_value(name, text, expected)),
+        }
+    }
+
+    /// A whole number, negative ones too, in `range`; otherwise a usage
+    /// error as [`OptValues::f64_where`]'s.
+    #[track_caller]
+    pub fn i64_in(
+        &self,
+        name: &str,
+        range: RangeInclusive<i64>,
+        expected: &str,
+    ) -> Result<i64, BenchError> {
+        let text = self.str(name);
+        match text.trim().parse::<i64>() {
+            Ok(v) if range.contains(&v) => Ok(v),
+            _ => Err(bad_value(name, text, expected)),
+        }
     }
 
     /// Every option and its value, for results.
     pub fn all(&self) -> &BTreeMap<String, String> {
         &self.values
+    }
+}
+
+/// The usage error for option `name` with value `text`: one line, with
+/// what the option takes.
+pub fn bad_value(name: &str, text: &str, expected: &str) -> BenchError {
+    BenchError::Usage(format!("--{name}={text}: expected {expected}"))
+}
+
+/// Helpers for the benchmarks' tests of their typed settings.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// The general options benchmarks read, with their kinds and defaults
+    /// as the run layer declares them (`run/src/options.rs`; the run
+    /// layer's test `declared_options` parses every benchmark's options
+    /// with the real ones).
+    fn general() -> Vec<OptSpec> {
+        vec![
+            opt("db", OptKind::Str, "", ""),
+            opt("threads", OptKind::Size, "1", ""),
+            opt("time", OptKind::Float, "10", ""),
+            opt("rate", OptKind::Float, "0", ""),
+            opt("query-timeout", OptKind::Float, "0", ""),
+            opt("output", OptKind::Str, "", ""),
+        ]
+    }
+
+    /// Values from the defaults of `own` and of the general options, then
+    /// `given` as if the user gave them.
+    pub fn values(own: &[OptSpec], given: &[(&str, &str)]) -> OptValues {
+        let mut specs = general();
+        specs.extend_from_slice(own);
+        let mut o = OptValues::from_defaults(&specs);
+        for (name, value) in given {
+            o.set(name, value);
+        }
+        o
+    }
+
+    /// Checks that `parse` refuses `--name=value` with a usage error of
+    /// one line that names the option and its value and says what it
+    /// takes.
+    pub fn refused<T: std::fmt::Debug>(
+        own: &[OptSpec],
+        given: &[(&str, &str)],
+        parse: impl Fn(&OptValues) -> Result<T, BenchError>,
+    ) -> String {
+        let o = values(own, given);
+        match parse(&o) {
+            Err(BenchError::Usage(m)) => {
+                let (name, value) = given[given.len() - 1];
+                assert!(
+                    m.starts_with(&format!("--{name}={value}: ")),
+                    "{given:?}: {m}"
+                );
+                assert!(!m.contains('\n'), "{given:?}: {m}");
+                m
+            }
+            other => panic!("{given:?}: expected a usage error, got {other:?}"),
+        }
     }
 }
 
@@ -228,5 +381,67 @@ mod tests {
         assert!(check(&s, "4").is_ok());
         let e = check(&s, "four").unwrap_err();
         assert!(e.contains("--threads=four"), "{e}");
+    }
+
+    fn values() -> OptValues {
+        OptValues::from_defaults(&[
+            opt("latency-limit", OptKind::Float, "0", ""),
+            opt("runs", OptKind::Size, "1", ""),
+            opt("scale", OptKind::Int, "1", ""),
+        ])
+    }
+
+    #[test]
+    fn declared_names_read_their_values() {
+        let mut o = values();
+        assert_eq!(o.u64("runs"), 1);
+        assert!(!o.given("runs"));
+        o.set("runs", "3");
+        assert!(o.given("runs") && o.u64("runs") == 3);
+        // A name set without a spec (a script's variable) is declared too.
+        o.set("my-var", "x");
+        assert_eq!(o.str("my-var"), "x");
+    }
+
+    #[test]
+    #[should_panic(expected = "option --runz is read but not declared")]
+    fn a_misspelled_name_panics() {
+        values().u64("runz");
+    }
+
+    #[test]
+    #[should_panic(expected = "option --latency-limt is read but not declared")]
+    fn asking_whether_a_misspelled_name_was_given_panics() {
+        values().given("latency-limt");
+    }
+
+    #[test]
+    fn out_of_range_values_get_one_line_with_what_is_accepted() {
+        let mut o = values();
+        let ms = |o: &OptValues| {
+            o.f64_where(
+                "latency-limit",
+                |v| (0.0..=1000.0).contains(&v),
+                "milliseconds from 0 to 1000",
+            )
+        };
+        assert_eq!(ms(&o), Ok(0.0));
+        for bad in ["1e300", "-1", "NaN", "inf", "ten"] {
+            o.set("latency-limit", bad);
+            assert_eq!(
+                ms(&o),
+                Err(BenchError::Usage(format!(
+                    "--latency-limit={bad}: expected milliseconds from 0 to 1000"
+                )))
+            );
+        }
+        o.set("runs", "2K");
+        assert_eq!(o.u64_in("runs", 1..=10_000, "1 to 10000"), Ok(2048));
+        o.set("runs", "0");
+        let e = o.u64_in("runs", 1..=10_000, "1 to 10000").unwrap_err();
+        assert_eq!(e.to_string(), "--runs=0: expected 1 to 10000");
+        o.set("scale", "-5");
+        assert!(o.i64_in("scale", 1..=10, "1 to 10").is_err());
+        assert_eq!(o.i64_in("scale", -10..=10, "-10 to 10"), Ok(-5));
     }
 }

@@ -3,7 +3,8 @@
 //! Every virtual user has its own generator derived from the run's seed and
 //! its user number, so the same seed gives each user the same sequence.
 
-use crate::options::OptValues;
+use crate::benchmark::BenchError;
+use crate::options::{OptValues, bad_value};
 use rand_core::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -47,39 +48,52 @@ impl Default for RandSpec {
 }
 
 impl RandSpec {
-    pub fn from_options(o: &OptValues) -> Result<Self, String> {
-        let kind = match o.str("rand-type").to_ascii_lowercase().as_str() {
+    /// Reads and checks `--rand-type` and its parameters (declared by
+    /// [`crate::oltp::RAND_OPTIONS`]); a usage error of one line naming the
+    /// option otherwise.
+    pub fn from_options(o: &OptValues) -> Result<Self, BenchError> {
+        let text = o.str("rand-type");
+        let kind = match text.to_ascii_lowercase().as_str() {
             "uniform" => RandType::Uniform,
             "gaussian" => RandType::Gaussian,
             "special" => RandType::Special,
             "pareto" => RandType::Pareto,
             "zipfian" => RandType::Zipfian,
-            other => return Err(format!("--rand-type={other}: unknown distribution")),
+            _ => {
+                return Err(bad_value(
+                    "rand-type",
+                    text,
+                    "uniform, gaussian, special, pareto or zipfian",
+                ));
+            }
         };
-        let spec = RandSpec {
+        let percent = |name: &str| {
+            o.f64_where(
+                name,
+                |v| (0.0..=100.0).contains(&v),
+                "a percentage from 0 to 100",
+            )
+        };
+        Ok(RandSpec {
             kind,
-            iter: o.u64("rand-spec-iter").max(1) as u32,
-            pct: o.f64("rand-spec-pct"),
-            res: o.f64("rand-spec-res"),
-            pareto_h: o.f64("rand-pareto-h"),
-            zipf_exp: o.f64("rand-zipfian-exp"),
-        };
-        if !(0.0..=100.0).contains(&spec.pct) || !(0.0..=100.0).contains(&spec.res) {
-            return Err("--rand-spec-pct and --rand-spec-res take a percentage (0..100)".into());
-        }
-        if !(spec.pareto_h > 0.0 && spec.pareto_h < 1.0) {
-            return Err(format!(
-                "--rand-pareto-h={}: expected a number between 0 and 1 (exclusive)",
-                spec.pareto_h
-            ));
-        }
-        if spec.zipf_exp.is_nan() || spec.zipf_exp <= 0.0 {
-            return Err(format!(
-                "--rand-zipfian-exp={}: expected a number above 0",
-                spec.zipf_exp
-            ));
-        }
-        Ok(spec)
+            iter: o.u64_in(
+                "rand-spec-iter",
+                1..=1000,
+                "a number of draws from 1 to 1000",
+            )? as u32,
+            pct: percent("rand-spec-pct")?,
+            res: percent("rand-spec-res")?,
+            pareto_h: o.f64_where(
+                "rand-pareto-h",
+                |v| v > 0.0 && v < 1.0,
+                "a number between 0 and 1 (both excluded)",
+            )?,
+            zipf_exp: o.f64_where(
+                "rand-zipfian-exp",
+                |v| v > 0.0 && v <= 100.0,
+                "an exponent above 0 and at most 100",
+            )?,
+        })
     }
 }
 

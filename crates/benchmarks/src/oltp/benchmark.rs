@@ -5,7 +5,7 @@ use super::{
     LoadReport, OltpConfig, OltpFactory, OltpKind, check_ready, cleanup, prepare, prewarm,
 };
 use crate::benchmark::{BenchError, Benchmark, Context, RunPlan, Verb, no_such_verb, verb};
-use crate::options::OptSpec;
+use crate::options::{OptSpec, OptValues};
 use dbmeter_db::Connection;
 use dbmeter_engine::UserFactory;
 use std::sync::Arc;
@@ -33,7 +33,6 @@ pub fn load_line(what: &str, r: &LoadReport) -> String {
 impl Oltp {
     fn config(&self, ctx: &Context) -> Result<OltpConfig, BenchError> {
         OltpConfig::from_options(self.kind, ctx.options, ctx.threads as u32)
-            .map_err(BenchError::Usage)
     }
 }
 
@@ -67,6 +66,10 @@ impl Benchmark for Oltp {
 
     fn options(&self) -> Vec<OptSpec> {
         super::options(self.kind)
+    }
+
+    fn check_options(&self, options: &OptValues) -> Result<(), BenchError> {
+        OltpConfig::from_options(self.kind, options, 1).map(drop)
     }
 
     fn verbs(&self) -> Vec<Verb> {

@@ -10,19 +10,19 @@
 
 use super::builtin::find_builtin;
 use super::client::{Client, ExecOptions, FailureKind, Setup, TxStatus};
+use super::config::PgbenchConfig;
 use super::db_session::DbSession;
 use super::host::SystemHost;
-use super::init::{DEFAULT_STEPS, InitSpec, drop_tables, initialize};
+use super::init::{DEFAULT_STEPS, drop_tables, initialize};
 use super::log::{Ending, Entry, LogSpec, Sampler, TxLogs};
 use super::script::CommandKind;
 use super::script_set::{ScriptSet, ScriptSetBuilder};
 use super::session::QueryMode;
-use super::variables::Definition;
 use super::{CommandStats, parse_weight};
 use crate::benchmark::{
     BenchError, Benchmark, Console, Context, RunPlan, Verb, no_such_verb, verb,
 };
-use crate::options::{OptKind, OptSpec, choice, opt};
+use crate::options::{OptKind, OptSpec, OptValues, choice, opt};
 use dbmeter_db::{ConnectOptions, Connection, Dialect, ErrorKind, IgnoreList, PsMode};
 use dbmeter_engine::{
     EngineConfig, EventError, Flow, Interrupter, RunResult, Tally, User, UserFactory,
@@ -65,34 +65,6 @@ fn class_of(kind: &CommandKind) -> Class {
         "insert" | "update" | "delete" | "merge" | "replace" | "copy" => Class::Write,
         _ => Class::Other,
     }
-}
-
-/// The words of a comma-separated option, trimmed, empty ones left out.
-/// `\,` is a comma within a word and `\\` a backslash (what
-/// `dbmeter pgbench` writes for `-D name=a,b`).
-fn list(s: &str) -> impl Iterator<Item = String> + '_ {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next() {
-                Some(n @ (',' | '\\')) => cur.push(n),
-                Some(n) => {
-                    cur.push('\\');
-                    cur.push(n);
-                }
-                None => cur.push('\\'),
-            },
-            ',' => words.push(std::mem::take(&mut cur)),
-            c => cur.push(c),
-        }
-    }
-    words.push(cur);
-    words
-        .into_iter()
-        .map(|w| w.trim().to_string())
-        .filter(|w| !w.is_empty())
 }
 
 fn yes() -> bool {
@@ -174,24 +146,10 @@ pub struct CommandSection {
 }
 
 impl Pgbench {
-    fn init_spec(ctx: &Context) -> Result<InitSpec, BenchError> {
-        let o = ctx.options;
-        InitSpec::new(
-            o.i64("scale"),
-            o.i64("fillfactor"),
-            o.str("init-steps"),
-            o.bool("foreign-keys"),
-            o.bool("no-vacuum"),
-            o.bool("unlogged-tables"),
-        )
-        .map_err(BenchError::Usage)
-    }
-
     /// The scripts of `--builtin` and `--file` (in that order; a
     /// `builtin:NAME[@W]` item of `--file` is a built-in script in its
     /// place among the files); whether a built-in one is among them.
-    fn scripts(ctx: &Context) -> Result<(ScriptSet, bool), BenchError> {
-        let o = ctx.options;
+    fn scripts(cfg: &PgbenchConfig) -> Result<(ScriptSet, bool), BenchError> {
         let mut b = ScriptSetBuilder::new();
         let mut builtin = false;
         let mut add_builtin = |b: &mut ScriptSetBuilder, spec: &str| {
@@ -203,14 +161,14 @@ impl Pgbench {
             Ok::<(), BenchError>(())
         };
         let mut any = false;
-        for spec in list(o.str("builtin")) {
-            add_builtin(&mut b, &spec)?;
+        for spec in &cfg.builtin {
+            add_builtin(&mut b, spec)?;
             any = true;
         }
-        for spec in list(o.str("file")) {
+        for spec in &cfg.files {
             match spec.strip_prefix("builtin:") {
                 Some(name) => add_builtin(&mut b, name)?,
-                None => b.add_file(&spec).map_err(BenchError::Failed)?,
+                None => b.add_file(spec).map_err(BenchError::Failed)?,
             }
             any = true;
         }
@@ -223,9 +181,14 @@ impl Pgbench {
 
     /// `:scale`: with a built-in script the number of branches (as
     /// pgbench), else `--scale`.
-    fn scale(conn: &mut Connection, ctx: &Context, builtin: bool) -> Result<i64, BenchError> {
+    fn scale(
+        conn: &mut Connection,
+        ctx: &Context,
+        cfg: &PgbenchConfig,
+        builtin: bool,
+    ) -> Result<i64, BenchError> {
         if !builtin {
-            return Ok(ctx.options.i64("scale").max(1));
+            return Ok(cfg.scale);
         }
         let prepare = format!(
             "run `dbmeter prepare pgbench --scale=N{}` first",
@@ -245,7 +208,7 @@ impl Pgbench {
                 "pgbench_branches is empty: {prepare}"
             )));
         }
-        if ctx.options.given("scale") && ctx.options.i64("scale") != n {
+        if cfg.scale_given && cfg.scale != n {
             ctx.say(&format!(
                 "scale option ignored, using count from pgbench_branches table ({n})"
             ));
@@ -254,54 +217,19 @@ impl Pgbench {
     }
 
     /// The `-l` logs, when asked for.
-    fn logs(ctx: &Context, rate: bool, max_tries: u32) -> Result<Option<Arc<TxLogs>>, BenchError> {
-        let o = ctx.options;
-        let aggregate = o.i64("aggregate-interval");
-        let sampling = o.f64("sampling-rate");
-        if !o.bool("log") {
-            for (name, given) in [
-                ("aggregate-interval", o.given("aggregate-interval")),
-                ("sampling-rate", o.given("sampling-rate")),
-                ("log-prefix", o.given("log-prefix")),
-            ] {
-                if given {
-                    return Err(BenchError::Usage(format!(
-                        "--{name} is allowed only when logging transactions (--log)"
-                    )));
-                }
-            }
+    fn logs(ctx: &Context, cfg: &PgbenchConfig) -> Result<Option<Arc<TxLogs>>, BenchError> {
+        let Some(log) = &cfg.log else {
             return Ok(None);
-        }
-        if aggregate < 0 {
-            return Err(BenchError::Usage(format!(
-                "invalid --aggregate-interval={aggregate}: give whole seconds above 0"
-            )));
-        }
-        if !(sampling > 0.0 && sampling <= 1.0) {
-            return Err(BenchError::Usage(format!(
-                "invalid --sampling-rate={sampling}: give a share above 0 and at most 1"
-            )));
-        }
-        if aggregate > 0 && sampling < 1.0 {
-            return Err(BenchError::Usage(
-                "log sampling (--sampling-rate) and aggregation (--aggregate-interval) cannot be used at the same time".into(),
-            ));
-        }
-        let jobs = o.i64("jobs");
-        if jobs < 1 {
-            return Err(BenchError::Usage(format!(
-                "invalid --jobs={jobs}: give 1 or more"
-            )));
-        }
+        };
         let spec = LogSpec {
-            prefix: o.str("log-prefix").to_string(),
-            jobs: jobs as usize,
+            prefix: log.prefix.clone(),
+            jobs: log.jobs,
             clients: ctx.threads.max(1),
-            sampling_rate: sampling,
-            aggregate: (aggregate > 0).then_some(aggregate as u64),
-            with_lag: rate,
-            with_retries: max_tries != 1,
-            failures_detailed: o.bool("failures-detailed"),
+            sampling_rate: log.sampling_rate,
+            aggregate: log.aggregate,
+            with_lag: cfg.rate.is_some(),
+            with_retries: cfg.max_tries != 1,
+            failures_detailed: cfg.failures_detailed,
         };
         TxLogs::create(spec).map(Some).map_err(BenchError::Failed)
     }
@@ -463,6 +391,10 @@ impl Benchmark for Pgbench {
         ]
     }
 
+    fn check_options(&self, options: &OptValues) -> Result<(), BenchError> {
+        PgbenchConfig::from_options(options).map(drop)
+    }
+
     fn verbs(&self) -> Vec<Verb> {
         vec![
             verb(
@@ -484,9 +416,9 @@ impl Benchmark for Pgbench {
     fn command(&self, verb: &str, ctx: &Context) -> Result<(), BenchError> {
         match verb {
             "prepare" => {
-                let spec = Self::init_spec(ctx)?;
+                let cfg = PgbenchConfig::from_options(ctx.options)?;
                 let mut conn = Connection::connect(&ctx.setup_connection()?)?;
-                initialize(&mut conn, &spec, ctx)
+                initialize(&mut conn, &cfg.init, ctx)
             }
             "cleanup" => {
                 let mut conn = Connection::connect(&ctx.setup_connection()?)?;
@@ -501,53 +433,26 @@ impl Benchmark for Pgbench {
     }
 
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError> {
-        let o = ctx.options;
-        let (set, builtin) = Self::scripts(ctx)?;
-        let defines = list(o.str("define"))
-            .map(|d| Definition::parse(&d))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| BenchError::Usage(format!("--define: {e}")))?;
-        let mode = QueryMode::parse(o.str("protocol")).map_err(BenchError::Usage)?;
-        let seed = match o.str("random-seed").trim() {
-            "" => ctx.seed,
-            s => s.parse::<u64>().map_err(|_| {
-                BenchError::Usage(format!(
-                    "invalid --random-seed={s}: give a whole number (or leave it out to use the run's seed)"
-                ))
-            })?,
-        };
-        let transactions = o.i64("transactions");
-        if transactions < 0 {
-            return Err(BenchError::Usage(format!(
-                "invalid --transactions={transactions}: give 0 or more"
-            )));
-        }
-        let max_tries = o.i64("max-tries");
-        let limit_ms = o.f64("latency-limit");
-        if !(0..=u32::MAX as i64).contains(&max_tries) || limit_ms < 0.0 {
-            return Err(BenchError::Usage(
-                "--max-tries and --latency-limit take 0 or more".into(),
-            ));
-        }
-        let latency_limit = (limit_ms > 0.0).then(|| Duration::from_secs_f64(limit_ms / 1000.0));
-        if max_tries == 0 && latency_limit.is_none() && transactions > 0 {
-            return Err(BenchError::Usage(
-                "--max-tries=0 (no limit on tries) needs --latency-limit or a timed run (--time without --transactions)".into(),
-            ));
-        }
-        let rate = o.f64("rate");
-        let rate = (rate > 0.0).then_some(rate);
+        let cfg = PgbenchConfig::from_options(ctx.options)?;
+        let (set, builtin) = Self::scripts(&cfg)?;
+        let defines = cfg.defines.clone();
+        let mode = cfg.mode;
+        let seed = cfg.random_seed.unwrap_or(ctx.seed);
+        let transactions = cfg.transactions;
+        let max_tries = cfg.max_tries;
+        let latency_limit = cfg.latency_limit();
+        let rate = cfg.rate;
         let pgbench_layout = matches!(ctx.layout, Layout::Pgbench { .. });
-        let logs = Self::logs(ctx, rate.is_some(), max_tries as u32)?;
+        let logs = Self::logs(ctx, &cfg)?;
         let mut conn = Connection::connect(&ctx.setup_connection()?)?;
         let version = conn.server_version();
-        let scale = Self::scale(&mut conn, ctx, builtin)?;
+        let scale = Self::scale(&mut conn, ctx, &cfg, builtin)?;
         drop(conn);
         // pgbench vacuums after its first line (the run's header).
-        let vacuum = (!o.bool("no-vacuum")).then(|| Vacuum {
+        let vacuum = (!cfg.no_vacuum).then(|| Vacuum {
             connect: ctx.setup_connection(),
             pgbench_layout,
-            all: o.bool("vacuum-all"),
+            all: cfg.vacuum_all,
         });
         let set = Arc::new(set);
         let clients = ctx.threads.max(1);
@@ -559,7 +464,7 @@ impl Benchmark for Pgbench {
             defines,
             ExecOptions {
                 mode,
-                max_tries: max_tries as u32,
+                max_tries,
                 latency_limit,
             },
         );
@@ -577,19 +482,19 @@ impl Benchmark for Pgbench {
             scale,
             query_mode: mode.name().into(),
             clients,
-            max_tries: max_tries as u32,
-            transactions_per_client: transactions as u64,
-            duration_s: o.given("time").then(|| o.f64("time")),
-            latency_limit_ms: (limit_ms > 0.0).then_some(limit_ms),
+            max_tries,
+            transactions_per_client: transactions,
+            duration_s: cfg.time,
+            latency_limit_ms: cfg.latency_limit_ms,
             rate_per_s: rate,
-            statement_latencies: o.bool("report-per-command"),
-            failures_detailed: o.bool("failures-detailed"),
+            statement_latencies: cfg.report_per_command,
+            failures_detailed: cfg.failures_detailed,
             ..Section::default()
         };
         Ok(Box::new(PgbenchPlan {
             version,
             set: Arc::clone(&set),
-            time_given: o.given("time"),
+            time_given: cfg.time.is_some(),
             late_limit: latency_limit.filter(|_| rate.is_some()),
             section,
             shared: Arc::clone(&shared),
@@ -600,9 +505,9 @@ impl Benchmark for Pgbench {
                 connect,
                 classes: Arc::new(classes),
                 ignore: ctx.ignore.clone(),
-                transactions: transactions as u64,
+                transactions,
                 latency_limit,
-                connect_each: o.bool("connect"),
+                connect_each: cfg.connect,
                 logs,
                 seed,
                 shared,

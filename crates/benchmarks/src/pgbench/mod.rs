@@ -28,12 +28,15 @@
 //! - `db_session.rs`: a [`Session`] over a dbmeter connection.
 //! - `init.rs`: `prepare` (pgbench's `-i`) and `cleanup`.
 //! - `log.rs`: `-l`'s per-transaction and aggregated log files.
+//! - `config.rs`: the benchmark's options, read and checked once
+//!   ([`PgbenchConfig`]).
 //! - `benchmark.rs`: the `pgbench` benchmark ([`Pgbench`]): options,
 //!   users, the result's section and pgbench's report lines.
 
 mod benchmark;
 mod builtin;
 mod client;
+mod config;
 mod db_session;
 mod expr_eval;
 mod expr_parse;
@@ -54,6 +57,7 @@ pub use builtin::{BUILTINS, Builtin, find_builtin};
 pub use client::{
     Client, CommandRun, CommandStats, ExecOptions, Failure, FailureKind, Setup, TxOutcome, TxStatus,
 };
+pub use config::{LogOptions, PgbenchConfig};
 pub use expr_eval::Evaluator;
 pub use expr_parse::{DEFAULT_SEED, Expr, ExprError, Func, parse_expr};
 pub use functions::{hash_fnv1a, hash_murmur2, permute};

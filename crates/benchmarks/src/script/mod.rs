@@ -259,7 +259,7 @@ impl Script {
     }
 
     fn env(&self, ctx: &Context, connect_for_users: bool) -> Result<Arc<Env>, BenchError> {
-        let rand = RandSpec::from_options(ctx.options).map_err(BenchError::Usage)?;
+        let rand = RandSpec::from_options(ctx.options)?;
         let connect = if connect_for_users {
             ctx.user_connection()?
         } else {
@@ -327,6 +327,14 @@ impl Benchmark for Script {
 
     fn options(&self) -> Vec<OptSpec> {
         self.options.clone()
+    }
+
+    fn check_options(&self, options: &OptValues) -> Result<(), BenchError> {
+        // `sysbench.opt` takes every option as it is; the id distribution
+        // is read here.
+        RandSpec::from_options(options)?;
+        self.opt_values(options);
+        Ok(())
     }
 
     fn takes_any_option(&self) -> bool {

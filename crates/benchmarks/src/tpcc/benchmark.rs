@@ -10,7 +10,7 @@ use super::terminal::TpccFactory;
 use super::{TpccConfig, TxKind, check, load, procedures};
 use crate::benchmark::{BenchError, Benchmark, Context, RunPlan, Verb, no_such_verb, verb};
 use crate::oltp::load_line;
-use crate::options::OptSpec;
+use crate::options::{OptSpec, OptValues};
 use dbmeter_db::{Connection, Dialect};
 use dbmeter_engine::{RunResult, UserFactory};
 use dbmeter_env::Warning;
@@ -26,14 +26,14 @@ pub struct Tpcc;
 
 impl Tpcc {
     fn config(ctx: &Context) -> Result<TpccConfig, BenchError> {
-        TpccConfig::from_options(ctx.options).map_err(BenchError::Usage)
+        TpccConfig::from_options(ctx.options)
     }
 
     /// The command that loads what a tpcc command misses.
-    fn prepare_hint(ctx: &Context) -> String {
+    fn prepare_hint(ctx: &Context, cfg: &TpccConfig) -> String {
         format!(
             "run `dbmeter prepare tpcc --warehouses={}{}` first",
-            ctx.options.u64("warehouses"),
+            cfg.warehouses,
             ctx.db_option()
         )
     }
@@ -88,6 +88,10 @@ impl Benchmark for Tpcc {
 
     fn options(&self) -> Vec<OptSpec> {
         super::options()
+    }
+
+    fn check_options(&self, options: &OptValues) -> Result<(), BenchError> {
+        TpccConfig::from_options(options).map(drop)
     }
 
     fn verbs(&self) -> Vec<Verb> {
@@ -146,7 +150,7 @@ impl Benchmark for Tpcc {
                 "--stored-procedures: SQLite has no stored procedures; use MySQL/MariaDB or PostgreSQL, or leave it off".into(),
             ));
         }
-        let hint = Self::prepare_hint(ctx);
+        let hint = Self::prepare_hint(ctx, &cfg);
         let mut conn = Connection::connect(&connect)?;
         let warehouses = loaded_warehouses(&mut conn, &cfg, &hint)?;
         if cfg.procedures {
@@ -215,11 +219,10 @@ fn prepare(ctx: &Context) -> Result<(), BenchError> {
 fn run_check(ctx: &Context) -> Result<(), BenchError> {
     let cfg = Tpcc::config(ctx)?;
     let opts = ctx.setup_connection()?;
-    let hint = Tpcc::prepare_hint(ctx);
+    let hint = Tpcc::prepare_hint(ctx, &cfg);
     let mut conn = Connection::connect(&opts)?;
     let w = loaded_warehouses(&mut conn, &cfg, &hint)?;
-    let (start, end) = if ctx.options.given("warehouse-start") || ctx.options.given("warehouse-end")
-    {
+    let (start, end) = if cfg.range_given {
         (cfg.start, cfg.end)
     } else {
         (1, w)

@@ -36,6 +36,7 @@ pub mod terminal;
 
 pub use benchmark::Tpcc;
 
+use crate::benchmark::BenchError;
 use crate::options::{OptKind, OptSpec, OptValues, opt};
 
 /// The five transactions, in the order of their kind numbers.
@@ -167,6 +168,9 @@ pub struct TpccConfig {
     pub warehouses_given: bool,
     pub start: u64,
     pub end: u64,
+    /// True when the user gave --warehouse-start or --warehouse-end (a
+    /// check otherwise covers every loaded warehouse).
+    pub range_given: bool,
     pub partition: bool,
     pub procedures: bool,
     pub keying: f64,
@@ -178,36 +182,50 @@ pub struct TpccConfig {
 /// beyond what one database holds in a benchmark).
 pub const MAX_WAREHOUSES: u64 = 100_000;
 
+/// The largest multiple of the specification's keying and think times.
+pub const MAX_TIME_MULTIPLE: f64 = 100.0;
+
 impl TpccConfig {
-    pub fn from_options(o: &OptValues) -> Result<TpccConfig, String> {
-        let warehouses = o.u64("warehouses");
-        if warehouses == 0 || warehouses > MAX_WAREHOUSES {
-            return Err(format!(
-                "--warehouses={warehouses}: expected 1 to {MAX_WAREHOUSES}"
-            ));
-        }
-        let start = o.u64("warehouse-start");
-        let end = match o.u64("warehouse-end") {
+    /// Reads and checks tpcc's options; a usage error of one line naming
+    /// the option otherwise.
+    pub fn from_options(o: &OptValues) -> Result<TpccConfig, BenchError> {
+        let ids = format!("a warehouse number from 1 to {MAX_WAREHOUSES}");
+        let warehouses = o.u64_in(
+            "warehouses",
+            1..=MAX_WAREHOUSES,
+            &format!("a number of warehouses from 1 to {MAX_WAREHOUSES}"),
+        )?;
+        let start = o.u64_in("warehouse-start", 1..=MAX_WAREHOUSES, &ids)?;
+        let end = match o.u64_in(
+            "warehouse-end",
+            0..=MAX_WAREHOUSES,
+            &format!("0 (= --warehouses) or {ids}"),
+        )? {
             0 => warehouses,
             e => e,
         };
-        if start == 0 || start > end || end > warehouses {
-            return Err(format!(
+        let multiple = |name: &str| {
+            o.f64_where(
+                name,
+                |v| (0.0..=MAX_TIME_MULTIPLE).contains(&v),
+                &format!(
+                    "a multiple of the specification's times from 0 (none) to {MAX_TIME_MULTIPLE}"
+                ),
+            )
+        };
+        let keying = multiple("keying-time")?;
+        let think = multiple("think-time")?;
+        if start > end || end > warehouses {
+            return Err(BenchError::Usage(format!(
                 "--warehouse-start={start} --warehouse-end={end}: expected 1 <= start <= end <= --warehouses ({warehouses})"
-            ));
-        }
-        let keying = o.f64("keying-time");
-        let think = o.f64("think-time");
-        if !(0.0..=100.0).contains(&keying) || !(0.0..=100.0).contains(&think) {
-            return Err(format!(
-                "--keying-time={keying} --think-time={think}: expected multiples of the specification's times between 0 and 100"
-            ));
+            )));
         }
         Ok(TpccConfig {
             warehouses,
             warehouses_given: o.given("warehouses"),
             start,
             end,
+            range_given: o.given("warehouse-start") || o.given("warehouse-end"),
             partition: o.bool("partition"),
             procedures: o.bool("stored-procedures"),
             keying,
@@ -225,4 +243,55 @@ impl TpccConfig {
 /// Options of the tpcc workload.
 pub fn options() -> Vec<OptSpec> {
     OPTIONS.to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::testing::{refused, values};
+
+    #[test]
+    fn the_defaults_parse() {
+        let c = TpccConfig::from_options(&values(OPTIONS, &[])).unwrap();
+        assert_eq!((c.warehouses, c.start, c.end), (1, 1, 1));
+        assert!(!c.warehouses_given && !c.range_given && c.full_range());
+        assert_eq!((c.keying, c.think), (0.0, 0.0));
+        assert!(!c.partition && !c.procedures && !c.all_warehouses);
+    }
+
+    #[test]
+    fn given_values_are_typed() {
+        let o = values(
+            OPTIONS,
+            &[
+                ("warehouses", "10"),
+                ("warehouse-start", "3"),
+                ("warehouse-end", "4"),
+                ("think-time", "0.5"),
+            ],
+        );
+        let c = TpccConfig::from_options(&o).unwrap();
+        assert_eq!((c.warehouses, c.start, c.end, c.think), (10, 3, 4, 0.5));
+        assert!(c.warehouses_given && c.range_given && !c.full_range());
+    }
+
+    #[test]
+    fn out_of_range_values_are_refused_in_one_line() {
+        for (name, value) in [
+            ("warehouses", "0"),
+            ("warehouses", "1000000"),
+            ("warehouse-start", "0"),
+            ("keying-time", "1e300"),
+            ("keying-time", "-1"),
+            ("keying-time", "NaN"),
+            ("think-time", "101"),
+        ] {
+            refused(OPTIONS, &[(name, value)], TpccConfig::from_options);
+        }
+        let e = TpccConfig::from_options(&values(
+            OPTIONS,
+            &[("warehouses", "2"), ("warehouse-start", "3")],
+        ));
+        assert!(e.unwrap_err().to_string().contains("start <= end"));
+    }
 }

@@ -6,11 +6,10 @@
 use super::check::{self, CheckConfig};
 use super::load::{self, PrepareConfig};
 use super::report::{self as tpch_report, SECTION, TpchResult};
-use super::schema::IndexTime;
-use super::stream::{self, Explain, Extract, RunSpec, Shared, StreamFactory};
-use super::{Dialect, min_streams, parse_queries, qgen, queries, refresh, scale_factor, sf_text};
+use super::stream::{self, Extract, RunSpec, Shared, StreamFactory};
+use super::{Dialect, TpchConfig, min_streams, qgen, queries, refresh, sf_text};
 use crate::benchmark::{BenchError, Benchmark, Context, RunPlan, Verb, no_such_verb, verb};
-use crate::options::OptSpec;
+use crate::options::{OptSpec, OptValues};
 use dbmeter_db::Connection;
 use dbmeter_engine::{EngineConfig, RunResult, UserFactory};
 use dbmeter_env::Warning;
@@ -21,10 +20,10 @@ use std::time::Duration;
 pub struct Tpch;
 
 /// The command that loads what a tpch command misses.
-fn prepare_hint(ctx: &Context) -> String {
+fn prepare_hint(ctx: &Context, cfg: &TpchConfig) -> String {
     let db = ctx.db_option();
-    let sf = if ctx.options.given("scale-factor") {
-        format!(" --scale-factor={}", ctx.options.str("scale-factor"))
+    let sf = if cfg.sf_given {
+        format!(" --scale-factor={}", sf_text(cfg.sf))
     } else {
         String::new()
     };
@@ -36,23 +35,12 @@ fn usage(e: String) -> BenchError {
 }
 
 /// Loaders of a prepare: `--threads` when given, else one per CPU.
-fn workers(ctx: &Context) -> usize {
-    if ctx.options.given("threads") {
+fn workers(ctx: &Context, cfg: &TpchConfig) -> usize {
+    if cfg.threads_given {
         ctx.threads.max(1)
     } else {
         std::thread::available_parallelism().map_or(2, |n| n.get())
     }
-}
-
-/// `--query-timeout`, at least a second when given.
-fn query_timeout(ctx: &Context) -> Result<Option<Duration>, BenchError> {
-    let t = ctx.options.f64("query-timeout");
-    if t > 0.0 && t < 1.0 {
-        return Err(usage(format!(
-            "--query-timeout={t}: analytic queries need a timeout of at least 1 second"
-        )));
-    }
-    Ok((t > 0.0).then(|| Duration::from_secs_f64(t)))
 }
 
 impl Benchmark for Tpch {
@@ -66,6 +54,10 @@ impl Benchmark for Tpch {
 
     fn options(&self) -> Vec<OptSpec> {
         super::options()
+    }
+
+    fn check_options(&self, options: &OptValues) -> Result<(), BenchError> {
+        TpchConfig::from_options(options).map(drop)
     }
 
     fn verbs(&self) -> Vec<Verb> {
@@ -96,57 +88,47 @@ impl Benchmark for Tpch {
     }
 
     fn command(&self, verb: &str, ctx: &Context) -> Result<(), BenchError> {
+        let cfg = TpchConfig::from_options(ctx.options)?;
         match verb {
             "prepare" => {
-                let sf = scale_factor(ctx.options).map_err(usage)?;
-                let dir = ctx.options.str("output");
-                if !dir.is_empty() {
-                    let sets = u32::try_from(ctx.options.u64("update-sets"))
-                        .map_err(|_| usage("--update-sets: at most 4294967295".into()))?;
+                if !cfg.output.is_empty() {
                     return load::write_files(
                         ctx,
-                        std::path::Path::new(dir),
-                        sf,
-                        workers(ctx),
-                        sets,
+                        std::path::Path::new(&cfg.output),
+                        cfg.sf,
+                        workers(ctx, &cfg),
+                        cfg.update_sets,
                     );
                 }
-                if ctx.options.u64("update-sets") > 0 {
+                if cfg.update_sets > 0 {
                     return Err(usage(
                         "--update-sets writes files: give --output=DIR too (runs make their update sets themselves)".into(),
                     ));
                 }
-                let cfg = PrepareConfig {
-                    sf,
-                    index_time: if ctx.options.str("create-indexes") == "before" {
-                        IndexTime::Before
-                    } else {
-                        IndexTime::After
-                    },
-                    foreign_keys: ctx.options.bool("foreign-keys"),
-                    workers: workers(ctx),
+                let prepare = PrepareConfig {
+                    sf: cfg.sf,
+                    index_time: cfg.index_time,
+                    foreign_keys: cfg.foreign_keys,
+                    workers: workers(ctx, &cfg),
                 };
-                load::prepare(ctx, &ctx.setup_connection()?, &cfg)
+                load::prepare(ctx, &ctx.setup_connection()?, &prepare)
             }
             "check" => {
                 let opts = ctx.setup_connection()?;
-                let against = ctx.options.str("against");
-                let against = if against.is_empty() {
-                    None
-                } else {
-                    let target = dbmeter_db::Target::parse(against)?;
-                    Some(dbmeter_db::ConnectOptions {
-                        target,
+                let against = match &cfg.against {
+                    None => None,
+                    Some(url) => Some(dbmeter_db::ConnectOptions {
+                        target: dbmeter_db::Target::parse(url)?,
                         ..opts.clone()
-                    })
+                    }),
                 };
-                let cfg = CheckConfig {
-                    queries: parse_queries(ctx.options.str("queries")).map_err(usage)?,
-                    validation: ctx.options.bool("validation"),
+                let check = CheckConfig {
+                    queries: cfg.queries.clone(),
+                    validation: cfg.validation,
                     seed: stream::qgen_seed(ctx.seed),
                     against,
                 };
-                check::check(ctx, &opts, &cfg, &prepare_hint(ctx))
+                check::check(ctx, &opts, &check, &prepare_hint(ctx, &cfg))
             }
             "cleanup" => {
                 let opts = ctx.setup_connection()?;
@@ -161,55 +143,36 @@ impl Benchmark for Tpch {
                 }
                 Ok(())
             }
-            "queries" => print_queries(ctx),
+            "queries" => print_queries(ctx, &cfg),
             _ => Err(no_such_verb(self, verb)),
         }
     }
 
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError> {
-        let o = ctx.options;
-        let timeout = query_timeout(ctx)?;
-        let queries = parse_queries(o.str("queries")).map_err(usage)?;
+        let cfg = TpchConfig::from_options(ctx.options)?;
         let connect = ctx.setup_connection()?;
         let mut conn = Connection::connect(&connect)?;
-        let (sf, next_set) = load::read_state(&mut conn, &prepare_hint(ctx))?;
-        if o.given("scale-factor") {
-            let asked = scale_factor(o).map_err(usage)?;
-            if (asked - sf).abs() > 1e-9 {
-                return Err(BenchError::Failed(format!(
-                    "--scale-factor={}: the database holds SF {}; leave the option out or prepare SF {} elsewhere",
-                    sf_text(asked),
-                    sf_text(sf),
-                    sf_text(asked)
-                )));
-            }
+        let (sf, next_set) = load::read_state(&mut conn, &prepare_hint(ctx, &cfg))?;
+        if cfg.sf_given && (cfg.sf - sf).abs() > 1e-9 {
+            return Err(BenchError::Failed(format!(
+                "--scale-factor={}: the database holds SF {}; leave the option out or prepare SF {} elsewhere",
+                sf_text(cfg.sf),
+                sf_text(sf),
+                sf_text(cfg.sf)
+            )));
         }
-        let test = o.str("test");
-        let (power, throughput) = (test != "throughput", test != "power");
-        let streams = if throughput {
-            match o.u64("streams") {
-                0 => min_streams(sf),
-                n => u32::try_from(n).map_err(|_| usage(format!("--streams={n}: too many")))?,
-            }
-        } else {
-            1
+        let streams = match (cfg.throughput, cfg.streams) {
+            (false, _) => 1,
+            (true, 0) => min_streams(sf),
+            (true, n) => n,
         };
-        let refresh_on = o.bool("refresh");
-        let extract = Extract::parse(o.str("extract"));
-        let best_plan_count = u32::try_from(o.u64("best-plan-count").max(1)).unwrap_or(3);
-        let explain = match o.str("explain") {
-            "off" => Explain::Off,
-            "analyze" => Explain::Analyze,
-            _ => Explain::Plan,
-        };
-        let cold = o.bool("cold");
-        if cold {
-            if throughput {
+        if cfg.cold {
+            if cfg.throughput {
                 return Err(usage(
                     "--cold restarts the server before each query: it goes with the power test, not --test=throughput or full".into(),
                 ));
             }
-            if o.u64("warmup-runs") > 0 {
+            if cfg.warmup_runs > 0 {
                 return Err(usage(
                     "--cold and --warmup-runs contradict each other: a warm-up run warms what the restart empties".into(),
                 ));
@@ -222,31 +185,27 @@ impl Benchmark for Tpch {
             }
         }
         let version = conn.server_version();
-        let runs = u32::try_from(o.u64("runs")).map_err(|_| usage("--runs: too many".into()))?;
-        if runs == 0 {
-            return Err(usage("--runs=0: each query needs at least one run".into()));
-        }
         let mut spec = RunSpec {
             dialect: conn.dialect(),
             mariadb: version.contains("MariaDB"),
             sf,
-            power,
-            throughput,
+            power: cfg.power,
+            throughput: cfg.throughput,
             streams,
-            queries,
-            refresh: refresh_on,
+            queries: cfg.queries.clone(),
+            refresh: cfg.refresh,
             first_set: next_set,
-            runs,
-            warmup_runs: u32::try_from(o.u64("warmup-runs")).unwrap_or(u32::MAX),
-            extract,
-            best_plan_count,
-            explain,
-            timeout,
-            validation: o.bool("validation"),
+            runs: cfg.runs,
+            warmup_runs: cfg.warmup_runs,
+            extract: cfg.extract,
+            best_plan_count: cfg.best_plan_count,
+            explain: cfg.explain,
+            timeout: cfg.query_timeout,
+            validation: cfg.validation,
             seed: stream::qgen_seed(ctx.seed),
-            cold,
-            hook_before: o.str("query-hook-before").trim().to_string(),
-            hook_after: o.str("query-hook-after").trim().to_string(),
+            cold: cfg.cold,
+            hook_before: cfg.hook_before.clone(),
+            hook_after: cfg.hook_after.clone(),
             shown_target: dbmeter_db::mask_password(&connect.target.to_string()),
             update_sets: Default::default(),
         };
@@ -269,7 +228,7 @@ impl Benchmark for Tpch {
         let spec = Arc::new(spec);
         Ok(Box::new(TpchPlan {
             version,
-            time_given: o.given("time"),
+            time_given: cfg.time_given,
             users: Arc::new(StreamFactory {
                 server: ctx.server.clone(),
                 spec: spec.clone(),
@@ -417,13 +376,10 @@ impl RunPlan for TpchPlan {
 
 /// `dbmeter queries tpch`: the SQL of stream `--stream` in the dialect of
 /// `--db`, with its parameters.
-fn print_queries(ctx: &Context) -> Result<(), BenchError> {
-    let o = ctx.options;
-    let stream = u32::try_from(o.u64("stream")).map_err(|_| usage("--stream: too large".into()))?;
-    let wanted = parse_queries(o.str("queries")).map_err(usage)?;
-    let sf = scale_factor(o).map_err(usage)?;
+fn print_queries(ctx: &Context, cfg: &TpchConfig) -> Result<(), BenchError> {
+    let (stream, sf, validation) = (cfg.stream, cfg.sf, cfg.validation);
+    let wanted = &cfg.queries;
     let dialect = ctx.connect.map_or(Dialect::Sqlite, |c| c.target.dialect());
-    let validation = o.bool("validation");
     ctx.say(&format!(
         "-- TPC-H stream {stream}, SF {}, {}, {} dialect",
         sf_text(sf),

@@ -16,12 +16,14 @@
 //! - [`check`]: `check --validation` and `check --against`.
 //! - [`stream`]: a virtual user running a query or refresh stream.
 //! - [`report`]: tpch's section of the result, its metrics and its text.
+//! - `config.rs`: the options, read and checked once ([`TpchConfig`]).
 //! - `benchmark.rs`: all of it behind the [`Benchmark`](crate::Benchmark)
 //!   interface.
 
 pub mod answers;
 mod benchmark;
 pub mod check;
+mod config;
 pub mod generate;
 pub mod load;
 pub mod qgen;
@@ -33,9 +35,10 @@ pub mod stream;
 pub mod update_sets;
 
 pub use benchmark::Tpch;
+pub use config::TpchConfig;
 pub use dbmeter_db::Dialect;
 
-use crate::options::{OptKind, OptSpec, OptValues, choice, opt};
+use crate::options::{OptKind, OptSpec, choice, opt};
 
 pub const OPTIONS: &[OptSpec] = &[
     opt(
@@ -216,24 +219,6 @@ pub fn min_streams(sf: f64) -> u32 {
 pub fn sf_text(sf: f64) -> String {
     let s = format!("{sf:.6}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-/// `--scale-factor`, checked.
-pub fn scale_factor(o: &OptValues) -> Result<f64, String> {
-    let sf = o.f64("scale-factor");
-    if !(sf.is_finite() && sf > 0.0 && sf <= 100_000.0) {
-        return Err(format!(
-            "--scale-factor={}: expected a number above 0 (e.g. 1, 10, 0.01) and at most 100000",
-            o.str("scale-factor")
-        ));
-    }
-    if let Some(s) = repeated_partsupp_keys(sf) {
-        return Err(format!(
-            "--scale-factor={}: dbgen's partsupp repeats its keys at this scale factor ({s} suppliers), so its primary key cannot hold; take 0.01, 0.02, 0.1, 1 or larger",
-            o.str("scale-factor")
-        ));
-    }
-    Ok(sf)
 }
 
 /// The supplier count at `sf` when dbgen's partsupp repeats a key there.
