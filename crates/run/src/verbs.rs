@@ -11,6 +11,7 @@ pub fn command(verb: &str, req: &Request, obs: &dyn Observer) -> Result<(), RunE
     let o = &req.options;
     let bench = req.benchmark.as_ref();
     crate::pinning::pin_client(o)?;
+    let general = settings::General::parse(o)?;
     let target = target_of(req)?;
     if verb != "prepare" {
         require_database_file(target.as_ref(), bench.name())?;
@@ -21,9 +22,9 @@ pub fn command(verb: &str, req: &Request, obs: &dyn Observer) -> Result<(), RunE
     let ctx = Context {
         options: o,
         connect: connect.as_ref(),
-        ignore: ignore_of(o, target.as_ref()),
+        ignore: ignore_of(o, target.as_ref())?,
         seed: settings::seed(o),
-        threads: settings::threads(o)?,
+        threads: general.threads,
         console: obs,
         server: crate::managed::control_for(target.as_ref()),
     };
