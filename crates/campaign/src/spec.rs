@@ -277,6 +277,104 @@ fn check_option(
 }
 
 /// The 1-based line of a byte offset.
+/// The key (`duration`, `target.url`) that a TOML error is about, when
+/// the error knows it. The library only shows it in its text without the
+/// input ("in `target.url`").
+fn error_key(e: &toml::de::Error) -> Option<String> {
+    let mut bare = e.clone();
+    bare.set_input(None);
+    let text = bare.to_string();
+    let key = text.lines().rev().find_map(|l| l.strip_prefix("in `"))?;
+    let key = key.trim_end_matches('`');
+    // Array indexes say nothing to the writer of the file.
+    let parts: Vec<&str> = key
+        .split('.')
+        .filter(|p| p.parse::<usize>().is_err())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("."))
+}
+
+/// What a key of the campaign file holds, in the words of
+/// docs/campaigns.md.
+fn expected_of(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "name" | "store" | "order" | "reset" | "reset_before" | "target.name" | "target.url"
+        | "target.server" | "target.config" | "target.basedir" | "target.server_cpus"
+        | "workload.name" => "a string (in double quotes)",
+        "duration" | "warmup" | "pause" => "a number of seconds",
+        "repeats" => "a whole number, 1 or more",
+        "clients" => "a list of whole numbers, e.g. [1, 8, 32]",
+        "options" | "target.settings" | "workload.options" | "hooks" => {
+            "a table, e.g. { key = value, ... }"
+        }
+        "target" => "a list of tables, each one [[target]]",
+        "workload" => "a list of tables, each one [[workload]]",
+        "hooks.before_campaign"
+        | "hooks.after_campaign"
+        | "hooks.before_run"
+        | "hooks.after_run" => "a list of strings, e.g. [\"sh: ...\"]",
+        _ => return None,
+    })
+}
+
+/// serde's name of a type ("f64", "a sequence") in the user's words.
+fn type_words(t: &str) -> String {
+    match t.trim() {
+        "f32" | "f64" => "a number".into(),
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number, 0 or more".into(),
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number".into(),
+        "a sequence" => "a list".into(),
+        "a map" | "struct" => "a table".into(),
+        "a boolean" => "true or false".into(),
+        other => other.trim_matches('`').to_string(),
+    }
+}
+
+/// serde's description of a value found ("string \"60\"", "integer `4`").
+fn found_words(f: &str) -> String {
+    let f = f.trim();
+    let tick = |p: &str| {
+        f.strip_prefix(p)
+            .map(|v| v.trim().trim_matches('`').to_string())
+    };
+    if let Some(v) = f.strip_prefix("string ") {
+        format!("the string {v}")
+    } else if let Some(v) = tick("integer ") {
+        format!("the whole number {v}")
+    } else if let Some(v) = tick("floating point ") {
+        format!("the number {v}")
+    } else if let Some(v) = tick("boolean ") {
+        v
+    } else if f == "sequence" {
+        "a list".into()
+    } else if f == "map" {
+        "a table".into()
+    } else {
+        f.to_string()
+    }
+}
+
+/// A type error of the TOML reader ("invalid type: string \"60\",
+/// expected f64") as "duration: expected a number of seconds, found the
+/// string \"60\"". None for other errors.
+fn type_error(e: &toml::de::Error) -> Option<String> {
+    let msg = e.message().trim();
+    let rest = msg
+        .strip_prefix("invalid type: ")
+        .or_else(|| msg.strip_prefix("invalid value: "))?;
+    let (found, expected) = rest.rsplit_once(", expected ")?;
+    let key = error_key(e);
+    let wanted = key
+        .as_deref()
+        .and_then(expected_of)
+        .map_or_else(|| type_words(expected), str::to_string);
+    let found = found_words(found);
+    Some(match key {
+        Some(k) => format!("{k}: expected {wanted}, found {found}"),
+        None => format!("expected {wanted}, found {found}"),
+    })
+}
+
 fn line_of(text: &str, span: &Range<usize>) -> usize {
     text[..span.start.min(text.len())].matches('\n').count() + 1
 }
@@ -303,7 +401,7 @@ impl Campaign {
         let shown = path.display();
         let f: CampaignFile = toml::from_str(text).map_err(|e| {
             let line = e.span().map(|s| line_of(text, &s));
-            let msg = e.message().trim().to_string();
+            let msg = type_error(&e).unwrap_or_else(|| e.message().trim().to_string());
             match line {
                 Some(l) => format!("{shown}, line {l}: {msg}"),
                 None => format!("{shown}: {msg}"),
@@ -534,5 +632,48 @@ mod tests {
         let bad = GOOD.replace("clients = [1, 4, 16]", "clients = [1, 0]");
         let e = Campaign::parse(&bad, Path::new("c.toml"), &[], &[]).unwrap_err();
         assert!(e.contains("line 6"), "{e}");
+    }
+
+    /// The error for `from` replaced by `to` in the good file.
+    fn error_for(from: &str, to: &str) -> String {
+        assert!(GOOD.contains(from), "{from}");
+        let bad = GOOD.replacen(from, to, 1);
+        Campaign::parse(&bad, Path::new("c.toml"), &[], &[]).unwrap_err()
+    }
+
+    #[test]
+    fn type_errors_name_the_key_and_the_type_in_words() {
+        for (from, to, want) in [
+            (
+                "duration = 60",
+                "duration = \"60\"",
+                "c.toml, line 3: duration: expected a number of seconds, found the string \"60\"",
+            ),
+            (
+                "clients = [1, 4, 16]",
+                "clients = 4",
+                "c.toml, line 6: clients: expected a list of whole numbers, e.g. [1, 8, 32], found the whole number 4",
+            ),
+            (
+                "clients = [1, 4, 16]",
+                "clients = [1, \"x\"]",
+                "c.toml, line 6: clients: expected a list of whole numbers, e.g. [1, 8, 32], found the string \"x\"",
+            ),
+            (
+                "repeats = 3",
+                "repeats = 1.5",
+                "c.toml, line 5: repeats: expected a whole number, 1 or more, found the number 1.5",
+            ),
+        ] {
+            let e = error_for(from, to);
+            assert_eq!(e, want);
+        }
+        let e = error_for("url = \"", "url = 5 #\"");
+        assert!(
+            e.contains(
+                ": target.url: expected a string (in double quotes), found the whole number 5"
+            ),
+            "{e}"
+        );
     }
 }
