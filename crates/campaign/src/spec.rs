@@ -277,6 +277,28 @@ fn check_option(
 }
 
 /// The 1-based line of a byte offset.
+/// The name of the campaign in file `path` and the store it names (a
+/// relative path made relative to the file), read without checking the
+/// rest of the file; None when it is not a campaign file.
+pub fn name_and_store(path: &Path) -> Option<(String, Option<String>)> {
+    #[derive(Deserialize)]
+    struct Head {
+        name: String,
+        store: Option<String>,
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    let head: Head = toml::from_str(&text).ok()?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let store = head.store.map(|s| {
+        if s.contains("://") || Path::new(&s).is_absolute() {
+            s
+        } else {
+            dir.join(&s).to_string_lossy().into_owned()
+        }
+    });
+    Some((head.name, store))
+}
+
 /// The key (`duration`, `target.url`) that a TOML error is about, when
 /// the error knows it. The library only shows it in its text without the
 /// input ("in `target.url`").
