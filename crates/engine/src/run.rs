@@ -547,7 +547,7 @@ impl Collector<'_> {
         if let (Some(r), Some(q)) = (self.rate.as_mut(), queue_length) {
             r.max_queue_length = r.max_queue_length.max(q);
         }
-        let sample = IntervalSample {
+        IntervalSample {
             t_s,
             duration_s,
             threads,
@@ -565,8 +565,7 @@ impl Collector<'_> {
                     retries: k.retries,
                 })
                 .collect(),
-        };
-        sample
+        }
     }
 }
 
