@@ -75,7 +75,7 @@ impl DueCounter {
         while c.next_s <= now_s {
             if walked == WALK_LIMIT {
                 let rest = (now_s - c.next_s) * c.rate;
-                c.count = c.count.saturating_add(rest as u64 + 1);
+                c.count = c.count.saturating_add(rest as u64).saturating_add(1);
                 let next = now_s + 1.0 / c.rate;
                 // A rate so high that the gap vanishes next to now_s.
                 c.next_s = if next > now_s { next } else { now_s.next_up() };

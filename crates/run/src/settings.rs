@@ -411,6 +411,79 @@ mod tests {
         assert_eq!(t.socket, None);
     }
 
+    fn general(given: &[(&str, &str)]) -> Result<General, RunError> {
+        let mut o = OptValues::from_defaults(GENERAL);
+        for (k, v) in given {
+            o.set(k, v);
+        }
+        General::parse(&o)
+    }
+
+    #[test]
+    fn general_options_at_their_limits() {
+        let g = general(&[]).unwrap();
+        assert_eq!(g.time, Some(Duration::from_secs(10)));
+        assert_eq!(
+            (g.rate, g.report_interval, g.query_timeout),
+            (None, None, None)
+        );
+        let g = general(&[
+            ("time", "31536000"),
+            ("warmup-time", "0.001"),
+            ("rate", "1000000"),
+            ("connect-rate", "0.001"),
+            ("report-interval", "0.01"),
+            ("query-timeout", "1000000"),
+            ("forced-shutdown", "0"),
+        ])
+        .unwrap();
+        assert_eq!(g.time, Some(Duration::from_secs(31_536_000)));
+        assert_eq!(g.warmup, Duration::from_millis(1));
+        assert_eq!((g.rate, g.connect_rate), (Some(1e6), Some(0.001)));
+        assert_eq!(g.report_interval, Some(Duration::from_millis(10)));
+        assert_eq!(g.forced_shutdown, Some(Duration::ZERO));
+        let e = general(&[("forced-shutdown", "off"), ("time", "0")]).unwrap();
+        assert_eq!((e.forced_shutdown, e.time), (None, None));
+        for (k, v) in [
+            ("time", "31536001"),
+            ("time", "0.0001"),
+            ("warmup-time", "-1"),
+            ("rate", "1000001"),
+            ("rate", "0.0001"),
+            ("connect-rate", "1e300"),
+            ("report-interval", "0.001"),
+            ("query-timeout", "1e7"),
+            ("reconnect-timeout", "0"),
+            ("abandon-timeout", "1e300"),
+            ("forced-shutdown", "-1"),
+            ("threads", "100001"),
+        ] {
+            match general(&[(k, v)]) {
+                Err(RunError::Usage(m)) => {
+                    assert!(m.starts_with(&format!("--{k}={v}: ")), "{m}");
+                    assert!(!m.contains('\n'), "{m}");
+                }
+                other => panic!("--{k}={v}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn an_empty_db_is_refused() {
+        let mut o = OptValues::from_defaults(GENERAL);
+        o.set("db", " ");
+        assert!(matches!(
+            target_in(&o, &Env::empty()),
+            Err(RunError::Usage(_))
+        ));
+        // Not given at all: the default file.
+        let o = OptValues::from_defaults(GENERAL);
+        assert_eq!(
+            target_in(&o, &Env::empty()).unwrap(),
+            Target::default_sqlite()
+        );
+    }
+
     #[test]
     fn mysql_options_and_localhost() {
         let env = Env::empty().with_var("MYSQL_UNIX_PORT", "/env.sock");
