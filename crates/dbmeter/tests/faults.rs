@@ -343,14 +343,11 @@ fn a_signal_after_the_acknowledgement_exits_at_once() {
     assert!(run.wait_for(false, "Threads started!", Duration::from_secs(60)));
     // SAFETY: a signal to our own child.
     unsafe { libc::kill(run.pid(), libc::SIGINT) };
-    assert!(
-        run.wait_for(
-            true,
-            "stopping: finishing the events in flight; send the signal again to exit now",
-            Duration::from_secs(30)
-        ),
-        "no acknowledgement"
-    );
+    let ack = "stopping: finishing the events in flight; send the signal again to exit now";
+    if !run.wait_for(true, ack, Duration::from_secs(30)) {
+        let (code, out, err) = run.end(Duration::from_secs(5));
+        panic!("no acknowledgement (exit {code:?}):\n{out}\n{err}");
+    }
     let sent = Instant::now();
     // SAFETY: as above.
     unsafe { libc::kill(run.pid(), libc::SIGINT) };

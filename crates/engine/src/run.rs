@@ -487,13 +487,17 @@ impl Collector<'_> {
         tick_s: f64,
     ) {
         let part = self.collect_part();
+        // The interval before it, when there is one to fold into.
+        let before = self.intervals.last().map(|i| i.duration_s);
         if duration_s < tick_s * SHORTEST_LAST
-            && let (Some((mut prev, threads)), Some(last)) =
-                (self.last.take(), self.intervals.pop())
+            && let Some(before_s) = before
+            && let Some((mut prev, threads)) = self.last.take()
         {
             add_into_phase(&mut prev, part.clone());
-            let sample = self.describe(&prev, end, t_s, last.duration_s + duration_s, threads);
-            self.intervals.push(sample);
+            let sample = self.describe(&prev, end, t_s, before_s + duration_s, threads);
+            if let Some(i) = self.intervals.last_mut() {
+                *i = sample;
+            }
             add_into_phase(measured, part);
             return;
         }
