@@ -317,7 +317,9 @@ fn two_signals_sent_together_count_as_one_and_the_report_is_kept() {
     assert_eq!(kept, tries);
 }
 
-const SPIN: &str = "function event()\n  while true do end\nend\n";
+/// A script whose event never ends; it leaves the file `spinning` when
+/// it starts looping.
+const SPIN: &str = "function event()\n  io.open('spinning', 'w'):close()\n  while true do end\nend\n";
 
 #[test]
 fn a_signal_after_the_acknowledgement_exits_at_once() {
@@ -340,7 +342,12 @@ fn a_signal_after_the_acknowledgement_exits_at_once() {
             "--abandon-timeout=600",
         ],
     );
-    assert!(run.wait_for(false, "Threads started!", Duration::from_secs(60)));
+    // Once the event loops (a signal before it would stop the run at once).
+    let until = Instant::now() + Duration::from_secs(60);
+    while !s.path("spinning").exists() {
+        assert!(Instant::now() < until, "the event did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     // SAFETY: a signal to our own child.
     unsafe { libc::kill(run.pid(), libc::SIGINT) };
     let ack = "stopping: finishing the events in flight; send the signal again to exit now";
