@@ -319,7 +319,8 @@ fn two_signals_sent_together_count_as_one_and_the_report_is_kept() {
 
 /// A script whose event never ends; it leaves the file `spinning` when
 /// it starts looping.
-const SPIN: &str = "function event()\n  io.open('spinning', 'w'):close()\n  while true do end\nend\n";
+const SPIN: &str =
+    "function event()\n  io.open('spinning', 'w'):close()\n  while true do end\nend\n";
 
 #[test]
 fn a_signal_after_the_acknowledgement_exits_at_once() {
