@@ -467,11 +467,21 @@ impl Campaign {
                 ));
             }
         };
+        // The limits of `dbmeter run --time` (docs/usage.md).
+        use dbmeter_run::settings::{MAX_SECONDS, MIN_SECONDS};
         let d = *f.duration.get_ref();
-        if d.is_nan() || d <= 0.0 {
+        if !(MIN_SECONDS..=MAX_SECONDS).contains(&d) {
             return Err(at(
                 f.duration.span(),
-                "duration must be above 0 seconds".into(),
+                format!(
+                    "duration = {d}: expected seconds from {MIN_SECONDS} to {MAX_SECONDS} (a year)"
+                ),
+            ));
+        }
+        let span = 0.0..=MAX_SECONDS;
+        if !span.contains(&f.warmup) || !span.contains(&f.pause) {
+            return Err(format!(
+                "{shown}: warmup and pause are seconds from 0 to {MAX_SECONDS} (a year)"
             ));
         }
         if *f.repeats.get_ref() == 0 {
@@ -482,9 +492,6 @@ impl Campaign {
                 f.clients.span(),
                 "clients must list client counts of at least 1, e.g. [1, 4, 16]".into(),
             ));
-        }
-        if f.warmup < 0.0 || f.pause < 0.0 {
-            return Err(format!("{shown}: warmup and pause must not be negative"));
         }
         let name = f.name.get_ref().trim().to_string();
         if name.is_empty() {
@@ -654,6 +661,15 @@ mod tests {
         let bad = GOOD.replace("clients = [1, 4, 16]", "clients = [1, 0]");
         let e = Campaign::parse(&bad, Path::new("c.toml"), &[], &[]).unwrap_err();
         assert!(e.contains("line 6"), "{e}");
+        for (from, to) in [
+            ("duration = 60", "duration = 1e300"),
+            ("duration = 60", "duration = 1e-300"),
+            ("warmup = 10", "warmup = 1e300"),
+        ] {
+            let e = error_for(from, to);
+            assert!(e.starts_with("c.toml"), "{e}");
+            assert!(e.contains("a year"), "{e}");
+        }
     }
 
     /// The error for `from` replaced by `to` in the good file.
