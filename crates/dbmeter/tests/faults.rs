@@ -489,3 +489,44 @@ fn compare_and_report_find_the_store_the_campaign_file_names() {
     assert_ne!(r.code, 0);
     assert!(!r.stderr.contains(said), "{}", r.stderr);
 }
+
+#[test]
+fn a_campaign_signalled_twice_together_still_stores_its_run() {
+    let s = Scratch::new();
+    std::fs::write(
+        s.path("sig.toml"),
+        "name = \"sig\"\nstore = \"sig.db\"\nduration = 120\nclients = [1]\n\n\
+         [[target]]\nname = \"a\"\nurl = \"sqlite:a.db\"\n\n\
+         [[workload]]\nname = \"noop\"\n",
+    )
+    .unwrap();
+    for i in 0..5 {
+        let mut c = Bg::start(&s, &["campaign", "run", "sig.toml"]);
+        assert!(
+            c.wait_for(false, "[1/1]", Duration::from_secs(60)),
+            "try {i}: the campaign did not start its run"
+        );
+        // SAFETY: signals to our own child and its group.
+        unsafe {
+            libc::kill(c.pid(), libc::SIGINT);
+            libc::kill(-c.pid(), libc::SIGINT);
+        }
+        let (code, out, err) = c.end(Duration::from_secs(60));
+        assert_eq!(code, Some(130), "try {i}:\n{out}\n{err}");
+        // It ended its own way: the summary line, and the run stored.
+        assert!(
+            out.contains("campaign 'sig': 1 stored"),
+            "try {i}:\n{out}\n{err}"
+        );
+    }
+    let r = s.run_home(&[
+        "results",
+        "list",
+        "campaign:sig",
+        "--format=json",
+        &format!("--store={}", s.path("sig.db").display()),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let runs = r.json();
+    assert_eq!(runs.as_array().unwrap().len(), 5, "{runs}");
+}
