@@ -126,8 +126,8 @@ fn header(
 pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outcome, RunError> {
     let o = &req.options;
     let bench = req.benchmark.as_ref();
-    crate::pinning::pin_client(o)?;
     let general = settings::General::parse(o)?;
+    crate::pinning::pin_client(o)?;
     // A bad store fails before the run.
     let mut store = req.store.as_ref().map(OpenStore::open).transpose()?;
     let seed = settings::seed(o);

@@ -10,8 +10,8 @@ use dbmeter_benchmarks::Context;
 pub fn command(verb: &str, req: &Request, obs: &dyn Observer) -> Result<(), RunError> {
     let o = &req.options;
     let bench = req.benchmark.as_ref();
-    crate::pinning::pin_client(o)?;
     let general = settings::General::parse(o)?;
+    crate::pinning::pin_client(o)?;
     let target = target_of(req)?;
     if verb != "prepare" {
         require_database_file(target.as_ref(), bench.name())?;
