@@ -277,6 +277,126 @@ fn check_option(
 }
 
 /// The 1-based line of a byte offset.
+/// The name of the campaign in file `path` and the store it names (a
+/// relative path made relative to the file), read without checking the
+/// rest of the file; None when it is not a campaign file.
+pub fn name_and_store(path: &Path) -> Option<(String, Option<String>)> {
+    #[derive(Deserialize)]
+    struct Head {
+        name: String,
+        store: Option<String>,
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    let head: Head = toml::from_str(&text).ok()?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let store = head.store.map(|s| {
+        if s.contains("://") || Path::new(&s).is_absolute() {
+            s
+        } else {
+            dir.join(&s).to_string_lossy().into_owned()
+        }
+    });
+    Some((head.name, store))
+}
+
+/// The key (`duration`, `target.url`) that a TOML error is about, when
+/// the error knows it. The library only shows it in its text without the
+/// input ("in `target.url`").
+fn error_key(e: &toml::de::Error) -> Option<String> {
+    let mut bare = e.clone();
+    bare.set_input(None);
+    let text = bare.to_string();
+    let key = text.lines().rev().find_map(|l| l.strip_prefix("in `"))?;
+    let key = key.trim_end_matches('`');
+    // Array indexes say nothing to the writer of the file.
+    let parts: Vec<&str> = key
+        .split('.')
+        .filter(|p| p.parse::<usize>().is_err())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("."))
+}
+
+/// What a key of the campaign file holds, in the words of
+/// docs/campaigns.md.
+fn expected_of(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "name" | "store" | "order" | "reset" | "reset_before" | "target.name" | "target.url"
+        | "target.server" | "target.config" | "target.basedir" | "target.server_cpus"
+        | "workload.name" => "a string (in double quotes)",
+        "duration" | "warmup" | "pause" => "a number of seconds",
+        "repeats" => "a whole number, 1 or more",
+        "clients" => "a list of whole numbers, e.g. [1, 8, 32]",
+        "options" | "target.settings" | "workload.options" | "hooks" => {
+            "a table, e.g. { key = value, ... }"
+        }
+        "target" => "a list of tables, each one [[target]]",
+        "workload" => "a list of tables, each one [[workload]]",
+        "hooks.before_campaign"
+        | "hooks.after_campaign"
+        | "hooks.before_run"
+        | "hooks.after_run" => "a list of strings, e.g. [\"sh: ...\"]",
+        _ => return None,
+    })
+}
+
+/// serde's name of a type ("f64", "a sequence") in the user's words.
+fn type_words(t: &str) -> String {
+    match t.trim() {
+        "f32" | "f64" => "a number".into(),
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number, 0 or more".into(),
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number".into(),
+        "a sequence" => "a list".into(),
+        "a map" | "struct" => "a table".into(),
+        "a boolean" => "true or false".into(),
+        other => other.trim_matches('`').to_string(),
+    }
+}
+
+/// serde's description of a value found ("string \"60\"", "integer `4`").
+fn found_words(f: &str) -> String {
+    let f = f.trim();
+    let tick = |p: &str| {
+        f.strip_prefix(p)
+            .map(|v| v.trim().trim_matches('`').to_string())
+    };
+    if let Some(v) = f.strip_prefix("string ") {
+        format!("the string {v}")
+    } else if let Some(v) = tick("integer ") {
+        format!("the whole number {v}")
+    } else if let Some(v) = tick("floating point ") {
+        format!("the number {v}")
+    } else if let Some(v) = tick("boolean ") {
+        v
+    } else if f == "sequence" {
+        "a list".into()
+    } else if f == "map" {
+        "a table".into()
+    } else {
+        f.to_string()
+    }
+}
+
+/// A type error of the TOML reader ("invalid type: string \"60\",
+/// expected f64") as "duration: expected a number of seconds, found the
+/// string \"60\"". None for other errors.
+fn type_error(e: &toml::de::Error) -> Option<String> {
+    let msg = e.message().trim();
+    let rest = msg
+        .strip_prefix("invalid type: ")
+        .or_else(|| msg.strip_prefix("invalid value: "))?;
+    let (found, expected) = rest.rsplit_once(", expected ")?;
+    let key = error_key(e);
+    let wanted = key
+        .as_deref()
+        .and_then(expected_of)
+        .map_or_else(|| type_words(expected), str::to_string);
+    let found = found_words(found);
+    Some(match key {
+        Some(k) => format!("{k}: expected {wanted}, found {found}"),
+        None => format!("expected {wanted}, found {found}"),
+    })
+}
+
 fn line_of(text: &str, span: &Range<usize>) -> usize {
     text[..span.start.min(text.len())].matches('\n').count() + 1
 }
@@ -303,7 +423,7 @@ impl Campaign {
         let shown = path.display();
         let f: CampaignFile = toml::from_str(text).map_err(|e| {
             let line = e.span().map(|s| line_of(text, &s));
-            let msg = e.message().trim().to_string();
+            let msg = type_error(&e).unwrap_or_else(|| e.message().trim().to_string());
             match line {
                 Some(l) => format!("{shown}, line {l}: {msg}"),
                 None => format!("{shown}: {msg}"),
@@ -347,11 +467,21 @@ impl Campaign {
                 ));
             }
         };
+        // The limits of `dbmeter run --time` (docs/usage.md).
+        use dbmeter_run::settings::{MAX_SECONDS, MIN_SECONDS};
         let d = *f.duration.get_ref();
-        if d.is_nan() || d <= 0.0 {
+        if !(MIN_SECONDS..=MAX_SECONDS).contains(&d) {
             return Err(at(
                 f.duration.span(),
-                "duration must be above 0 seconds".into(),
+                format!(
+                    "duration = {d}: expected seconds from {MIN_SECONDS} to {MAX_SECONDS} (a year)"
+                ),
+            ));
+        }
+        let span = 0.0..=MAX_SECONDS;
+        if !span.contains(&f.warmup) || !span.contains(&f.pause) {
+            return Err(format!(
+                "{shown}: warmup and pause are seconds from 0 to {MAX_SECONDS} (a year)"
             ));
         }
         if *f.repeats.get_ref() == 0 {
@@ -362,9 +492,6 @@ impl Campaign {
                 f.clients.span(),
                 "clients must list client counts of at least 1, e.g. [1, 4, 16]".into(),
             ));
-        }
-        if f.warmup < 0.0 || f.pause < 0.0 {
-            return Err(format!("{shown}: warmup and pause must not be negative"));
         }
         let name = f.name.get_ref().trim().to_string();
         if name.is_empty() {
@@ -534,5 +661,57 @@ mod tests {
         let bad = GOOD.replace("clients = [1, 4, 16]", "clients = [1, 0]");
         let e = Campaign::parse(&bad, Path::new("c.toml"), &[], &[]).unwrap_err();
         assert!(e.contains("line 6"), "{e}");
+        for (from, to) in [
+            ("duration = 60", "duration = 1e300"),
+            ("duration = 60", "duration = 1e-300"),
+            ("warmup = 10", "warmup = 1e300"),
+        ] {
+            let e = error_for(from, to);
+            assert!(e.starts_with("c.toml"), "{e}");
+            assert!(e.contains("a year"), "{e}");
+        }
+    }
+
+    /// The error for `from` replaced by `to` in the good file.
+    fn error_for(from: &str, to: &str) -> String {
+        assert!(GOOD.contains(from), "{from}");
+        let bad = GOOD.replacen(from, to, 1);
+        Campaign::parse(&bad, Path::new("c.toml"), &[], &[]).unwrap_err()
+    }
+
+    #[test]
+    fn type_errors_name_the_key_and_the_type_in_words() {
+        for (from, to, want) in [
+            (
+                "duration = 60",
+                "duration = \"60\"",
+                "c.toml, line 3: duration: expected a number of seconds, found the string \"60\"",
+            ),
+            (
+                "clients = [1, 4, 16]",
+                "clients = 4",
+                "c.toml, line 6: clients: expected a list of whole numbers, e.g. [1, 8, 32], found the whole number 4",
+            ),
+            (
+                "clients = [1, 4, 16]",
+                "clients = [1, \"x\"]",
+                "c.toml, line 6: clients: expected a list of whole numbers, e.g. [1, 8, 32], found the string \"x\"",
+            ),
+            (
+                "repeats = 3",
+                "repeats = 1.5",
+                "c.toml, line 5: repeats: expected a whole number, 1 or more, found the number 1.5",
+            ),
+        ] {
+            let e = error_for(from, to);
+            assert_eq!(e, want);
+        }
+        let e = error_for("url = \"", "url = 5 #\"");
+        assert!(
+            e.contains(
+                ": target.url: expected a string (in double quotes), found the whole number 5"
+            ),
+            "{e}"
+        );
     }
 }

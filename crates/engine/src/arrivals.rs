@@ -36,6 +36,9 @@ impl Cursor {
     }
 }
 
+/// The most arrivals [`DueCounter::due`] walks one by one in a call.
+const WALK_LIMIT: u32 = 1_000_000;
+
 /// The intended start times, taken by the users.
 pub(crate) struct Schedule(Cursor);
 
@@ -61,11 +64,27 @@ impl DueCounter {
     }
 
     /// Arrivals whose intended time is at or before `now_s`.
+    ///
+    /// It walks the arrivals one by one, at most [`WALK_LIMIT`] of them
+    /// per call: past that (a rate far above what the engine can start,
+    /// or seconds of a huge rate), the rest up to `now_s` are counted by
+    /// their expected number, so that the count never holds up the run.
     pub(crate) fn due(&mut self, now_s: f64) -> u64 {
-        while self.0.next_s <= now_s {
-            self.0.advance();
+        let c = &mut self.0;
+        let mut walked = 0;
+        while c.next_s <= now_s {
+            if walked == WALK_LIMIT {
+                let rest = (now_s - c.next_s) * c.rate;
+                c.count = c.count.saturating_add(rest as u64).saturating_add(1);
+                let next = now_s + 1.0 / c.rate;
+                // A rate so high that the gap vanishes next to now_s.
+                c.next_s = if next > now_s { next } else { now_s.next_up() };
+                break;
+            }
+            c.advance();
+            walked += 1;
         }
-        self.0.count
+        c.count
     }
 }
 
@@ -99,5 +118,21 @@ mod tests {
         }
         assert_eq!(taken, due);
         assert!(s.take().0 > 10.0);
+    }
+
+    #[test]
+    fn absurd_rates_neither_hang_nor_overflow() {
+        // Every gap rounds to nothing next to the time: the count goes by
+        // the expected number instead of walking forever.
+        let mut d = DueCounter::new(1e300, 5);
+        assert_eq!(d.due(1.0), u64::MAX);
+        let mut d = DueCounter::new(1e9, 5);
+        let due = d.due(2.0) as f64;
+        assert!((due - 2e9).abs() < 1e6, "{due}");
+        // A vanishing rate: the next arrival is out of reach, not a panic.
+        let mut s = Schedule::new(1e-300, 5);
+        s.take();
+        assert!(s.take().0 > 1e290);
+        assert_eq!(DueCounter::new(1e-300, 5).due(1e9), 1);
     }
 }

@@ -64,6 +64,9 @@ const RECONNECT_FIRST_BACKOFF: Duration = Duration::from_millis(10);
 const RECONNECT_MAX_BACKOFF: Duration = Duration::from_secs(1);
 /// How often the collector looks at stop requests and finished users.
 const POLL: Duration = Duration::from_millis(20);
+/// The run's last interval, when shorter than this part of an interval,
+/// is folded into the one before it.
+const SHORTEST_LAST: f64 = 0.1;
 
 /// Users open at most this many connections at once. A thousand connects
 /// in the same instant overflow a server's listen queue (MariaDB's
@@ -288,6 +291,7 @@ pub fn run_observed(
         index: 0,
         threads_at_start: n,
         intervals: Vec::new(),
+        last: None,
     };
     let tick = cfg.interval.max(Duration::from_millis(10));
     let mut warmup: Option<PhaseResult> = None;
@@ -302,6 +306,8 @@ pub fn run_observed(
     let mut stop_seen: Option<u64> = None;
     let mut interrupted: Option<u64> = None;
     let mut abandoned = 0;
+    // The CPU time of each user's thread when the users were interrupted.
+    let mut cpu_at_interrupt: Vec<Option<Duration>> = Vec::new();
     let tick_s = tick.as_secs_f64();
 
     while shared.live.load(Relaxed) > 0 {
@@ -325,6 +331,7 @@ pub fn run_observed(
             };
             if interrupted.is_none() && interrupt_at.is_some_and(|at| now >= at) {
                 interrupted = Some(now);
+                cpu_at_interrupt = handles.iter().map(thread_cpu).collect();
                 // Only users still at work: a finished one has nothing to
                 // cancel (and each interrupt may open a connection).
                 for (id, i) in &interrupters {
@@ -341,7 +348,8 @@ pub fn run_observed(
             {
                 abandoned = shared.live.load(Relaxed);
                 if abandoned > 0 {
-                    shared.fail_abandoned(abandoned_message(abandoned, cfg.abandon_after));
+                    let busy = busy_users(&handles, &cpu_at_interrupt, ticks.between(at, now));
+                    shared.fail_abandoned(abandoned_message(abandoned, busy, cfg.abandon_after));
                     break;
                 }
             }
@@ -392,11 +400,7 @@ pub fn run_observed(
     } else {
         let t_s = ticks.secs(measure_start, end.max(interval_start));
         let duration_s = ticks.secs(interval_start, end);
-        let sample = c.interval(&mut measured, end, t_s, duration_s, c.threads_at_start);
-        // A sliver after the last full interval with nothing in it is not a point of the series.
-        if sample.counters != Default::default() || duration_s >= tick_s / 2.0 {
-            c.intervals.push(sample);
-        }
+        c.close_last(&mut measured, end, t_s, duration_s, tick_s);
     }
     measured.duration = ticks.between(measure_start, end);
     if let (Some(r), Some(q)) = (
@@ -441,6 +445,9 @@ struct Collector<'a> {
     /// Users alive when the current interval began.
     threads_at_start: usize,
     intervals: Vec<IntervalSample>,
+    /// What the last full interval collected, and its users at its start:
+    /// a short fragment after it is folded into it (`close_last`).
+    last: Option<(PhaseResult, usize)>,
 }
 
 impl Collector<'_> {
@@ -455,10 +462,50 @@ impl Collector<'_> {
     ) {
         self.index += 1;
         let t_s = self.index as f64 * tick_s;
-        let sample = self.interval(measured, boundary, t_s, tick_s, self.threads_at_start);
+        let part = self.collect_part();
+        let sample = self.describe(&part, boundary, t_s, tick_s, self.threads_at_start);
+        self.last = Some((part.clone(), self.threads_at_start));
+        add_into_phase(measured, part);
         self.threads_at_start = self.shared.live.load(Relaxed);
         on_interval(&sample);
         self.intervals.push(sample);
+    }
+
+    /// Closes the run's last interval, from the last boundary to `end`
+    /// (`duration_s` long, at `t_s`): the series stops where the
+    /// measurement did. A fragment shorter than a tenth of an interval
+    /// (the events that ended just after the time limit) is folded into
+    /// the interval before it, which then lasts until `end`: alone, a
+    /// few events in a millisecond would read as a rate spike. An empty
+    /// fragment shorter than half an interval is left out.
+    fn close_last(
+        &mut self,
+        measured: &mut PhaseResult,
+        end: u64,
+        t_s: f64,
+        duration_s: f64,
+        tick_s: f64,
+    ) {
+        let part = self.collect_part();
+        // The interval before it, when there is one to fold into.
+        let before = self.intervals.last().map(|i| i.duration_s);
+        if duration_s < tick_s * SHORTEST_LAST
+            && let Some(before_s) = before
+            && let Some((mut prev, threads)) = self.last.take()
+        {
+            add_into_phase(&mut prev, part.clone());
+            let sample = self.describe(&prev, end, t_s, before_s + duration_s, threads);
+            if let Some(i) = self.intervals.last_mut() {
+                *i = sample;
+            }
+            add_into_phase(measured, part);
+            return;
+        }
+        let sample = self.describe(&part, end, t_s, duration_s, self.threads_at_start);
+        add_into_phase(measured, part);
+        if sample.counters != Default::default() || duration_s >= tick_s / 2.0 {
+            self.intervals.push(sample);
+        }
     }
 
     /// Moves what every user recorded since the last collection into `phase`.
@@ -472,19 +519,24 @@ impl Collector<'_> {
         }
     }
 
-    /// Collects the interval that ends at tick `to` (at `t_s` seconds into
-    /// the measurement, `duration_s` long), adds it to `measured`, and
-    /// describes it.
-    fn interval(
+    /// Moves what the users measured since the last collection out of
+    /// their slots.
+    fn collect_part(&mut self) -> PhaseResult {
+        let mut part = PhaseResult::default();
+        self.collect_into(&mut part, true);
+        part
+    }
+
+    /// Describes `part`, the interval that ends at tick `to` (at `t_s`
+    /// seconds into the measurement, `duration_s` long).
+    fn describe(
         &mut self,
-        measured: &mut PhaseResult,
+        part: &PhaseResult,
         to: u64,
         t_s: f64,
         duration_s: f64,
         threads: usize,
     ) -> IntervalSample {
-        let mut part = PhaseResult::default();
-        self.collect_into(&mut part, true);
         let queue_length = self.shared.backlog(to);
         // Latency runs from the intended start, service time from the
         // actual one: their difference is the lag.
@@ -499,7 +551,7 @@ impl Collector<'_> {
         if let (Some(r), Some(q)) = (self.rate.as_mut(), queue_length) {
             r.max_queue_length = r.max_queue_length.max(q);
         }
-        let sample = IntervalSample {
+        IntervalSample {
             t_s,
             duration_s,
             threads,
@@ -518,9 +570,7 @@ impl Collector<'_> {
                     retries: k.retries,
                 })
                 .collect(),
-        };
-        add_into_phase(measured, part);
-        sample
+        }
     }
 }
 
@@ -559,8 +609,10 @@ impl Launch {
     fn connect_delay(&self, id: usize) -> Duration {
         match self.connect_pace {
             Some((start, rate)) => {
-                let at = start + Duration::from_secs_f64(id as f64 / rate);
-                at.saturating_duration_since(Instant::now())
+                let after = Duration::try_from_secs_f64(id as f64 / rate).unwrap_or(Duration::MAX);
+                start.checked_add(after).map_or(Duration::MAX, |at| {
+                    at.saturating_duration_since(Instant::now())
+                })
             }
             None => Duration::ZERO,
         }
@@ -748,18 +800,71 @@ fn lost_server_message(
     format!("lost the server {when}; {attempts}: {error}")
 }
 
-/// The message of a run that left behind `users` users still waiting on
-/// the server `after` their interrupt.
-fn abandoned_message(users: usize, after: Duration) -> String {
-    let (who, them) = if users == 1 {
-        ("1 user".to_string(), "it")
-    } else {
-        (format!("{users} users"), "them")
+/// The CPU time a thread has used so far; None where it cannot be read
+/// (the thread is gone).
+fn thread_cpu(h: &JoinHandle<()>) -> Option<Duration> {
+    use std::os::unix::thread::JoinHandleExt;
+    let mut clock: libc::clockid_t = 0;
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
-    format!(
-        "{who} still waiting on the server {} s after being interrupted; abandoned {them} (the server, or its host, may be unreachable)",
-        after.as_secs_f64()
-    )
+    // SAFETY: the handle is not joined, so its pthread_t is valid; the
+    // out pointers point to live locals.
+    let ok = unsafe {
+        libc::pthread_getcpuclockid(h.as_pthread_t() as libc::pthread_t, &mut clock) == 0
+            && libc::clock_gettime(clock, &mut ts) == 0
+    };
+    ok.then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
+/// Of the users still running, how many used a CPU for more than a tenth
+/// of the `waited` since `before` was read: they run their event's own
+/// code (a loop in a script), where a user that waits on the database
+/// uses next to none. A tenth, so that a loaded machine that gives the
+/// looping thread a small share of a CPU still tells them apart.
+fn busy_users(handles: &[JoinHandle<()>], before: &[Option<Duration>], waited: Duration) -> usize {
+    handles
+        .iter()
+        .zip(before)
+        .filter(|(h, _)| !h.is_finished())
+        .filter(|(h, b)| match (b, thread_cpu(h)) {
+            (Some(b), Some(now)) => now.saturating_sub(*b) > waited / 10,
+            _ => false,
+        })
+        .count()
+}
+
+/// The message of a run that left behind `users` users `after` their
+/// interrupt, `busy` of them running the workload's own code and the
+/// others waiting on the database.
+fn abandoned_message(users: usize, busy: usize, after: Duration) -> String {
+    let n = |k: usize| {
+        if k == 1 {
+            "1 user".to_string()
+        } else {
+            format!("{k} users")
+        }
+    };
+    let them = if users == 1 { "it" } else { "them" };
+    let after = after.as_secs_f64();
+    if busy == users {
+        format!(
+            "{} still busy in the script (running the event's own code, not waiting on the database) {after} s after being interrupted; abandoned {them} (does the event loop forever?)",
+            n(users)
+        )
+    } else if busy > 0 {
+        format!(
+            "{} still waiting on the server and {} busy in the script (running the event's own code) {after} s after being interrupted; abandoned {them}",
+            n(users - busy),
+            busy
+        )
+    } else {
+        format!(
+            "{} still waiting on the server {after} s after being interrupted; abandoned {them} (the server, or its host, may be unreachable)",
+            n(users)
+        )
+    }
 }
 
 /// Reserves a chunk of the --events budget for one user: large while much
@@ -830,7 +935,9 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
                 let at = loop {
                     let (at_s, taken) = arr.lock().take();
                     shared.taken.store(taken, Relaxed);
-                    let at = ticks.add(timing.begin, Duration::from_secs_f64(at_s));
+                    // Beyond any duration (a vanishing rate): never.
+                    let after = Duration::try_from_secs_f64(at_s).unwrap_or(Duration::MAX);
+                    let at = ticks.add(timing.begin, after);
                     // Already later than the late limit: skipped.
                     if let Some(limit) = shared.late_limit
                         && timing.deadline.is_none_or(|d| at < d)

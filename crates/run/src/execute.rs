@@ -57,9 +57,9 @@ pub(crate) fn target_of(req: &Request) -> Result<Option<Target>, RunError> {
 pub(crate) fn ignore_of(
     o: &dbmeter_benchmarks::options::OptValues,
     target: Option<&Target>,
-) -> dbmeter_db::IgnoreList {
+) -> Result<dbmeter_db::IgnoreList, RunError> {
     target.map_or_else(
-        || dbmeter_db::IgnoreList::parse("none"),
+        || Ok(dbmeter_db::IgnoreList::parse("none")),
         |t| settings::ignore_list(o, t),
     )
 }
@@ -77,9 +77,10 @@ fn recorded_options(
             !SECRET_OPTIONS.contains(&k.as_str()) && !STORE_OPTIONS.contains(&k.as_str())
         })
         .map(|(k, v)| match (k.as_str(), target) {
-            ("ignore-errors", Some(t)) => {
-                (k.clone(), settings::ignore_list(o, t).to_option_value())
-            }
+            ("ignore-errors", Some(t)) => (
+                k.clone(),
+                settings::ignore_list(o, t).map_or_else(|_| v.clone(), |l| l.to_option_value()),
+            ),
             ("db", _) => (k.clone(), dbmeter_db::mask_password(v)),
             _ => (k.clone(), v.clone()),
         })
@@ -92,12 +93,13 @@ fn recorded_options(
 pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outcome, RunError> {
     let o = &req.options;
     let bench = req.benchmark.as_ref();
+    let general = settings::General::parse(o)?;
     crate::pinning::pin_client(o)?;
     // A bad store fails before the run.
     let mut store = req.store.as_ref().map(OpenStore::open).transpose()?;
     let seed = settings::seed(o);
-    let mut engine = settings::engine_config(o, seed)?;
-    let query_timeout = settings::query_timeout(o)?;
+    let mut engine = general.engine_config(seed);
+    let query_timeout = general.query_timeout;
     let target = target_of(req)?;
     require_database_file(target.as_ref(), bench.name())?;
     let connect = target.as_ref().map(|t| dbmeter_db::ConnectOptions {
@@ -107,7 +109,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let ctx = Context {
         options: o,
         connect: connect.as_ref(),
-        ignore: ignore_of(o, target.as_ref()),
+        ignore: ignore_of(o, target.as_ref())?,
         seed,
         threads: engine.threads,
         console: obs,

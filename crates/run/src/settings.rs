@@ -18,6 +18,13 @@ pub fn target(o: &OptValues) -> Result<Target, RunError> {
 /// [`target`] in environment `env`.
 pub fn target_in(o: &OptValues, env: &Env) -> Result<Target, RunError> {
     let db = o.str("db");
+    if o.given("db") && db.trim().is_empty() {
+        // Most often a failed `URL=$(...)`: running on the default
+        // SQLite file instead would measure the wrong database.
+        return Err(RunError::Usage(
+            "--db is empty: give a target (sqlite:PATH, mysql://..., postgres://...), or leave --db out for ./dbmeter.sqlite".into(),
+        ));
+    }
     let driver = o.str("db-driver").to_ascii_lowercase();
     let (kind, mut given, fallback) = if !db.is_empty() {
         match conninfo::parse_spec(db)? {
@@ -150,24 +157,14 @@ pub fn connect_options(o: &OptValues, target: Target) -> ConnectOptions {
     }
 }
 
-/// `--query-timeout`, for the connections of the virtual users.
-pub fn query_timeout(o: &OptValues) -> Result<Option<Duration>, RunError> {
-    match o.f64("query-timeout") {
-        0.0 => Ok(None),
-        s if s > 0.0 && s.is_finite() => Ok(Some(Duration::from_secs_f64(s))),
-        s => Err(RunError::Usage(format!(
-            "--query-timeout={s}: expected seconds above 0, or 0 for none"
-        ))),
-    }
-}
-
-pub fn ignore_list(o: &OptValues, target: &Target) -> IgnoreList {
+/// `--ignore-errors` for `target`, or the target's default; a code that
+/// the target never reports is a usage error.
+pub fn ignore_list(o: &OptValues, target: &Target) -> Result<IgnoreList, RunError> {
     let v = o.str("ignore-errors");
-    IgnoreList::parse(if v.is_empty() {
-        target.default_ignored_errors()
-    } else {
-        v
-    })
+    if v.trim().is_empty() {
+        return Ok(IgnoreList::parse(target.default_ignored_errors()));
+    }
+    IgnoreList::parse_for(v, target).map_err(RunError::Usage)
 }
 
 /// The seed to use: the given one, or one drawn from the clock.
@@ -196,70 +193,179 @@ pub fn threads(o: &OptValues) -> Result<usize, RunError> {
         0 => Err(RunError::Usage(
             "--threads=0: at least one thread is needed".into(),
         )),
-        n if n > 100_000 => Err(RunError::Usage(format!("--threads={n}: at most 100000"))),
+        n if n > MAX_THREADS => Err(RunError::Usage(format!(
+            "--threads={n}: at most {MAX_THREADS}"
+        ))),
         n => Ok(n as usize),
     }
 }
 
-pub fn engine_config(o: &OptValues, seed: u64) -> Result<EngineConfig, RunError> {
-    let secs = |name: &str| -> Result<Option<Duration>, RunError> {
-        let v = o.f64(name);
-        if v < 0.0 {
-            return Err(RunError::Usage(format!(
-                "--{name}={v}: must not be negative"
-            )));
+/// The most virtual users a run takes.
+pub const MAX_THREADS: u64 = 100_000;
+/// The longest duration a general option takes, in seconds: a year of
+/// 365 days. The engine's clock counts nanoseconds in 64 bits (584
+/// years), so the sum of the run's durations always fits.
+pub const MAX_SECONDS: f64 = 31_536_000.0;
+/// The shortest duration above 0 that a general option takes (1 ms):
+/// the engine does not schedule anything finer.
+pub const MIN_SECONDS: f64 = 0.001;
+/// The shortest `--report-interval`: the engine closes an interval at
+/// most every 10 ms.
+pub const MIN_INTERVAL: f64 = 0.01;
+/// The longest `--query-timeout`, in seconds (11.6 days): PostgreSQL's
+/// statement_timeout stops at 2^31 ms (24.8 days).
+pub const MAX_QUERY_TIMEOUT: f64 = 1_000_000.0;
+/// The highest `--rate` and `--connect-rate`, per second: one arrival a
+/// microsecond. The arrival schedule is one sequence that every user
+/// takes from under a lock, and the run counts the arrivals due by
+/// walking it: a million a second stays a small part of one core.
+pub const MAX_RATE: f64 = 1_000_000.0;
+/// The lowest `--rate` and `--connect-rate` above 0, per second (one
+/// event every 1,000 s on average).
+pub const MIN_RATE: f64 = 0.001;
+
+/// The general options of a run that are numbers with a unit (durations,
+/// rates, counts), parsed and checked once. A value out of range is a
+/// usage error that says what the option takes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct General {
+    pub threads: usize,
+    /// `--time`; None = no limit.
+    pub time: Option<Duration>,
+    /// `--events`; None = no limit.
+    pub events: Option<u64>,
+    /// `--warmup-time` (zero: none).
+    pub warmup: Duration,
+    /// `--rate`, events per second; None = as fast as possible.
+    pub rate: Option<f64>,
+    /// `--connect-rate`, connections per second; None = all at once.
+    pub connect_rate: Option<f64>,
+    /// `--report-interval`; None = no interval lines.
+    pub report_interval: Option<Duration>,
+    pub reconnect_timeout: Duration,
+    pub abandon_timeout: Duration,
+    /// `--forced-shutdown`; None = off.
+    pub forced_shutdown: Option<Duration>,
+    /// `--query-timeout`; None = none.
+    pub query_timeout: Option<Duration>,
+    pub percentiles: Vec<f64>,
+}
+
+/// Seconds in the words of the error messages.
+fn shown(max: f64) -> String {
+    if max == MAX_SECONDS {
+        format!("{max} (a year)")
+    } else {
+        format!("{max}")
+    }
+}
+
+/// The value of option `name` in seconds: 0 (None) when `zero` says what
+/// 0 means, else from `min` to `max`.
+fn seconds(
+    o: &OptValues,
+    name: &str,
+    (min, max): (f64, f64),
+    zero: Option<&str>,
+) -> Result<Option<Duration>, RunError> {
+    let v = o.f64(name);
+    if v == 0.0 && zero.is_some() {
+        return Ok(None);
+    }
+    if (min..=max).contains(&v) {
+        return Ok(Some(Duration::from_secs_f64(v)));
+    }
+    let or = zero.map(|z| format!(", or 0 for {z}")).unwrap_or_default();
+    Err(RunError::Usage(format!(
+        "--{name}={}: expected seconds from {min} to {}{or}",
+        o.str(name).trim(),
+        shown(max)
+    )))
+}
+
+/// The value of option `name` per second: 0 (None) for `zero`, else from
+/// [`MIN_RATE`] to [`MAX_RATE`].
+fn per_second(o: &OptValues, name: &str, what: &str, zero: &str) -> Result<Option<f64>, RunError> {
+    let v = o.f64(name);
+    if v == 0.0 {
+        return Ok(None);
+    }
+    if (MIN_RATE..=MAX_RATE).contains(&v) {
+        return Ok(Some(v));
+    }
+    Err(RunError::Usage(format!(
+        "--{name}={}: expected {what} per second from {MIN_RATE} to {MAX_RATE}, or 0 for {zero}",
+        o.str(name).trim()
+    )))
+}
+
+impl General {
+    pub fn parse(o: &OptValues) -> Result<General, RunError> {
+        let span = (MIN_SECONDS, MAX_SECONDS);
+        let forced = o.str("forced-shutdown").trim();
+        let forced_shutdown = match forced.to_ascii_lowercase().as_str() {
+            "off" | "" => None,
+            v => match v.parse::<f64>() {
+                Ok(s) if (0.0..=MAX_SECONDS).contains(&s) => Some(Duration::from_secs_f64(s)),
+                _ => {
+                    return Err(RunError::Usage(format!(
+                        "--forced-shutdown={forced}: expected seconds from 0 to {}, or 'off'",
+                        shown(MAX_SECONDS)
+                    )));
+                }
+            },
+        };
+        // Above 0: how long reconnects may fail, and interrupted events
+        // may keep the run waiting.
+        let required = |name: &str| -> Result<Duration, RunError> {
+            Ok(seconds(o, name, span, None)?.unwrap_or_default())
+        };
+        Ok(General {
+            threads: threads(o)?,
+            time: seconds(o, "time", span, Some("no limit"))?,
+            events: Some(o.u64("events")).filter(|&n| n > 0),
+            warmup: seconds(o, "warmup-time", span, Some("no warm-up"))?.unwrap_or_default(),
+            rate: per_second(o, "rate", "events", "as fast as possible")?,
+            connect_rate: per_second(o, "connect-rate", "connections", "all at once")?,
+            report_interval: seconds(
+                o,
+                "report-interval",
+                (MIN_INTERVAL, MAX_SECONDS),
+                Some("no interval lines"),
+            )?,
+            reconnect_timeout: required("reconnect-timeout")?,
+            abandon_timeout: required("abandon-timeout")?,
+            forced_shutdown,
+            query_timeout: seconds(
+                o,
+                "query-timeout",
+                (MIN_SECONDS, MAX_QUERY_TIMEOUT),
+                Some("none"),
+            )?,
+            percentiles: percentiles(o)?,
+        })
+    }
+
+    /// The engine's configuration for these options and `seed`.
+    pub fn engine_config(&self, seed: u64) -> EngineConfig {
+        EngineConfig {
+            threads: self.threads,
+            time: self.time,
+            events: self.events,
+            warmup: self.warmup,
+            rate: self.rate,
+            late_limit: None,
+            interval: self.report_interval.unwrap_or(Duration::from_secs(1)),
+            percentiles: self.percentiles.clone(),
+            seed,
+            forced_shutdown: self.forced_shutdown,
+            reconnect_timeout: self.reconnect_timeout,
+            stop_grace: Duration::from_millis(300),
+            abandon_after: self.abandon_timeout,
+            kinds: 0,
+            connect_rate: self.connect_rate,
         }
-        Ok((v > 0.0).then(|| Duration::from_secs_f64(v)))
-    };
-    let connect_rate = o.f64("connect-rate");
-    if connect_rate < 0.0 {
-        return Err(RunError::Usage(format!(
-            "--connect-rate={connect_rate}: must not be negative"
-        )));
     }
-    let rate = o.f64("rate");
-    if rate < 0.0 {
-        return Err(RunError::Usage(format!(
-            "--rate={rate}: must not be negative"
-        )));
-    }
-    let forced = o.str("forced-shutdown");
-    let forced_shutdown = match forced.to_ascii_lowercase().as_str() {
-        "off" | "" => None,
-        v => match v.parse::<f64>() {
-            Ok(s) if s >= 0.0 && s.is_finite() => Some(Duration::from_secs_f64(s)),
-            _ => {
-                return Err(RunError::Usage(format!(
-                    "--forced-shutdown={forced}: expected seconds or 'off'"
-                )));
-            }
-        },
-    };
-    Ok(EngineConfig {
-        threads: threads(o)?,
-        time: secs("time")?,
-        events: Some(o.u64("events")).filter(|&n| n > 0),
-        warmup: secs("warmup-time")?.unwrap_or_default(),
-        rate: (rate > 0.0).then_some(rate),
-        late_limit: None,
-        interval: secs("report-interval")?.unwrap_or(Duration::from_secs(1)),
-        percentiles: percentiles(o)?,
-        seed,
-        forced_shutdown,
-        reconnect_timeout: secs("reconnect-timeout")?.ok_or_else(|| {
-            RunError::Usage(
-                "--reconnect-timeout=0: expected seconds above 0 (how long reconnects may fail before the run stops)".into(),
-            )
-        })?,
-        stop_grace: Duration::from_millis(300),
-        abandon_after: secs("abandon-timeout")?.ok_or_else(|| {
-            RunError::Usage(
-                "--abandon-timeout=0: expected seconds above 0 (how long interrupted events may keep the run waiting)".into(),
-            )
-        })?,
-        kinds: 0,
-        connect_rate: (connect_rate > 0.0).then_some(connect_rate),
-    })
 }
 
 #[cfg(test)]
@@ -303,6 +409,79 @@ mod tests {
         assert_eq!((t.hosts[0].as_str(), t.ports[0]), ("localhost", 5432));
         assert_eq!((t.user.as_str(), t.database.as_str()), ("sbtest", "sbtest"));
         assert_eq!(t.socket, None);
+    }
+
+    fn general(given: &[(&str, &str)]) -> Result<General, RunError> {
+        let mut o = OptValues::from_defaults(GENERAL);
+        for (k, v) in given {
+            o.set(k, v);
+        }
+        General::parse(&o)
+    }
+
+    #[test]
+    fn general_options_at_their_limits() {
+        let g = general(&[]).unwrap();
+        assert_eq!(g.time, Some(Duration::from_secs(10)));
+        assert_eq!(
+            (g.rate, g.report_interval, g.query_timeout),
+            (None, None, None)
+        );
+        let g = general(&[
+            ("time", "31536000"),
+            ("warmup-time", "0.001"),
+            ("rate", "1000000"),
+            ("connect-rate", "0.001"),
+            ("report-interval", "0.01"),
+            ("query-timeout", "1000000"),
+            ("forced-shutdown", "0"),
+        ])
+        .unwrap();
+        assert_eq!(g.time, Some(Duration::from_secs(31_536_000)));
+        assert_eq!(g.warmup, Duration::from_millis(1));
+        assert_eq!((g.rate, g.connect_rate), (Some(1e6), Some(0.001)));
+        assert_eq!(g.report_interval, Some(Duration::from_millis(10)));
+        assert_eq!(g.forced_shutdown, Some(Duration::ZERO));
+        let e = general(&[("forced-shutdown", "off"), ("time", "0")]).unwrap();
+        assert_eq!((e.forced_shutdown, e.time), (None, None));
+        for (k, v) in [
+            ("time", "31536001"),
+            ("time", "0.0001"),
+            ("warmup-time", "-1"),
+            ("rate", "1000001"),
+            ("rate", "0.0001"),
+            ("connect-rate", "1e300"),
+            ("report-interval", "0.001"),
+            ("query-timeout", "1e7"),
+            ("reconnect-timeout", "0"),
+            ("abandon-timeout", "1e300"),
+            ("forced-shutdown", "-1"),
+            ("threads", "100001"),
+        ] {
+            match general(&[(k, v)]) {
+                Err(RunError::Usage(m)) => {
+                    assert!(m.starts_with(&format!("--{k}={v}: ")), "{m}");
+                    assert!(!m.contains('\n'), "{m}");
+                }
+                other => panic!("--{k}={v}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn an_empty_db_is_refused() {
+        let mut o = OptValues::from_defaults(GENERAL);
+        o.set("db", " ");
+        assert!(matches!(
+            target_in(&o, &Env::empty()),
+            Err(RunError::Usage(_))
+        ));
+        // Not given at all: the default file.
+        let o = OptValues::from_defaults(GENERAL);
+        assert_eq!(
+            target_in(&o, &Env::empty()).unwrap(),
+            Target::default_sqlite()
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use dbmeter_benchmarks::Context;
 pub fn command(verb: &str, req: &Request, obs: &dyn Observer) -> Result<(), RunError> {
     let o = &req.options;
     let bench = req.benchmark.as_ref();
+    let general = settings::General::parse(o)?;
     crate::pinning::pin_client(o)?;
     let target = target_of(req)?;
     if verb != "prepare" {
@@ -21,9 +22,9 @@ pub fn command(verb: &str, req: &Request, obs: &dyn Observer) -> Result<(), RunE
     let ctx = Context {
         options: o,
         connect: connect.as_ref(),
-        ignore: ignore_of(o, target.as_ref()),
+        ignore: ignore_of(o, target.as_ref())?,
         seed: settings::seed(o),
-        threads: settings::threads(o)?,
+        threads: general.threads,
         console: obs,
         server: crate::managed::control_for(target.as_ref()),
         layout: req.layout,

@@ -132,8 +132,10 @@ local function sql_failed(con, query, errno, state, msg, ignorable)
                               tostring(e.sql_errno), e.sql_state, e.sql_errmsg)
       end}), 3)
    end
-   error(string.format("SQL error, errno = %s, state = '%s': %s",
-                       tostring(errno), state, msg), 3)
+   -- Named after the script's line that ran the statement, wherever in
+   -- the prelude the failure was found.
+   error(dbm.user_position() .. string.format("SQL error, errno = %s, state = '%s': %s",
+                       tostring(errno), state, msg), 0)
 end
 
 -- The error of a statement that returned -1.

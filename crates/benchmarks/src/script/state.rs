@@ -423,6 +423,10 @@ fn ok() -> MultiValue {
 /// (the hot ones are FFI functions: `ffi.rs`).
 fn api_table(lua: &Lua, p: Ptr) -> mlua::Result<Table> {
     let t = lua.create_table()?;
+    t.set(
+        "user_position",
+        lua.create_function(|lua, ()| Ok(user_position(lua)))?,
+    )?;
     // SAFETY (every `p.get()` below): Lua calls these one at a time, on
     // the state's thread, and none of them calls back into Lua.
     t.set(
@@ -652,10 +656,7 @@ pub(crate) fn new_state(env: &Arc<Env>, command: &str, tid: usize) -> Result<Lua
         info.set("script", script)?;
         info.set("script_dir", dir)?;
         info.set("opt", opt_table(&lua, &env.opts)?)?;
-        let internal: Table = lua
-            .load(PRELUDE)
-            .set_name("=dbmeter-prelude")
-            .call((api, info))?;
+        let internal: Table = lua.load(PRELUDE).set_name(PRELUDE_NAME).call((api, info))?;
         lua.set_named_registry_value(INTERNAL, internal)?;
         Ok(())
     };
@@ -665,6 +666,41 @@ pub(crate) fn new_state(env: &Arc<Env>, command: &str, tid: usize) -> Result<Lua
         .exec()
         .map_err(|e| lua_message(&e))?;
     Ok(lua)
+}
+
+/// The chunk name of the prelude, as Lua reports it in positions.
+const PRELUDE_NAME: &str = "=dbmeter-prelude";
+
+/// "FILE:LINE: " of the innermost call on the stack that is in the user's
+/// code (the script or a module it loaded), not in the prelude nor in a C
+/// function; "" when there is none. An error raised in the prelude on the
+/// script's behalf (a failed statement) then names the script's line,
+/// however deep in the prelude it was found.
+fn user_position(lua: &Lua) -> String {
+    for level in 0.. {
+        let found = lua.inspect_stack(level, |d| {
+            let src = d.source();
+            let own = src.what == "C"
+                || src
+                    .source
+                    .as_deref()
+                    .is_none_or(|s| s == PRELUDE_NAME || s == "=(tail call)");
+            if own {
+                return None;
+            }
+            let file = src.short_src.as_deref().unwrap_or("?").to_string();
+            Some(match d.current_line() {
+                Some(line) => format!("{file}:{line}: "),
+                None => format!("{file}: "),
+            })
+        });
+        match found {
+            None => return String::new(),
+            Some(Some(at)) => return at,
+            Some(None) => {}
+        }
+    }
+    String::new()
 }
 
 /// Where a state keeps the prelude's own functions (not the script's).

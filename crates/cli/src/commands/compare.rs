@@ -2,7 +2,7 @@
 //! store (computed by `dbmeter_store::compare`, laid out by
 //! `dbmeter_report::compare`).
 
-use super::results::{filter_of, noise_pct, open_existing, parse_args};
+use super::results::{campaign_selection, filter_of, noise_pct, open_existing, parse_args};
 use crate::CliError;
 use crate::help::{Example, Page, flag, opt};
 use dbmeter_report::compare as fmt;
@@ -102,8 +102,17 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             "unexpected argument '{w}': selectors go after --baseline or --candidate (`dbmeter help compare`)"
         )));
     }
-    let base_words: Vec<&str> = a.all("baseline").collect();
-    if base_words.iter().all(|w| w.trim().is_empty()) {
+    let split = |name: &str| -> Vec<String> {
+        a.all(name)
+            .flat_map(|v| v.split_whitespace())
+            .map(str::to_string)
+            .collect()
+    };
+    // Campaign files become campaign:NAME, and may name the store.
+    let (groups, store) =
+        campaign_selection(a.get("store"), &[split("baseline"), split("candidate")])?;
+    let base_words: Vec<&str> = groups[0].iter().map(String::as_str).collect();
+    if base_words.is_empty() {
         return Err(CliError::Usage(
             "which runs are the baseline? e.g. `dbmeter compare --baseline variant:A` (`dbmeter help compare`)"
                 .into(),
@@ -131,7 +140,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         }
     };
     let baseline = selectors(base_words)?;
-    let cand_words: Vec<&str> = a.all("candidate").collect();
+    let cand_words: Vec<&str> = groups[1].iter().map(String::as_str).collect();
     let candidate = if cand_words.is_empty() {
         None
     } else {
@@ -152,7 +161,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         },
         noise_pct,
     };
-    let mut store = open_existing(a.get("store"))?;
+    let mut store = open_existing(Some(&store))?;
     let table = store
         .compare(&baseline, candidate.as_ref(), &opts)
         .map_err(|e| CliError::Failed(e.0))?;

@@ -2,7 +2,7 @@
 //! (`dbmeter_report::html`), with comparison tables against a baseline
 //! (`dbmeter_store::compare`) and every chart also as an SVG file.
 
-use super::results::{filter_of, noise_pct, open_existing, parse_args};
+use super::results::{campaign_selection, filter_of, noise_pct, open_existing, parse_args};
 use crate::CliError;
 use crate::help::{Example, Page, opt};
 use dbmeter_report::compare as fmt;
@@ -86,23 +86,30 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     {
         return crate::help::print_page(&PAGE);
     }
-    let a = parse_args(args, &PAGE, None)?;
-    let filter = filter_of(&a.words)?;
-    let noise_pct = noise_pct(a.get("noise"))?;
+    let mut a = parse_args(args, &PAGE, None)?;
     let words = |name: &str| -> Vec<String> {
         a.all(name)
             .flat_map(|v| v.split_whitespace())
             .map(str::to_string)
             .collect()
     };
-    let (base_words, cand_words) = (words("baseline"), words("candidate"));
+    // Campaign files become campaign:NAME, and may name the store.
+    let (groups, store) = campaign_selection(
+        a.get("store"),
+        &[a.words.clone(), words("baseline"), words("candidate")],
+    )?;
+    let [selected, base_words, cand_words] = <[Vec<String>; 3]>::try_from(groups)
+        .map_err(|_| CliError::Failed("internal error: selector groups".into()))?;
+    a.words = selected;
+    let filter = filter_of(&a.words)?;
+    let noise_pct = noise_pct(a.get("noise"))?;
     if base_words.is_empty() && !cand_words.is_empty() {
         return Err(CliError::Usage(
             "--candidate needs --baseline (`dbmeter help report`)".into(),
         ));
     }
 
-    let mut store = open_existing(a.get("store"))?;
+    let mut store = open_existing(Some(&store))?;
     let summaries = store.runs(&filter).map_err(|e| CliError::Failed(e.0))?;
     if summaries.is_empty() {
         return Err(CliError::Failed(format!(

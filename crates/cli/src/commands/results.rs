@@ -122,6 +122,80 @@ pub(crate) fn open_existing(given: Option<&str>) -> Result<Store, CliError> {
     Store::open_existing(&store_spec(given)?).map_err(failed)
 }
 
+/// For `compare` and `report`: the selector words with each campaign
+/// file among them (a path ending in .toml) replaced by
+/// `campaign:NAME`, and the store to open. That is `given` (--store);
+/// else the store a campaign file names: the file given, or a campaign
+/// file in the current directory whose name a `campaign:NAME` word
+/// selects, as `dbmeter campaign run` stored its runs there; else the
+/// default store. A campaign's store is announced on stderr with the
+/// reason.
+pub(crate) fn campaign_selection(
+    given: Option<&str>,
+    groups: &[Vec<String>],
+) -> Result<(Vec<Vec<String>>, String), CliError> {
+    // The store a campaign file names, and why it is the one.
+    let mut named: Option<(String, String)> = None;
+    let mut out = Vec::with_capacity(groups.len());
+    for words in groups {
+        let mut group = Vec::with_capacity(words.len());
+        for w in words {
+            if !w.ends_with(".toml") {
+                group.push(w.clone());
+                continue;
+            }
+            let path = std::path::Path::new(w);
+            let (name, store) = dbmeter_campaign::spec::name_and_store(path).ok_or_else(|| {
+                CliError::Usage(format!(
+                    "{w}: not a campaign file that can be read (with a name = \"...\"); selectors are campaign:NAME, variant:NAME, tag:KEY=VALUE, ..."
+                ))
+            })?;
+            group.push(format!("campaign:{name}"));
+            if let (None, Some(s)) = (&named, store) {
+                named = Some((s, format!("campaign file {w} names it")));
+            }
+        }
+        out.push(group);
+    }
+    if given.is_none() && named.is_none() {
+        named = out
+            .iter()
+            .flatten()
+            .filter_map(|w| w.strip_prefix("campaign:"))
+            .find_map(campaign_file_here);
+    }
+    if let Some(g) = given {
+        return Ok((out, store_spec(Some(g))?));
+    }
+    match named {
+        Some((store, why)) => {
+            eprintln!("dbmeter: using the results store {store} ({why}; --store picks another)");
+            Ok((out, store))
+        }
+        None => Ok((out, store_spec(None)?)),
+    }
+}
+
+/// The store that a campaign file in the current directory, of campaign
+/// `name`, names; with why it is the one.
+fn campaign_file_here(name: &str) -> Option<(String, String)> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(".")
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    files.into_iter().find_map(|p| {
+        let (n, store) = dbmeter_campaign::spec::name_and_store(&p)?;
+        let file = p.strip_prefix(".").unwrap_or(&p).display().to_string();
+        (n == name).then_some(())?;
+        Some((
+            store?,
+            format!("campaign '{name}' of {file} stores its runs there"),
+        ))
+    })
+}
+
 /// `--tag` values as (key, value); a usage error for other forms.
 pub(crate) fn parse_tags<'a>(
     values: impl Iterator<Item = &'a str>,

@@ -158,7 +158,8 @@ pub(crate) const OPTIONS: &[(&str, Treat)] = &[
         "mysql-debug",
         NoEffect("it traces libmysqlclient, which dbmeter does not use (it has its own client)"),
     ),
-    ("mysql-ignore-errors", As("ignore-errors")),
+    // --ignore-errors when the target is MySQL (see translate).
+    ("mysql-ignore-errors", Own),
     (
         "mysql-dry-run",
         OffOnly("dbmeter always sends its statements to the server"),
@@ -506,6 +507,8 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     let mut percentile_off = false;
     let mut fixed_seed = false;
     let mut read_only = None;
+    // --mysql-ignore-errors: MySQL's error codes, for the mysql driver.
+    let mut mysql_ignore = None;
     for o in &opts {
         // The workload's (a script's) own option of that name is its own.
         let t = if own.contains(&o.name) {
@@ -539,6 +542,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
                 "init-rng" | "rand-init" => fixed_seed = !o.is_on(),
                 "oltp-read-only" if legacy => out.push((o.name.clone(), value)),
                 "oltp-read-only" => read_only = Some(o.is_on()),
+                "mysql-ignore-errors" => mysql_ignore = Some(o),
                 // test, version, help: read above.
                 _ => {}
             },
@@ -567,6 +571,32 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     }
     if let Some(n) = note.take() {
         notes.insert(0, format!("{n} ({word})"));
+    }
+    // As in sysbench, --mysql-ignore-errors concerns the mysql driver only:
+    // MySQL's codes mean nothing to another target (and are refused there).
+    if let Some(o) = mysql_ignore {
+        let last = |name: &str| {
+            out.iter()
+                .rev()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, v)| v.clone())
+        };
+        let mysql = match (last("db"), last("db-driver")) {
+            (Some(url), _) if !url.trim().is_empty() => {
+                let url = url.trim().to_ascii_lowercase();
+                url.starts_with("mysql:") || url.starts_with("mariadb:")
+            }
+            (_, Some(driver)) => driver.eq_ignore_ascii_case("mysql"),
+            (_, None) => true,
+        };
+        if mysql {
+            out.push(("ignore-errors".into(), o.value.clone()));
+        } else {
+            notes.push(format!(
+                "{} has no effect: it is for the mysql driver",
+                o.shown()
+            ));
+        }
     }
     let given = |name: &str| {
         out.iter()

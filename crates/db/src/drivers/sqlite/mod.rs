@@ -121,33 +121,13 @@ impl StatementTimer {
 
 /// SQLite's primary result codes by name.
 fn code_name(primary: i32) -> String {
-    let name = match primary {
-        1 => "SQLITE_ERROR",
-        2 => "SQLITE_INTERNAL",
-        3 => "SQLITE_PERM",
-        4 => "SQLITE_ABORT",
-        5 => "SQLITE_BUSY",
-        6 => "SQLITE_LOCKED",
-        7 => "SQLITE_NOMEM",
-        8 => "SQLITE_READONLY",
-        9 => "SQLITE_INTERRUPT",
-        10 => "SQLITE_IOERR",
-        11 => "SQLITE_CORRUPT",
-        12 => "SQLITE_NOTFOUND",
-        13 => "SQLITE_FULL",
-        14 => "SQLITE_CANTOPEN",
-        15 => "SQLITE_PROTOCOL",
-        17 => "SQLITE_SCHEMA",
-        18 => "SQLITE_TOOBIG",
-        19 => "SQLITE_CONSTRAINT",
-        20 => "SQLITE_MISMATCH",
-        21 => "SQLITE_MISUSE",
-        23 => "SQLITE_AUTH",
-        25 => "SQLITE_RANGE",
-        26 => "SQLITE_NOTADB",
-        _ => return format!("SQLITE_{primary}"),
-    };
-    name.to_string()
+    match crate::error::SQLITE_CODES
+        .iter()
+        .find(|(n, _)| *n == primary)
+    {
+        Some((_, name)) => name.to_string(),
+        None => format!("SQLITE_{primary}"),
+    }
 }
 
 pub(crate) fn map_err(e: rusqlite::Error) -> DbError {
