@@ -130,8 +130,8 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     }
     let version = plan.server_version();
     let percentile = line_percentile(&engine.percentiles);
-    let every = o.f64("report-interval");
-    let print = every > 0.0;
+    let every = general.report_interval.map(|d| d.as_secs_f64());
+    let print = every.is_some();
     let header = RunHeader {
         version: env!("CARGO_PKG_VERSION").to_string(),
         benchmark: bench.name().to_string(),
@@ -143,7 +143,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
             .late_limit
             .filter(|_| engine.rate.is_some())
             .map(|d| d.as_secs_f64() * 1e3),
-        report_interval_s: print.then_some(every),
+        report_interval_s: every,
         time_limit_s: engine.time.map(|d| d.as_secs_f64()),
         warmup_s: engine.warmup.as_secs_f64(),
         seed: engine.seed,

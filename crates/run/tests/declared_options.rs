@@ -45,8 +45,8 @@ fn the_run_layer_reads_declared_general_options() {
     let _ = settings::connect_options(&o, target.clone());
     let _ = settings::ignore_list(&o, &target);
     let _ = settings::seed(&o);
-    settings::query_timeout(&o).expect("the default query timeout");
-    settings::engine_config(&o, 1).expect("the default engine settings");
+    let general = settings::General::parse(&o).expect("the default general settings");
+    let _ = general.engine_config(1);
     pinning::pin_client(&o).expect("no pinning by default");
     // sysbench's --mysql-* and --pgsql-* options.
     for driver in ["mysql", "pgsql"] {
