@@ -18,6 +18,7 @@ mod campaign_signals;
 mod cli_errors;
 mod client_conventions;
 mod environment;
+mod events;
 mod help;
 mod lua_scripts;
 mod lua_tpcc;

@@ -3,8 +3,7 @@
 //! their latency histograms and merge exactly across processes, and the
 //! event stream as JSON lines.
 
-mod common;
-use common::*;
+use crate::common::*;
 use dbmeter_result::RunDocument;
 use dbmeter_stats::LatencyHistogram;
 
