@@ -2,10 +2,10 @@
 //! managed MariaDB, its results in a SQLite store, `--resume`, a failing
 //! cell, `--dry-run`, and campaign files with mistakes.
 
-use crate::common::servers::can_run;
 use crate::common::{Run, Scratch};
 use dbmeter_server::Flavor;
 use dbmeter_store::{Filter, Store};
+use dbmeter_testkit::servers::can_run;
 use std::os::unix::fs::PermissionsExt;
 
 /// A scratch directory with its own dbmeter home (managed servers and the

@@ -4,10 +4,10 @@
 //! campaign keeps the target's password out of the command lines and
 //! environments of the processes it starts, its output and its store.
 
-use crate::common::servers::{ask, start};
 use crate::common::*;
 use crate::procs::{Watched, descendants};
 use dbmeter_server::Flavor;
+use dbmeter_testkit::servers::{ask, start};
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};

@@ -5,12 +5,11 @@
 //! (only PATH, HOME and what the case sets) against throwaway servers, and
 //! checks what the server saw.
 
-use crate::common::servers::{ask, ask_n, start, start_with};
 use crate::common::*;
 use dbmeter_server::{Flavor, Server};
+use dbmeter_testkit::servers::{ask, ask_n, ask_on as psql, start, start_with};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// dbmeter with `args`, HOME set to `home` and nothing else from this
 /// process's environment but PATH; `vars` on top.
@@ -92,21 +91,6 @@ fn target_url(r: &Run) -> String {
 }
 
 // ---------------------------------------------------------------- PostgreSQL
-
-/// psql as postgres over TCP on database `db`.
-fn psql(server: &Server, db: &str, sql: &str) -> String {
-    let out = Command::new("psql")
-        .args(["-h", "127.0.0.1", "-p", &server.port().to_string()])
-        .args(["-U", "postgres", "-d", db, "-tAc", sql])
-        .output()
-        .expect("run psql");
-    assert!(
-        out.status.success(),
-        "{sql}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 fn server_log(server: &Server) -> String {
     std::fs::read_to_string(server.log_path()).unwrap_or_default()

@@ -2,10 +2,10 @@
 //! environment checked against this machine, server facts and counter
 //! deltas on real MariaDB and PostgreSQL servers, the OS series, warnings.
 
-use crate::common::servers::start;
 use crate::common::*;
 use dbmeter_server::ServerOptions;
 use dbmeter_server::{Flavor, Server};
+use dbmeter_testkit::servers::start;
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 

@@ -2,6 +2,7 @@
 //! the shell offers, all made from the option tables the parser uses.
 
 use crate::common::{Scratch, bin};
+use dbmeter_testkit::tools::{FISH, GROFF, MAN, ZSH, find_all_or_skip};
 use std::process::Command;
 
 /// Every command's name, as `dbmeter help` lists them.
@@ -211,15 +212,19 @@ fn bash_completion_loads_and_completes() {
 
 #[test]
 fn zsh_and_fish_scripts_parse() {
+    let Some(shells) = find_all_or_skip(&[ZSH, FISH]) else {
+        return;
+    };
+    let (zsh, fish) = (&shells[0], &shells[1]);
     let s = Scratch::new();
-    for (shell, check) in [("zsh", "-n"), ("fish", "--no-execute")] {
+    for (shell, path, check) in [("zsh", zsh, "-n"), ("fish", fish, "--no-execute")] {
         let file = s.path(&format!("completion.{shell}"));
         std::fs::write(&file, s.ok(&["completions", shell]).stdout).unwrap();
-        let o = Command::new(shell)
+        let o = Command::new(path)
             .arg(check)
             .arg(&file)
             .output()
-            .unwrap_or_else(|e| panic!("{shell} (.ci/run installs it): {e}"));
+            .unwrap_or_else(|e| panic!("{shell}: {e}"));
         assert!(
             o.status.success(),
             "{shell}: {}",
@@ -228,7 +233,7 @@ fn zsh_and_fish_scripts_parse() {
     }
     // fish loads it and knows a workload's choices.
     let file = s.path("completion.fish");
-    let o = Command::new("fish")
+    let o = Command::new(fish)
         .arg("-c")
         .arg(format!(
             "source {}; complete -C'dbmeter run tpch --test='",
@@ -242,7 +247,7 @@ fn zsh_and_fish_scripts_parse() {
         "{out}"
     );
     // zsh loads it.
-    let o = Command::new("zsh")
+    let o = Command::new(zsh)
         .arg("-c")
         .arg(format!(
             "autoload -U compinit && compinit -u && source {} && echo ${{_comps[dbmeter]}}",
@@ -260,15 +265,19 @@ fn zsh_and_fish_scripts_parse() {
 
 #[test]
 fn man_renders_every_command_and_option() {
+    let Some(programs) = find_all_or_skip(&[MAN, GROFF]) else {
+        return;
+    };
+    let (man, groff) = (&programs[0], &programs[1]);
     let s = Scratch::new();
     let page = s.path("dbmeter.1");
     std::fs::write(&page, s.ok(&["man"]).stdout).unwrap();
-    let o = Command::new("man")
+    let o = Command::new(man)
         .args(["-l", "-P", "cat"])
         .arg(&page)
         .env("MANWIDTH", "80")
         .output()
-        .expect("man (man-db)");
+        .expect("run man");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
     for want in [
@@ -286,11 +295,11 @@ fn man_renders_every_command_and_option() {
         assert!(text.contains(&format!("dbmeter {c}")), "man page lacks {c}");
     }
     // groff finds nothing to warn about.
-    let o = Command::new("groff")
+    let o = Command::new(groff)
         .args(["-man", "-ww", "-z"])
         .arg(&page)
         .output()
-        .expect("groff");
+        .expect("run groff");
     assert!(
         o.stderr.is_empty(),
         "groff warns: {}",

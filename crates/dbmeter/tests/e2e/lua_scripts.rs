@@ -2,21 +2,10 @@
 //! throwaway MariaDB and PostgreSQL servers (same statement counts as the
 //! native workloads), a script of our own on SQLite, and a Lua error.
 
-use crate::common::servers::{ask_n, start};
 use crate::common::*;
 use dbmeter_server::Flavor;
-use std::path::Path;
-
-const BUNDLED: &str = "/usr/share/sysbench";
-
-fn bundled(name: &str) -> String {
-    let p = format!("{BUNDLED}/{name}");
-    assert!(
-        Path::new(&p).exists(),
-        "{p} is missing: .ci/run installs sysbench (apt-get install sysbench)"
-    );
-    p
-}
+use dbmeter_testkit::servers::{ask_n, start};
+use dbmeter_testkit::tools::SYSBENCH_SCRIPTS;
 
 /// reads, writes, others, events of a run's JSON.
 fn totals(r: &Run) -> (u64, u64, u64, u64) {
@@ -36,6 +25,9 @@ fn totals(r: &Run) -> (u64, u64, u64, u64) {
 }
 
 fn same_counts_as_native(flavor: Flavor) {
+    let Some(bundled) = SYSBENCH_SCRIPTS.find_or_skip() else {
+        return;
+    };
     let Some(server) = start(flavor) else { return };
     let s = Scratch::new();
     let db = format!("--db={}", server.url());
@@ -43,7 +35,7 @@ fn same_counts_as_native(flavor: Flavor) {
         ("oltp_point_select.lua", "oltp_point_select", "--events=200"),
         ("oltp_read_write.lua", "oltp_read_write", "--events=50"),
     ] {
-        let script = bundled(script);
+        let script = bundled.join(script).display().to_string();
         let common = [db.as_str(), "--tables=2", "--table-size=500"];
         let mut a = vec!["prepare", script.as_str()];
         a.extend(common);

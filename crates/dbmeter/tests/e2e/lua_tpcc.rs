@@ -4,9 +4,9 @@
 //! against the rows it added, its parallel `check` command, a broken
 //! database that `check` catches, and cleanup.
 
-use crate::common::servers::{ask, ask_n, start};
 use crate::common::*;
 use dbmeter_server::{Flavor, Server};
+use dbmeter_testkit::servers::{ask, ask_n, start};
 
 fn script() -> String {
     format!("{}/tests/scripts/tpcc_like.lua", env!("CARGO_MANIFEST_DIR"))

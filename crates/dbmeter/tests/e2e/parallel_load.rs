@@ -2,10 +2,10 @@
 //! sees N bulk loads at once (MariaDB: bulk INSERTs, or LOAD DATA with
 //! `?load=infile`; PostgreSQL: COPY).
 
-use crate::common::servers::{ask_n, start, try_ask};
 use crate::common::*;
 use crate::procs::Watched;
 use dbmeter_server::{Flavor, Server};
+use dbmeter_testkit::servers::{ask_n, start, try_ask};
 use std::time::{Duration, Instant};
 
 /// How many bulk loads the server runs right now; None when the question

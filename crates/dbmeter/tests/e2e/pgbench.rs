@@ -5,21 +5,25 @@
 //! in pgbench_history); script files with meta-commands; SQLite; a bad
 //! script.
 
-use crate::common::servers::psql;
-use crate::common::servers::{ask, start};
 use crate::common::*;
 use dbmeter_server::{Flavor, Server};
+use dbmeter_testkit::servers::ask_on as psql;
+use dbmeter_testkit::servers::{ask, start};
+use dbmeter_testkit::tools::PGBENCH;
 use std::process::Command;
 
 /// Real pgbench on database `db`.
 fn pgbench(server: &Server, db: &str, args: &[&str]) -> String {
-    let out = Command::new("pgbench")
+    let program = PGBENCH
+        .find()
+        .expect("pgbench, looked for by the test first");
+    let out = Command::new(program)
         .args(["-h", "127.0.0.1", "-p", &server.port().to_string()])
         .args(["-U", "postgres"])
         .args(args)
         .arg(db)
         .output()
-        .unwrap_or_else(|e| panic!("pgbench (Debian's postgresql-client has it): {e}"));
+        .unwrap_or_else(|e| panic!("run pgbench: {e}"));
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -76,6 +80,9 @@ fn schema_and_data(server: &Server, db: &str) -> Vec<String> {
 
 #[test]
 fn prepare_makes_the_tables_pgbench_i_makes() {
+    if PGBENCH.find_or_skip().is_none() {
+        return;
+    }
     let Some(server) = start(Flavor::Postgres) else {
         return;
     };
@@ -155,6 +162,9 @@ fn balances(server: &Server, db: &str) -> String {
 
 #[test]
 fn same_transactions_as_pgbench_for_the_same_seed() {
+    if PGBENCH.find_or_skip().is_none() {
+        return;
+    }
     let Some(server) = start(Flavor::Postgres) else {
         return;
     };

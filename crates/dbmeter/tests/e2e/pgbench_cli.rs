@@ -5,10 +5,11 @@
 //! skips late transactions under `-R` with `-L`, and refuses bad options
 //! with one line and pgbench's exit code.
 
-use crate::common::servers::psql;
-use crate::common::servers::{ask, start};
 use crate::common::*;
 use dbmeter_server::{Flavor, Server};
+use dbmeter_testkit::servers::ask_on as psql;
+use dbmeter_testkit::servers::{ask, start};
+use dbmeter_testkit::tools::PGBENCH;
 use std::process::Command;
 
 /// The connection options and then `args`, then the database.
@@ -25,10 +26,13 @@ fn argv(server: &Server, args: &[&str], db: &str) -> Vec<String> {
 
 /// Real pgbench; its stdout and stderr.
 fn pgbench(server: &Server, args: &[&str], db: &str) -> String {
-    let out = Command::new("pgbench")
+    let program = PGBENCH
+        .find()
+        .expect("pgbench, looked for by the test first");
+    let out = Command::new(program)
         .args(argv(server, args, db))
         .output()
-        .unwrap_or_else(|e| panic!("pgbench (Debian's postgresql-client has it): {e}"));
+        .unwrap_or_else(|e| panic!("run pgbench: {e}"));
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -85,6 +89,9 @@ fn per_script(text: &str) -> Vec<String> {
 
 #[test]
 fn init_makes_the_tables_pgbench_i_makes() {
+    if PGBENCH.find_or_skip().is_none() {
+        return;
+    }
     let Some(server) = start(Flavor::Postgres) else {
         return;
     };
@@ -135,6 +142,9 @@ INSERT INTO mine(script, client, v) VALUES (2, :client_id, :v);
 
 #[test]
 fn the_same_argv_runs_the_same_transactions() {
+    if PGBENCH.find_or_skip().is_none() {
+        return;
+    }
     let Some(server) = start(Flavor::Postgres) else {
         return;
     };
@@ -441,6 +451,9 @@ SELECT 1 / 0;
 
 #[test]
 fn pipelines_are_sent_as_pipelines() {
+    if PGBENCH.find_or_skip().is_none() {
+        return;
+    }
     let Some(server) = start(Flavor::Postgres) else {
         return;
     };

@@ -122,7 +122,7 @@ fn a_campaign_report_stands_alone_and_renders_with_its_charts() {
     let Some(browser) = chromium() else { return };
     // The browser's DOM: the page parsed, with its SVG charts as elements.
     let page = s.path("pair.html");
-    let dom = headless(browser, &s, &["--dump-dom"], &page);
+    let dom = headless(&browser, &s, &["--dump-dom"], &page);
     let dom_text = String::from_utf8_lossy(&dom.stdout);
     assert!(
         dom.status.success(),
@@ -137,7 +137,7 @@ fn a_campaign_report_stands_alone_and_renders_with_its_charts() {
     assert!(dom_text.contains("<polyline"));
     // A screenshot: the lines of both variants are drawn in their colours
     // (plotters' first two palette colours).
-    let shot = screenshot(browser, &s, &page, 1200, 2600);
+    let shot = screenshot(&browser, &s, &page, 1200, 2600);
     let first = pixels_of(&shot, (230, 25, 75));
     let second = pixels_of(&shot, (60, 180, 75));
     assert!(

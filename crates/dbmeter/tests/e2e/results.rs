@@ -5,6 +5,7 @@
 use crate::common::*;
 use dbmeter_server::Flavor;
 use dbmeter_store::{RunMeta, Store};
+use dbmeter_testkit::servers;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::process::Stdio;

@@ -4,10 +4,10 @@
 //! the middle marks its counter deltas as meaningless; other sessions busy
 //! on the server during the run are reported.
 
-use crate::common::servers::{ask, ask_n, start};
 use crate::common::*;
 use crate::procs::Watched;
 use dbmeter_server::{Flavor, Server};
+use dbmeter_testkit::servers::{ask, ask_n, start};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 

@@ -4,9 +4,9 @@
 //! even when the test fails. Without the servers' binaries these tests skip,
 //! unless DBMETER_REQUIRE_SERVERS is set (CI).
 
-use crate::common::servers::can_run;
 use crate::common::{Run, Scratch};
 use dbmeter_server::{Flavor, available};
+use dbmeter_testkit::servers::can_run;
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;

@@ -2,9 +2,9 @@
 //! test starts itself; errors that restart events; a server restarted in
 //! the middle of a run; bad targets.
 
-use crate::common::servers::{ask, ask_n, start, start_with};
 use crate::common::*;
 use dbmeter_server::{Flavor, Server};
+use dbmeter_testkit::servers::{ask, ask_n, start, start_with};
 use std::time::Duration;
 
 fn db(server: &Server) -> String {
@@ -247,7 +247,7 @@ fn conflicts_are_retried(flavor: Flavor, codes: &[&str]) {
         Flavor::Postgres => &[("deadlock_timeout", "100ms")],
         Flavor::MariaDb => &[],
     };
-    let Some(server) = crate::common::servers::start_with(flavor, settings) else {
+    let Some(server) = dbmeter_testkit::servers::start_with(flavor, settings) else {
         return;
     };
     let s = Scratch::new();
@@ -543,7 +543,7 @@ fn mariadb_over_a_unix_socket() {
 #[test]
 fn mariadb_load_methods() {
     let Some(server) =
-        crate::common::servers::start_with(Flavor::MariaDb, &[("local-infile", "0")])
+        dbmeter_testkit::servers::start_with(Flavor::MariaDb, &[("local-infile", "0")])
     else {
         return;
     };

@@ -1,9 +1,10 @@
 //! TLS modes, password authentication and --query-timeout against real
 //! MariaDB and PostgreSQL servers started with certificates made here.
 
-use crate::common::servers::{ask, start_with};
 use crate::common::*;
 use dbmeter_server::{Flavor, Server};
+use dbmeter_testkit::servers::{ask, start_with};
+use dbmeter_testkit::tools::OPENSSL;
 use std::path::Path;
 use std::process::Command;
 
@@ -16,8 +17,8 @@ struct Certs {
     other_ca: String,
 }
 
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
+fn openssl(program: &Path, dir: &Path, args: &[&str]) {
+    let out = Command::new(program)
         .args(args)
         .current_dir(dir)
         .output()
@@ -29,8 +30,12 @@ fn openssl(dir: &Path, args: &[&str]) {
     );
 }
 
-fn make_certs(dir: &Path) -> Certs {
+/// The certificates; None after saying that the test skips when the
+/// openssl program is missing.
+fn make_certs(dir: &Path) -> Option<Certs> {
     use std::os::unix::fs::PermissionsExt;
+    let program = OPENSSL.find_or_skip()?;
+    let openssl = |dir: &Path, args: &[&str]| openssl(&program, dir, args);
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
     for name in ["ca", "other-ca"] {
@@ -84,12 +89,12 @@ fn make_certs(dir: &Path) -> Certs {
         std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
     }
     let p = |f: &str| dir.join(f).to_string_lossy().into_owned();
-    Certs {
+    Some(Certs {
         ca: p("ca.pem"),
         cert: p("server.pem"),
         key: p("server.key"),
         other_ca: p("other-ca.pem"),
-    }
+    })
 }
 
 fn url(server: &Server, user: &str, password: &str, params: &str) -> String {
@@ -156,7 +161,9 @@ fn mariadb_with_tls(certs: &Certs) -> Option<Server> {
 #[test]
 fn mariadb_tls_modes_and_passwords() {
     let s = Scratch::new();
-    let certs = make_certs(s.dir.path());
+    let Some(certs) = make_certs(s.dir.path()) else {
+        return;
+    };
     let Some(server) = mariadb_with_tls(&certs) else {
         return;
     };
@@ -278,7 +285,9 @@ fn postgres_with_tls(s: &Scratch, certs: &Certs, hba_lines: &str) -> Option<Serv
 #[test]
 fn postgres_tls_modes_and_password_methods() {
     let s = Scratch::new();
-    let certs = make_certs(s.dir.path());
+    let Some(certs) = make_certs(s.dir.path()) else {
+        return;
+    };
     // TCP needs TLS; md5 and scram users need their password.
     let Some(server) = postgres_with_tls(
         &s,
@@ -451,7 +460,9 @@ fn system_trust_store(s: &Scratch, server: &Server, certs: &Certs) {
 #[test]
 fn mariadb_system_trust_store() {
     let s = Scratch::new();
-    let certs = make_certs(s.dir.path());
+    let Some(certs) = make_certs(s.dir.path()) else {
+        return;
+    };
     let Some(server) = mariadb_with_tls(&certs) else {
         return;
     };
@@ -461,7 +472,9 @@ fn mariadb_system_trust_store() {
 #[test]
 fn postgres_system_trust_store() {
     let s = Scratch::new();
-    let certs = make_certs(s.dir.path());
+    let Some(certs) = make_certs(s.dir.path()) else {
+        return;
+    };
     let Some(server) = postgres_with_tls(
         &s,
         &certs,

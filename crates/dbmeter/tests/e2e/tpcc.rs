@@ -4,9 +4,9 @@
 //! doing what client-side SQL does, and bad inputs. SQLite, and throwaway
 //! MariaDB and PostgreSQL servers.
 
-use crate::common::servers::{ask_n, start};
 use crate::common::*;
 use dbmeter_server::{Flavor, Server};
+use dbmeter_testkit::servers::{ask_n, start};
 
 fn tpcc_json(r: &Run) -> serde_json::Value {
     let doc = r.json();

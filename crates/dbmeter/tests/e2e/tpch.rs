@@ -6,9 +6,9 @@
 //! stream, and bad inputs.
 
 use crate::common::browser::{chromium, pixels_of, screenshot};
-use crate::common::servers::{ask, ask_n, start};
 use crate::common::*;
 use dbmeter_server::{Flavor, Server};
+use dbmeter_testkit::servers::{ask, ask_n, start};
 
 fn tpch(r: &Run) -> serde_json::Value {
     let doc = r.json();
@@ -414,16 +414,16 @@ impl Drop for Blocker<'_> {
             }
         };
         if self.1.flavor() == Flavor::MariaDb
-            && let Ok(ids) = crate::common::servers::try_ask(
+            && let Ok(ids) = dbmeter_testkit::servers::try_ask(
                 self.1,
                 "SELECT GROUP_CONCAT(id) FROM information_schema.processlist WHERE info LIKE 'SELECT SLEEP(120)%'",
             )
         {
             for id in ids.split(',').filter(|i| !i.is_empty() && *i != "NULL") {
-                let _ = crate::common::servers::try_ask(self.1, &format!("KILL {id}"));
+                let _ = dbmeter_testkit::servers::try_ask(self.1, &format!("KILL {id}"));
             }
         }
-        let _ = crate::common::servers::try_ask(self.1, end);
+        let _ = dbmeter_testkit::servers::try_ask(self.1, end);
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -436,7 +436,7 @@ fn block_lineitem(server: &Server) -> Blocker<'_> {
             "BEGIN; LOCK TABLE lineitem IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(120);"
         }
     };
-    let child = crate::common::servers::client(server, sql)
+    let child = dbmeter_testkit::servers::client(server, sql)
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start the client: {e}"));
     let blocker = Blocker(child, server);
@@ -656,7 +656,7 @@ options = { scale-factor = 0.01, refresh = false, runs = 2, extract = "min-max" 
     assert!(svg.contains(">100</text>"), "y labels");
 
     let Some(browser) = chromium() else { return };
-    let shot = screenshot(browser, &s, &s.path("dbt3.html"), 1200, 2400);
+    let shot = screenshot(&browser, &s, &s.path("dbt3.html"), 1200, 2400);
     // The bars of both configurations, in their colours.
     let first = pixels_of(&shot, (0x4e, 0x79, 0xa7));
     let second = pixels_of(&shot, (0xf2, 0x8e, 0x2b));
@@ -671,7 +671,7 @@ options = { scale-factor = 0.01, refresh = false, runs = 2, extract = "min-max" 
 #[test]
 fn cold_runs_restart_a_managed_server() {
     use std::os::unix::fs::PermissionsExt;
-    if !crate::common::servers::can_run(Flavor::Postgres) {
+    if !dbmeter_testkit::servers::can_run(Flavor::Postgres) {
         return;
     }
     let s = Scratch::new();

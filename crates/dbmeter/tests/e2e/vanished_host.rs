@@ -10,10 +10,10 @@
 //! interrupt's own connection, KILL QUERY or a cancel request, gets
 //! nowhere either).
 
-use crate::common::servers::start;
 use crate::common::*;
 use crate::procs::Watched;
 use dbmeter_server::Flavor;
+use dbmeter_testkit::servers::start;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};

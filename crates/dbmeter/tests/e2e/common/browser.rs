@@ -4,27 +4,16 @@
 //! screenshot.
 
 use super::Scratch;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub fn chromium() -> Option<&'static str> {
-    for c in ["chromium", "chromium-browser", "google-chrome"] {
-        if Command::new(c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-        {
-            return Some(c);
-        }
-    }
-    if std::env::var_os("DBMETER_REQUIRE_CHROMIUM").is_some() {
-        panic!("DBMETER_REQUIRE_CHROMIUM is set, but chromium is not installed");
-    }
-    eprintln!("skipping the rendering: chromium not found");
-    None
+/// Chromium's path; None after saying that the test skips (a failure
+/// instead with DBMETER_REQUIRE_CHROMIUM set).
+pub fn chromium() -> Option<PathBuf> {
+    dbmeter_testkit::tools::CHROMIUM.find_or_skip()
 }
 
-pub fn headless(browser: &str, s: &Scratch, extra: &[&str], page: &Path) -> std::process::Output {
+pub fn headless(browser: &Path, s: &Scratch, extra: &[&str], page: &Path) -> std::process::Output {
     Command::new(browser)
         .args([
             "--headless",
@@ -65,13 +54,7 @@ pub fn pixels_of(png_file: &Path, rgb: (u8, u8, u8)) -> usize {
 
 /// A screenshot of `page` in a `width` x `height` window, as a PNG in the
 /// scratch directory; the browser must succeed.
-pub fn screenshot(
-    browser: &str,
-    s: &Scratch,
-    page: &Path,
-    width: u32,
-    height: u32,
-) -> std::path::PathBuf {
+pub fn screenshot(browser: &Path, s: &Scratch, page: &Path, width: u32, height: u32) -> PathBuf {
     let shot = s.path("shot.png");
     let out = headless(
         browser,

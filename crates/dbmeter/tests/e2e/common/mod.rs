@@ -2,7 +2,6 @@
 //! and look at what it printed and wrote.
 
 pub mod browser;
-pub mod servers;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

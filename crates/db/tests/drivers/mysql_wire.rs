@@ -4,23 +4,11 @@
 //! and binary values both ways (prepared, plain SQL, bulk loads).
 
 use dbmeter_db::{ConnectOptions, Connection, ErrorKind, Outcome, Param, PsMode, Target, Value};
-use dbmeter_server::{Flavor, Server, ServerOptions, available};
+use dbmeter_server::{Flavor, Server};
 use std::time::Duration;
 
 fn start(settings: &[(&str, &str)]) -> Option<Server> {
-    if !available(Flavor::MariaDb) {
-        if std::env::var_os("DBMETER_REQUIRE_SERVERS").is_some() {
-            panic!("DBMETER_REQUIRE_SERVERS is set, but MariaDB is not installed");
-        }
-        eprintln!("skipping: MariaDB binaries or service user not found");
-        return None;
-    }
-    let mut opts = ServerOptions::new(Flavor::MariaDb);
-    opts.settings = settings
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    Some(Server::start(&opts).unwrap_or_else(|e| panic!("{e}")))
+    dbmeter_testkit::servers::start_with(Flavor::MariaDb, settings)
 }
 
 fn connect(server: &Server) -> Connection {

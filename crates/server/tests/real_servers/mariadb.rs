@@ -1,8 +1,8 @@
-//! Real MariaDB servers: see common/mod.rs for what each test checks.
+//! Real MariaDB servers: see checks.rs for what each test checks.
 
-mod common;
-
+use crate::checks;
 use dbmeter_server::Flavor;
+use dbmeter_testkit::servers::can_run;
 
 const FLAVOR: Flavor = Flavor::MariaDb;
 
@@ -11,8 +11,8 @@ macro_rules! flavor_tests {
         $(
             #[test]
             fn $name() {
-                if common::can_run(FLAVOR) {
-                    common::$name(FLAVOR);
+                if can_run(FLAVOR) {
+                    checks::$name(FLAVOR);
                 }
             }
         )*

@@ -1,107 +1,13 @@
-//! The same checks for both flavors, with real servers. Each test file
-//! calls these for its flavor. A machine without a flavor's binaries skips
-//! its tests with a message, unless DBMETER_REQUIRE_SERVERS is set (CI).
-#![allow(dead_code)]
+//! The same checks for both flavors, with real servers: `mariadb` and
+//! `postgres` call each for their flavor. A machine without a flavor's
+//! binaries skips its tests with a message, unless DBMETER_REQUIRE_SERVERS
+//! is set (CI).
 
 use std::net::TcpListener;
-use std::process::Command;
 use std::time::Instant;
 
-use dbmeter_server::{Flavor, Server, ServerError, ServerOptions, available};
-
-/// False (after saying why) when this machine cannot run `flavor`.
-pub fn can_run(flavor: Flavor) -> bool {
-    if available(flavor) {
-        return true;
-    }
-    let why = match Server::start(&ServerOptions::new(flavor)) {
-        Err(e) => e.to_string(),
-        Ok(_) => "available() said no".to_string(),
-    };
-    if std::env::var_os("DBMETER_REQUIRE_SERVERS").is_some() {
-        panic!("DBMETER_REQUIRE_SERVERS is set, but: {why}");
-    }
-    eprintln!("skipping: {why}");
-    false
-}
-
-pub fn start(opts: &ServerOptions) -> Server {
-    let t = Instant::now();
-    let server = Server::start(opts).unwrap_or_else(|e| panic!("{e}"));
-    eprintln!(
-        "{} {} started on port {} in {:.2} s",
-        server.flavor(),
-        server.version(),
-        server.port(),
-        t.elapsed().as_secs_f64()
-    );
-    server
-}
-
-pub fn with(flavor: Flavor, settings: &[(&str, &str)]) -> ServerOptions {
-    ServerOptions {
-        settings: settings
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        ..ServerOptions::new(flavor)
-    }
-}
-
-/// The stock client, as a user would type it, connected to database test
-/// over TCP.
-fn client(server: &Server) -> Command {
-    let port = server.port().to_string();
-    match server.flavor() {
-        Flavor::MariaDb => {
-            let mut cmd = Command::new("mariadb");
-            cmd.args([
-                "--no-defaults",
-                "-h127.0.0.1",
-                &format!("-P{port}"),
-                "-uroot",
-                "-N",
-                "-B",
-                "test",
-            ]);
-            cmd
-        }
-        Flavor::Postgres => {
-            let mut cmd = Command::new("psql");
-            cmd.args([
-                "-X",
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &port,
-                "-U",
-                "postgres",
-                "-tA",
-                "test",
-            ]);
-            cmd
-        }
-    }
-}
-
-/// Runs `sql` with the client; its output, trimmed. Panics on failure.
-pub fn sql(server: &Server, sql: &str) -> String {
-    let flag = match server.flavor() {
-        Flavor::MariaDb => "-e",
-        Flavor::Postgres => "-c",
-    };
-    let out = client(server)
-        .args([flag, sql])
-        .output()
-        .expect("run the client");
-    assert!(
-        out.status.success(),
-        "{sql}: {}\n(log: {})",
-        String::from_utf8_lossy(&out.stderr),
-        server.log_path().display()
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+use dbmeter_server::{Flavor, Server, ServerError, ServerOptions};
+use dbmeter_testkit::servers::{ask as sql, launch as start, options as with};
 
 pub fn starts_and_answers(flavor: Flavor) {
     let server = start(&ServerOptions::new(flavor));

@@ -1,14 +1,13 @@
 //! Servers outlive the thread that started them, and die with the process
 //! that started them, even when it is SIGKILLed (no Drop runs then).
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use dbmeter_server::{Flavor, Server, ServerOptions};
+use dbmeter_testkit::servers::can_run;
 
 const HOLD: &str = "DBMETER_SERVER_TEST_HOLD";
 
@@ -18,7 +17,7 @@ fn servers_die_with_their_process() {
     if std::env::var_os(HOLD).is_some() {
         return hold(flavor);
     }
-    if !common::can_run(flavor) {
+    if !can_run(flavor) {
         return;
     }
     // Run this test again in a child process, which starts a server and
@@ -26,7 +25,7 @@ fn servers_die_with_their_process() {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "servers_die_with_their_process",
+            "orphans::servers_die_with_their_process",
             "--nocapture",
             "--test-threads=1",
         ])

@@ -9,18 +9,11 @@ use dbmeter_db::{
     ConnectOptions, Connection, ErrorKind, Outcome, Param, PgArg, PgCell, PgClient, PsMode, Target,
     Value,
 };
-use dbmeter_server::{Flavor, Server, ServerOptions, available};
+use dbmeter_server::{Flavor, Server};
 use std::time::{Duration, Instant};
 
 fn start() -> Option<Server> {
-    if !available(Flavor::Postgres) {
-        if std::env::var_os("DBMETER_REQUIRE_SERVERS").is_some() {
-            panic!("DBMETER_REQUIRE_SERVERS is set, but PostgreSQL is not installed");
-        }
-        eprintln!("skipping: PostgreSQL binaries or service user not found");
-        return None;
-    }
-    Some(Server::start(&ServerOptions::new(Flavor::Postgres)).unwrap_or_else(|e| panic!("{e}")))
+    dbmeter_testkit::servers::start(Flavor::Postgres)
 }
 
 fn connect_with(server: &Server, f: impl FnOnce(&mut ConnectOptions)) -> Connection {
