@@ -10,68 +10,28 @@
 //!   TPC-B-like transactions do; the weighted script choice picks what
 //!   pgbench picks with the same seed.
 //!
-//! Run with DBMETER_REQUIRE_SERVERS=1 so that a missing PostgreSQL or
-//! pgbench fails instead of skipping.
+//! Run with DBMETER_REQUIRE_SERVERS=1 and DBMETER_REQUIRE_TOOLS=1 so that
+//! a missing PostgreSQL or pgbench fails instead of skipping.
 
 use dbmeter_benchmarks::pgbench::{
     Captured, Client, ExecOptions, Host, Query, QueryMode, ScriptSetBuilder, Session, Setup,
     SqlError, SqlErrorKind, SystemHost, TxStatus,
 };
 use dbmeter_db::{ConnectOptions, Connection, DbError, ErrorKind, Param, StmtId, Target};
-use dbmeter_server::{Flavor, Server, ServerOptions, available};
+use dbmeter_server::{Flavor, Server};
+use dbmeter_testkit::servers;
+use dbmeter_testkit::tools::PGBENCH;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-fn require() -> bool {
-    std::env::var_os("DBMETER_REQUIRE_SERVERS").is_some()
-}
-
-/// pgbench from the newest PostgreSQL installed, or from PATH.
-fn pgbench_path() -> Option<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path().join("bin/pgbench"))
-        .filter(|p| p.exists())
-        .collect();
-    found.sort_by_key(|p| {
-        p.parent()
-            .and_then(|b| b.parent())
-            .and_then(|v| v.file_name())
-            .and_then(|v| v.to_str())
-            .and_then(|v| v.parse::<u32>().ok())
-            .unwrap_or(0)
-    });
-    if let Some(p) = found.pop() {
-        return Some(p);
-    }
-    let ok = Command::new("pgbench")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    ok.then(|| PathBuf::from("pgbench"))
-}
-
-/// A PostgreSQL server and pgbench, or None (after saying why).
+/// pgbench and a PostgreSQL server, or None after saying what is missing.
 fn start() -> Option<(Server, PathBuf)> {
-    let why = if !available(Flavor::Postgres) {
-        "PostgreSQL binaries or service user not found"
-    } else if pgbench_path().is_none() {
-        "pgbench not found"
-    } else {
-        let server =
-            Server::start(&ServerOptions::new(Flavor::Postgres)).unwrap_or_else(|e| panic!("{e}"));
-        return pgbench_path().map(|p| (server, p));
-    };
-    if require() {
-        panic!("DBMETER_REQUIRE_SERVERS is set, but {why}");
-    }
-    eprintln!("skipping: {why}");
-    None
+    let pgbench = PGBENCH.find_or_skip()?;
+    let server = servers::start(Flavor::Postgres)?;
+    Some((server, pgbench))
 }
 
 /// Runs pgbench against the server; its stdout and stderr.

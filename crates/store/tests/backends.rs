@@ -1,7 +1,7 @@
 //! The store's promises, checked the same way on an SQLite file and on a
 //! throwaway PostgreSQL server.
 
-use dbmeter_server::{Flavor, Server, ServerOptions, available};
+use dbmeter_server::Flavor;
 use dbmeter_store::{Filter, RunMeta, Selector, Store};
 
 fn doc(workload: &str, threads: u32, reason: &str, tps: f64) -> String {
@@ -187,14 +187,9 @@ fn sqlite_store() {
 
 #[test]
 fn postgres_store() {
-    if !available(Flavor::Postgres) {
-        if std::env::var_os("DBMETER_REQUIRE_SERVERS").is_some() {
-            panic!("DBMETER_REQUIRE_SERVERS is set, but PostgreSQL is not available");
-        }
-        eprintln!("skipping: PostgreSQL binaries or service user not found");
+    let Some(server) = dbmeter_testkit::servers::start(Flavor::Postgres) else {
         return;
-    }
-    let server = Server::start(&ServerOptions::new(Flavor::Postgres)).unwrap();
+    };
     contract(&server.url());
     // Several processes (here: connections) opening a new store at once.
     let url = server.url().replace("/test", "/postgres");

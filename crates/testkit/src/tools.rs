@@ -51,10 +51,11 @@ pub const SYSBENCH_SCRIPTS: Tool = Tool {
     requirement: Requirement::Tools,
     look: Look::File("/usr/share/sysbench/oltp_common.lua"),
 };
-/// pgbench of the newest PostgreSQL installed, or the one on PATH.
+/// pgbench of the newest PostgreSQL installed, or the one on PATH
+/// (Debian 12 ships it with the server, in postgresql-15).
 pub const PGBENCH: Tool = Tool {
     name: "pgbench",
-    package: "postgresql-client",
+    package: "postgresql",
     requirement: Requirement::Tools,
     look: Look::PostgresBin("pgbench"),
 };

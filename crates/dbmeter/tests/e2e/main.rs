@@ -1,0 +1,42 @@
+//! dbmeter's end-to-end tests, in one test binary (`e2e`): one module per
+//! area. They run the real `dbmeter` binary in scratch directories, against
+//! SQLite files and against throwaway MariaDB and PostgreSQL servers that
+//! the tests start themselves; `common` holds the helpers for that and
+//! `procs` watches processes that run in the background.
+//!
+//! A test's name is its module and function, e.g.
+//! `campaign::sqlite_and_managed_mariadb_matrix_stored_and_resumed`;
+//! `cargo nextest run -p dbmeter -E 'test(/^campaign::/)'` runs one area.
+//! Files the tests read stay beside this folder: `../fixtures/` (stored
+//! documents of older versions) and `../scripts/` (Lua scripts).
+
+mod common;
+mod procs;
+
+mod campaign;
+mod campaign_signals;
+mod cli_errors;
+mod client_conventions;
+mod environment;
+mod events;
+mod help;
+mod lua_scripts;
+mod lua_tpcc;
+mod old_documents;
+mod oltp_sqlite;
+mod packaging;
+mod parallel_load;
+mod pgbench;
+mod pgbench_cli;
+mod report;
+mod results;
+mod run_behaviour;
+mod run_status;
+mod server_cli;
+mod servers;
+mod sysbench_cli;
+mod terminal;
+mod tls_auth;
+mod tpcc;
+mod tpch;
+mod vanished_host;
