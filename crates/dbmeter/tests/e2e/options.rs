@@ -3,8 +3,7 @@
 //! is written, in one line that names the option, the value and what it
 //! takes, with the usage exit code 2; a value in range still runs.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// Runs `args` in a scratch directory of its own and checks the refusal:
 /// exit 2, one line naming `--NAME=VALUE` (the last argument), no panic,

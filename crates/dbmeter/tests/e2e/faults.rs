@@ -5,9 +5,7 @@
 //! sliver; a looping script and a script's SQL error are described as
 //! what they are; campaign files' type errors and stores.
 
-mod common;
-
-use common::{Run, Scratch};
+use crate::common::{Run, Scratch};
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Stdio};
