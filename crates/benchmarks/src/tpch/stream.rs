@@ -29,16 +29,6 @@ pub enum Extract {
     BestPlan,
 }
 
-impl Extract {
-    pub fn parse(s: &str) -> Extract {
-        match s {
-            "min-max" => Extract::MinMax,
-            "best-plan" => Extract::BestPlan,
-            _ => Extract::Average,
-        }
-    }
-}
-
 /// Whether and how plans are captured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Explain {
