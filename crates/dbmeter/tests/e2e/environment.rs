@@ -3,9 +3,8 @@
 //! deltas on real MariaDB and PostgreSQL servers, the OS series, warnings.
 
 use crate::common::*;
-use dbmeter_server::ServerOptions;
 use dbmeter_server::{Flavor, Server};
-use dbmeter_testkit::servers::start;
+use dbmeter_testkit::servers::{start, start_with};
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 
@@ -379,17 +378,12 @@ fn postgres_run_records_server_and_counters() {
 
 #[test]
 fn mariadb_query_cache_is_warned_about() {
-    if !dbmeter_server::available(Flavor::MariaDb) {
-        // start() says why, or fails under DBMETER_REQUIRE_SERVERS.
-        start(Flavor::MariaDb);
+    let Some(server) = start_with(
+        Flavor::MariaDb,
+        &[("query_cache_type", "1"), ("query_cache_size", "16M")],
+    ) else {
         return;
-    }
-    let mut opts = ServerOptions::new(Flavor::MariaDb);
-    opts.settings = vec![
-        ("query_cache_type".into(), "1".into()),
-        ("query_cache_size".into(), "16M".into()),
-    ];
-    let server = Server::start(&opts).unwrap_or_else(|e| panic!("{e}"));
+    };
     let s = Scratch::new();
     let db = format!("--db={}", server.url());
     let doc = s.ok(&["env", &db, "--format=json"]).json();

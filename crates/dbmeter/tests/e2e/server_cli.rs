@@ -5,7 +5,7 @@
 //! unless DBMETER_REQUIRE_SERVERS is set (CI).
 
 use crate::common::{Run, Scratch};
-use dbmeter_server::{Flavor, available};
+use dbmeter_server::Flavor;
 use dbmeter_testkit::servers::can_run;
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
@@ -445,7 +445,7 @@ fn usage_and_lookup_errors() {
         1,
         "no server named 'nope'",
     );
-    if available(Flavor::MariaDb) {
+    if can_run(Flavor::MariaDb) {
         fails_with(
             &m.run(&["server", "start", "mariadb", "--from-snapshot", "nope"]),
             1,
