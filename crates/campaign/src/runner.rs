@@ -68,8 +68,9 @@ pub fn store_spec(c: &Campaign, given: Option<&str>, default: &str) -> String {
 }
 
 /// Checks what can be checked before anything runs: every target's URL,
-/// or its server flavor and CPU list (workload names and options were
-/// checked when the file was read). The error names the target.
+/// or its server flavor and CPU list, and every cell's option values
+/// (workload names and option names were checked when the file was
+/// read). The error names the target or the workload.
 pub fn check(c: &Campaign) -> Result<(), String> {
     for t in &c.targets {
         match &t.kind {
@@ -82,7 +83,7 @@ pub fn check(c: &Campaign) -> Result<(), String> {
             }
         }
     }
-    Ok(())
+    check_cells(c)
 }
 
 /// The cells still to run: all of them, or with `resume` those without a
@@ -350,6 +351,35 @@ fn request(w: &WorkloadSpec, url: &str, extra: &[(String, String)]) -> Result<Re
         store: None,
         layout: Layout::Dbmeter,
     })
+}
+
+/// A cell's options: its clients, the campaign's time, then the
+/// campaign's options and the workload's.
+fn cell_options(c: &Campaign, w: &WorkloadSpec, clients: u32) -> Vec<(String, String)> {
+    let mut extra = vec![
+        ("threads".to_string(), clients.to_string()),
+        ("time".to_string(), c.duration.to_string()),
+        ("warmup-time".to_string(), c.warmup.to_string()),
+    ];
+    extra.extend(c.options.iter().cloned());
+    extra.extend(w.options.iter().cloned());
+    extra
+}
+
+/// Every cell's options, checked before anything starts: a value out of
+/// range fails the campaign at once, not when its cell's turn comes.
+fn check_cells(c: &Campaign) -> Result<(), String> {
+    for w in &c.workloads {
+        for &clients in &c.clients {
+            let req = request(w, "", &cell_options(c, w, clients))?;
+            let bad = |e: String| format!("workload '{}' with {clients} clients: {e}", w.name);
+            dbmeter_run::settings::General::parse(&req.options).map_err(|e| bad(e.to_string()))?;
+            req.benchmark
+                .check_options(&req.options)
+                .map_err(|e| bad(e.to_string()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Sleeps up to `secs`, waking early on a stop request.
@@ -669,14 +699,7 @@ fn run_cell(
     w: &WorkloadSpec,
     say: &mut dyn FnMut(&str),
 ) -> Result<CellOutcome, String> {
-    let mut extra = vec![
-        ("threads".to_string(), cell.clients.to_string()),
-        ("time".to_string(), c.duration.to_string()),
-        ("warmup-time".to_string(), c.warmup.to_string()),
-    ];
-    extra.extend(c.options.iter().cloned());
-    extra.extend(w.options.iter().cloned());
-    let req = request(w, url, &extra)?;
+    let req = request(w, url, &cell_options(c, w, cell.clients))?;
     let quiet = Quiet::default();
     let outcome = match dbmeter_run::run(&req, &quiet, &o.stop) {
         Ok(x) => x,

@@ -200,6 +200,9 @@ fn value_text(v: &toml::Value) -> String {
         toml::Value::String(s) => s.clone(),
         toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
         toml::Value::Array(a) => a.iter().map(value_text).collect::<Vec<_>>().join(","),
+        // As the user wrote it: 1e300, not three hundred digits.
+        toml::Value::Float(f) if f.is_finite() && f.abs() >= 1e15 => format!("{f:e}"),
+        toml::Value::Float(f) if *f != 0.0 && f.abs() < 1e-4 => format!("{f:e}"),
         other => other.to_string(),
     }
 }

@@ -353,6 +353,21 @@ fn mistakes_in_the_file_name_their_line() {
         ),
         "v.toml, line 8: workload 'oltp_read_only': option 'table-size'",
     );
+    // Values out of range fail before any cell runs.
+    rejected(
+        &p,
+        "t.toml",
+        &format!("{head}[[workload]]\nname = \"oltp_read_only\"\noptions = {{ tables = 0 }}\n"),
+        "workload 'oltp_read_only' with 1 clients: --tables=0: expected",
+    );
+    rejected(
+        &p,
+        "q.toml",
+        &format!(
+            "{top}options = {{ query-timeout = 1e300 }}\n{target}[[workload]]\nname = \"oltp_read_only\"\n"
+        ),
+        "--query-timeout=1e300: expected seconds",
+    );
     rejected(
         &p,
         "k.toml",
