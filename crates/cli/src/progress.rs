@@ -235,8 +235,13 @@ pub(crate) fn status_line(s: &Live) -> String {
         .latency_ms
         .get(s.percentile)
         .map_or("-".to_string(), |v| format!("{v:.2}"));
+    // Transactions for a benchmark that issues SQL, events otherwise.
+    let sql = dbmeter_stats::measure::sql::MEASURES
+        .iter()
+        .all(|m| i.counts.contains_key(m.name));
+    let per_s = if sql { "tps" } else { "eps" };
     format!(
-        "[ {time} ] thds: {} tps: {:.2} lat (ms,{}%): {latency} errors: {}",
+        "[ {time} ] thds: {} {per_s}: {:.2} lat (ms,{}%): {latency} errors: {}",
         i.threads, i.events_per_s, s.percentile, s.errors
     )
 }
