@@ -301,7 +301,7 @@ impl OptValues {
 /// The usage error for option `name` with value `text`: one line, with
 /// what the option takes.
 pub fn bad_value(name: &str, text: &str, expected: &str) -> BenchError {
-    BenchError::Usage(format!("--{name}={text}: expected {expected}"))
+    BenchError::Usage(format!("--{name}={}: expected {expected}", text.trim()))
 }
 
 /// Helpers for the benchmarks' tests of their typed settings.

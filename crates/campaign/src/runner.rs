@@ -7,17 +7,16 @@ use crate::hooks::{HookEnv, run_hook};
 use crate::plan::{Cell, cells, estimate, human};
 use crate::spec::{Campaign, Reset, TargetKind, TargetSpec, WorkloadSpec};
 use dbmeter_benchmarks::options::{OptValues, canonical};
-use dbmeter_benchmarks::{Console, LoadProgress, registry};
+use dbmeter_benchmarks::{Benchmark, Console, LoadProgress, registry};
 use dbmeter_engine::StopHandle;
-use dbmeter_result::{HookRecord, RunDocument};
-use dbmeter_result::{Layout, RunEvent};
+use dbmeter_result::{HookRecord, Layout, RunDocument, RunEvent};
 use dbmeter_run::options::specs_for;
 use dbmeter_run::{Observer, Request};
 use dbmeter_server::managed::{Home, StartRequest};
 use dbmeter_server::{Flavor, parse_cpu_list};
 use dbmeter_store::{RunMeta, Store};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a managed server may take to stop cleanly.
@@ -338,19 +337,24 @@ impl Quiet {
 /// The request for `workload` on `url` with `extra` options (campaign
 /// options, then the workload's, then the cell's).
 fn request(w: &WorkloadSpec, url: &str, extra: &[(String, String)]) -> Result<Request, String> {
-    let bench = registry::resolve(&w.name)?;
+    Ok(request_for(registry::resolve(&w.name)?, url, extra))
+}
+
+/// The request for benchmark `bench` (resolved once) on `url` with
+/// `extra` options.
+fn request_for(bench: Arc<dyn Benchmark>, url: &str, extra: &[(String, String)]) -> Request {
     let specs = specs_for(Some(bench.as_ref()));
     let mut options = OptValues::from_defaults(&specs);
     options.set("db", url);
     for (k, v) in extra {
         options.set(&canonical(k), v);
     }
-    Ok(Request {
+    Request {
         benchmark: bench,
         options,
         store: None,
         layout: Layout::Dbmeter,
-    })
+    }
 }
 
 /// A cell's options: its clients, the campaign's time, then the
@@ -370,8 +374,10 @@ fn cell_options(c: &Campaign, w: &WorkloadSpec, clients: u32) -> Vec<(String, St
 /// range fails the campaign at once, not when its cell's turn comes.
 fn check_cells(c: &Campaign) -> Result<(), String> {
     for w in &c.workloads {
+        // A script is loaded once, not once per client count.
+        let bench = registry::resolve(&w.name)?;
         for &clients in &c.clients {
-            let req = request(w, "", &cell_options(c, w, clients))?;
+            let req = request_for(bench.clone(), "", &cell_options(c, w, clients));
             let bad = |e: String| format!("workload '{}' with {clients} clients: {e}", w.name);
             dbmeter_run::settings::General::parse(&req.options).map_err(|e| bad(e.to_string()))?;
             req.benchmark

@@ -236,9 +236,7 @@ pub(crate) fn status_line(s: &Live) -> String {
         .get(s.percentile)
         .map_or("-".to_string(), |v| format!("{v:.2}"));
     // Transactions for a benchmark that issues SQL, events otherwise.
-    let sql = dbmeter_stats::measure::sql::MEASURES
-        .iter()
-        .all(|m| i.counts.contains_key(m.name));
+    let sql = dbmeter_stats::measure::sql::is_sql(i.counts.keys().map(String::as_str));
     let per_s = if sql { "tps" } else { "eps" };
     format!(
         "[ {time} ] thds: {} {per_s}: {:.2} lat (ms,{}%): {latency} errors: {}",

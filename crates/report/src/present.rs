@@ -45,16 +45,16 @@ pub fn for_layout(layout: Layout, options: TextOptions) -> Box<dyn Presenter> {
         Layout::Dbmeter => Box::new(Text {
             options,
             sysbench: None,
-            header: None,
+            header: RunHeader::default(),
         }),
         Layout::Sysbench { percentile_off } => Box::new(Text {
             options,
             sysbench: Some(percentile_off),
-            header: None,
+            header: RunHeader::default(),
         }),
         Layout::Pgbench { progress_timestamp } => Box::new(Pgbench {
             progress_timestamp,
-            header: None,
+            header: RunHeader::default(),
         }),
     }
 }
@@ -65,7 +65,8 @@ pub fn for_layout(layout: Layout, options: TextOptions) -> Box<dyn Presenter> {
 struct Text {
     options: TextOptions,
     sysbench: Option<bool>,
-    header: Option<RunHeader>,
+    /// The run's header, once started (what interval lines depend on).
+    header: RunHeader,
 }
 
 impl Text {
@@ -121,7 +122,7 @@ impl Presenter for Text {
                 for l in text::header(h) {
                     self.line(out, l);
                 }
-                self.header = Some((*h).clone());
+                self.header = (*h).clone();
             }
             RunEvent::Interval { words: Some(w), .. }
             | RunEvent::MeasurementEnded { words: Some(w) } => {
@@ -132,8 +133,8 @@ impl Presenter for Text {
                 percentile,
                 words: None,
             } => {
-                let h = self.header.clone().unwrap_or_default();
-                self.line(out, text::interval_line(interval, &h, *percentile));
+                let line = text::interval_line(interval, &self.header, *percentile);
+                self.line(out, line);
             }
             RunEvent::Finished { doc, section } => {
                 if self.options.lines == Stream::Out {
@@ -156,12 +157,13 @@ impl Presenter for Text {
 /// stdout, and dbmeter's latency percentiles after it.
 struct Pgbench {
     progress_timestamp: bool,
-    header: Option<RunHeader>,
+    /// The run's header, once started (what interval lines depend on).
+    header: RunHeader,
 }
 
 impl Pgbench {
     fn progress_line(&self, i: &dbmeter_result::Interval) -> String {
-        let h = self.header.clone().unwrap_or_default();
+        let h = &self.header;
         let count = |name: &str| i.counts.get(name).copied().unwrap_or(0);
         let when = if self.progress_timestamp {
             let t = std::time::SystemTime::now()
@@ -215,7 +217,7 @@ impl Presenter for Pgbench {
                     stream: Stream::Out,
                     text: format!("pgbench (dbmeter {}, server {server})", h.version),
                 });
-                self.header = Some((*h).clone());
+                self.header = (*h).clone();
             }
             RunEvent::Interval { words: Some(w), .. }
             | RunEvent::MeasurementEnded { words: Some(w) } => words(out, Stream::Err, w),

@@ -21,11 +21,15 @@ fn counts(measures: &[Measure], c: &Counters) -> BTreeMap<String, u64> {
 
 /// SQL statements: the SQL measures' sum, for a plan that declared them.
 fn queries(measures: &[Measure], c: &Counters) -> u64 {
-    if sql::is_sql(measures.iter().map(|m| m.name)) {
-        c.measures[..sql::MEASURES.len()].iter().sum()
-    } else {
-        0
+    if !sql::is_sql(measures.iter().map(|m| m.name)) {
+        return 0;
     }
+    measures
+        .iter()
+        .zip(c.measures)
+        .filter(|(m, _)| sql::MEASURES.contains(m))
+        .map(|(_, n)| n)
+        .sum()
 }
 
 /// An interval of the engine's series as the document keeps it.

@@ -268,35 +268,26 @@ fn seconds(
     (min, max): (f64, f64),
     zero: Option<&str>,
 ) -> Result<Option<Duration>, RunError> {
-    let v = o.f64(name);
-    if v == 0.0 && zero.is_some() {
-        return Ok(None);
-    }
-    if (min..=max).contains(&v) {
-        return Ok(Some(Duration::from_secs_f64(v)));
-    }
     let or = zero.map(|z| format!(", or 0 for {z}")).unwrap_or_default();
-    Err(RunError::Usage(format!(
-        "--{name}={}: expected seconds from {min} to {}{or}",
-        o.str(name).trim(),
-        shown(max)
-    )))
+    let expected = format!("seconds from {min} to {}{or}", shown(max));
+    let v = o.f64_where(
+        name,
+        |v| (v == 0.0 && zero.is_some()) || (min..=max).contains(&v),
+        &expected,
+    )?;
+    Ok((v != 0.0).then(|| Duration::from_secs_f64(v)))
 }
 
 /// The value of option `name` per second: 0 (None) for `zero`, else from
 /// [`MIN_RATE`] to [`MAX_RATE`].
 fn per_second(o: &OptValues, name: &str, what: &str, zero: &str) -> Result<Option<f64>, RunError> {
-    let v = o.f64(name);
-    if v == 0.0 {
-        return Ok(None);
-    }
-    if (MIN_RATE..=MAX_RATE).contains(&v) {
-        return Ok(Some(v));
-    }
-    Err(RunError::Usage(format!(
-        "--{name}={}: expected {what} per second from {MIN_RATE} to {MAX_RATE}, or 0 for {zero}",
-        o.str(name).trim()
-    )))
+    let expected = format!("{what} per second from {MIN_RATE} to {MAX_RATE}, or 0 for {zero}");
+    let v = o.f64_where(
+        name,
+        |v| v == 0.0 || (MIN_RATE..=MAX_RATE).contains(&v),
+        &expected,
+    )?;
+    Ok((v != 0.0).then_some(v))
 }
 
 impl General {

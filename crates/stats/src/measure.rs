@@ -82,11 +82,11 @@ pub mod sql {
         Measure::new("others", "other", "statement", true),
     ];
 
-    /// True when `names` are the SQL statement classes: what reports call
-    /// "SQL statistics" and "queries".
-    pub fn is_sql<'a>(mut names: impl Iterator<Item = &'a str>) -> bool {
-        MEASURES
-            .iter()
-            .all(|m| names.next().is_some_and(|n| n == m.name))
+    /// True when `names` (a run's declared measures, or the names an
+    /// interval counts) include the SQL statement classes: what reports
+    /// call "SQL statistics", "queries" and transactions.
+    pub fn is_sql<'a>(names: impl Iterator<Item = &'a str>) -> bool {
+        let names: Vec<&str> = names.collect();
+        MEASURES.iter().all(|m| names.contains(&m.name))
     }
 }
