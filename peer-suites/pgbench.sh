@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Runs pgbench 15's own TAP tests (src/bin/pgbench/t/*.pl of PostgreSQL 15)
+# against `dbmeter pgbench` through a shim named `pgbench`, or against the
+# real pgbench to compare. The tests are not changed: they run under prove
+# with PostgreSQL's own Perl test modules (src/test/perl), which start their
+# own throwaway PostgreSQL server.
+#
+#   peer-suites/pgbench.sh [--tool dbmeter|pgbench] [--dbmeter BIN] [--keep] [TEST ...]
+#                                               (TEST: 001_pgbench_with_server or t/001_...pl)
+#
+# The suite comes from PGBENCH_SUITE_SRC (a PostgreSQL 15 source tree), or
+# from the cache (~/.cache/dbmeter-peers/postgresql-15), filled once from
+# Debian's source package postgresql-15 (deb-src must be enabled). It needs
+# prove (perl), IPC::Run (libipc-run-perl), PostgreSQL 15's server binaries
+# and pg_regress (postgresql-15, postgresql-client-15). initdb refuses root,
+# so as root the tests run as the postgres user.
+#
+# Exit status: 0 when every test passes, 1 when one fails, 77 when the suite
+# or a tool it needs is missing.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+tool=dbmeter
+dbmeter="${DBMETER_BIN:-$repo/target/debug/dbmeter}"
+keep=0
+tests=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --tool) tool="$2"; shift 2 ;;
+        --tool=*) tool="${1#*=}"; shift ;;
+        --dbmeter) dbmeter="$2"; shift 2 ;;
+        --dbmeter=*) dbmeter="${1#*=}"; shift ;;
+        --keep) keep=1; shift ;;
+        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
+        *) tests+=("$1"); shift ;;
+    esac
+done
+
+skip() { echo "SKIP: $*" >&2; exit 77; }
+
+# --- the suite ----------------------------------------------------------------
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/dbmeter-peers"
+src="${PGBENCH_SUITE_SRC:-$cache/postgresql-15}"
+if [ ! -d "$src/src/bin/pgbench/t" ]; then
+    mkdir -p "$cache"
+    dl="$(mktemp -d "$cache/dl.XXXXXX")"
+    # The newest version first; a mirror may have dropped some source files.
+    for v in $(apt-cache showsrc postgresql-15 2>/dev/null | sed -n 's/^Version: //p' | sort -rV); do
+        if (cd "$dl" && apt-get source --download-only "postgresql-15=$v" >/dev/null 2>&1); then
+            tarball="$(ls "$dl"/postgresql-15_*.orig.tar.* | head -n 1)"
+            mkdir -p "$src"
+            tar xf "$tarball" -C "$src" --strip-components=1 --wildcards \
+                '*/src/bin/pgbench/t/*' '*/src/test/perl/*'
+            echo "$v" >"$src/DEBIAN_VERSION"
+            break
+        fi
+    done
+    rm -rf "$dl"
+    [ -d "$src/src/bin/pgbench/t" ] || skip "pgbench 15's tests: set PGBENCH_SUITE_SRC to a PostgreSQL 15 source tree, or enable deb-src so that 'apt-get source postgresql-15' works"
+fi
+command -v prove >/dev/null 2>&1 || skip "prove (package perl)"
+perl -MIPC::Run -e 1 2>/dev/null || skip "IPC::Run (package libipc-run-perl)"
+pgbin=""
+for d in /usr/lib/postgresql/15/bin; do [ -x "$d/initdb" ] && pgbin="$d"; done
+[ -n "$pgbin" ] || pgbin="$(dirname "$(command -v initdb 2>/dev/null || echo /nonexistent/initdb)")"
+[ -x "$pgbin/initdb" ] || skip "PostgreSQL 15's initdb (package postgresql-15)"
+pg_regress="$(ls /usr/lib/postgresql/15/lib/pgxs/src/test/regress/pg_regress 2>/dev/null || true)"
+[ -n "$pg_regress" ] || skip "pg_regress (package postgresql-client-15)"
+
+# --- a work copy -------------------------------------------------------------------
+work="$(mktemp -d "${TMPDIR:-/tmp}/pgbench-suite.XXXXXX")"
+cleanup() { if [ "$keep" = 0 ]; then rm -rf "$work"; else echo "kept $work" >&2; fi; }
+trap cleanup EXIT
+cp -r "$src/src/bin/pgbench/t" "$work/t"
+cp -r "$src/src/test/perl" "$work/perl"
+mkdir -p "$work/bin"
+case "$tool" in
+    dbmeter)
+        [ -x "$dbmeter" ] || skip "$dbmeter: build it first (cargo build -p dbmeter) or pass --dbmeter BIN"
+        printf '#!/bin/sh\nexec %q pgbench "$@"\n' "$dbmeter" >"$work/bin/pgbench" ;;
+    pgbench)
+        printf '#!/bin/sh\nexec %q "$@"\n' "$pgbin/pgbench" >"$work/bin/pgbench" ;;
+    *) echo "--tool is dbmeter or pgbench" >&2; exit 2 ;;
+esac
+chmod 755 "$work" "$work/bin/pgbench"
+
+sel=()
+for t in "${tests[@]+"${tests[@]}"}"; do
+    t="${t#t/}"; t="${t%.pl}"; sel+=("t/$t.pl")
+done
+[ "${#sel[@]}" -gt 0 ] || sel=($(cd "$work" && echo t/*.pl))
+
+run=(env TESTDIR="$work" PG_REGRESS="$pg_regress" PATH="$work/bin:$pgbin:$PATH"
+     prove -I perl "${sel[@]}")
+cd "$work"
+set +e
+if [ "$(id -u)" = 0 ]; then
+    chown -R postgres "$work"
+    # The dbmeter binary must be reachable by the postgres user.
+    su postgres -s /bin/bash -c "cd $(printf %q "$work") && $(printf '%q ' "${run[@]}")"
+else
+    "${run[@]}"
+fi
+status=$?
+set -e
+[ "$status" = 0 ] || [ "$keep" = 0 ] || echo "logs: $work/tmp_check/log" >&2
+exit $(( status == 0 ? 0 : 1 ))
