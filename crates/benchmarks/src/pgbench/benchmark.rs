@@ -293,6 +293,44 @@ impl Benchmark for Pgbench {
             )
             .shapes_data(),
             opt(
+                "partitions",
+                OptKind::Int,
+                "0",
+                "prepare: partition pgbench_accounts into this many partitions (pgbench --partitions); 0: not partitioned",
+            )
+            .shapes_data(),
+            opt(
+                "partition-method",
+                choice(&["range", "hash"]),
+                "range",
+                "prepare: how pgbench_accounts is partitioned (pgbench --partition-method)",
+            )
+            .shapes_data(),
+            opt(
+                "tablespace",
+                OptKind::Str,
+                "",
+                "prepare: the tablespace of the tables (pgbench --tablespace); empty: the default",
+            ),
+            opt(
+                "index-tablespace",
+                OptKind::Str,
+                "",
+                "prepare: the tablespace of the primary keys (pgbench --index-tablespace); empty: the default",
+            ),
+            opt(
+                "debug",
+                OptKind::Bool,
+                "off",
+                "print each client's statements, results and steps on stderr (pgbench -d)",
+            ),
+            opt(
+                "verbose-errors",
+                OptKind::Bool,
+                "off",
+                "print the error of each failed or retried transaction on stderr (pgbench --verbose-errors)",
+            ),
+            opt(
                 "builtin",
                 OptKind::Str,
                 "",

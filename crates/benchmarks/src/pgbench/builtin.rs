@@ -62,10 +62,10 @@ pub fn find_builtin(name: &str) -> Result<&'static Builtin, String> {
     match found.as_slice() {
         [one] => Ok(one),
         [] => Err(format!(
-            "no built-in script named \"{name}\"; the built-in scripts are {known}"
+            "no builtin script found for name \"{name}\" (the builtin scripts: {known})"
         )),
         many => Err(format!(
-            "ambiguous built-in script name \"{name}\": {} scripts start with it ({known})",
+            "ambiguous builtin name: {} builtin scripts found for prefix \"{name}\" ({known})",
             many.len()
         )),
     }

@@ -366,11 +366,14 @@ impl Meta<'_> {
             if let Some(d) = &e.detail {
                 m.push_str(&format!(" ({d})"));
             }
+            // pgbench's form: the command's line, then a caret under the
+            // column where the error is.
             format!(
-                "{m} in command \"{}\" at column {}: {}",
+                "{m} in command \"{}\"\n{}\n{:>width$} error found here",
                 self.word(0),
-                offset + e.offset + 1,
-                self.text
+                self.text,
+                "^",
+                width = offset + e.offset + 1
             )
         })
     }
@@ -715,15 +718,15 @@ mod tests {
         let cases = [
             (
                 "SELECT 1;\n\\set x 1 +",
-                "t.sql:2: syntax error in command \"set\" at column 11: \\set x 1 +",
+                "t.sql:2: syntax error in command \"set\"\n\\set x 1 +\n          ^ error found here",
             ),
             (
                 "SELECT 1;\n\n\\set x 1 ! 2",
-                "t.sql:3: unexpected character (!) in command \"set\" at column 10: \\set x 1 ! 2",
+                "t.sql:3: unexpected character (!) in command \"set\"\n\\set x 1 ! 2\n         ^ error found here",
             ),
             (
                 "\\set x foo(1)",
-                "t.sql:1: unexpected function name (foo) in command \"set\" at column 8: \\set x foo(1)",
+                "t.sql:1: unexpected function name (foo) in command \"set\"\n\\set x foo(1)\n       ^ error found here",
             ),
             (
                 "\\set",
