@@ -190,27 +190,41 @@ impl Pgbench {
         if !builtin {
             return Ok(cfg.scale);
         }
-        let prepare = format!(
-            "run `dbmeter prepare pgbench --scale=N{}` first",
-            ctx.db_option()
-        );
+        let pgbench_layout = matches!(ctx.layout, Layout::Pgbench { .. });
+        let prepare = if pgbench_layout {
+            "\npgbench: hint: Perhaps you need to do initialization (\"pgbench -i\") in this database.".to_string()
+        } else {
+            format!(
+                ": run `dbmeter prepare pgbench --scale=N{}` first",
+                ctx.db_option()
+            )
+        };
         let n = conn
             .query_i64("select count(*) from pgbench_branches")
             .map_err(|e| {
-                BenchError::Failed(format!(
-                    "cannot count the rows of pgbench_branches ({}): {prepare}",
-                    e.message
-                ))
+                BenchError::Failed(if pgbench_layout {
+                    format!(
+                        "could not count number of branches: ERROR:  {}{prepare}",
+                        e.message
+                    )
+                } else {
+                    format!(
+                        "cannot count the rows of pgbench_branches ({}){prepare}",
+                        e.message
+                    )
+                })
             })?
             .unwrap_or(0);
         if n < 1 {
             return Err(BenchError::Failed(format!(
-                "pgbench_branches is empty: {prepare}"
+                "pgbench_branches is empty{prepare}"
             )));
         }
-        if cfg.scale_given && cfg.scale != n {
+        // pgbench warns whenever -s is given with a built-in script.
+        if cfg.scale_given && (pgbench_layout || cfg.scale != n) {
+            let warning = if pgbench_layout { "pgbench: warning: " } else { "" };
             ctx.say(&format!(
-                "scale option ignored, using count from pgbench_branches table ({n})"
+                "{warning}scale option ignored, using count from pgbench_branches table ({n})"
             ));
         }
         Ok(n)
@@ -455,7 +469,7 @@ impl Benchmark for Pgbench {
         match verb {
             "prepare" => {
                 let cfg = PgbenchConfig::from_options(ctx.options)?;
-                let mut conn = Connection::connect(&ctx.setup_connection()?)?;
+                let mut conn = connect(ctx)?;
                 initialize(&mut conn, &cfg.init, ctx)
             }
             "cleanup" => {
@@ -482,7 +496,7 @@ impl Benchmark for Pgbench {
         let rate = cfg.rate;
         let pgbench_layout = matches!(ctx.layout, Layout::Pgbench { .. });
         let logs = Self::logs(ctx, &cfg)?;
-        let mut conn = Connection::connect(&ctx.setup_connection()?)?;
+        let mut conn = connect(ctx)?;
         let version = conn.server_version();
         let scale = Self::scale(&mut conn, ctx, &cfg, builtin)?;
         drop(conn);
@@ -557,6 +571,38 @@ impl Benchmark for Pgbench {
         let s: Section = doc.section(SECTION)?;
         Some(report(&s, doc))
     }
+}
+
+/// The set-up connection; in pgbench's layout a failure reads as libpq's
+/// (`connection to server ... failed: FATAL:  ...`).
+fn connect(ctx: &Context) -> Result<Connection, BenchError> {
+    let e = match Connection::connect(&ctx.setup_connection()?) {
+        Ok(c) => return Ok(c),
+        Err(e) => e,
+    };
+    if !matches!(ctx.layout, Layout::Pgbench { .. }) {
+        return Err(e.into());
+    }
+    let Some((shown, why)) = e
+        .message
+        .strip_prefix("cannot connect to ")
+        .and_then(|r| r.split_once(": "))
+    else {
+        return Err(e.into());
+    };
+    // The server's own words, without dbmeter's explanation before them.
+    let why = [
+        "the database does not exist: ",
+        "authentication failed (wrong user or password?): ",
+    ]
+    .iter()
+    .find_map(|p| why.strip_prefix(p))
+    .unwrap_or(why);
+    let from_server = e.code.len() == 5 && e.code.chars().all(|c| c.is_ascii_alphanumeric());
+    let fatal = if from_server { "FATAL:  " } else { "" };
+    Err(BenchError::Failed(format!(
+        "connection to server {shown} failed: {fatal}{why}"
+    )))
 }
 
 /// What pgbench does before a run unless `-n`: vacuums the small tables

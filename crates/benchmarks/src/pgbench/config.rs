@@ -83,7 +83,7 @@ impl PgbenchConfig {
             &format!("a scale factor from 1 to {MAX_SCALE}"),
         )?;
         let fillfactor = o.i64_in("fillfactor", 10..=100, "a fill factor from 10 to 100")?;
-        let init = InitSpec::new(
+        let mut init = InitSpec::new(
             scale,
             fillfactor,
             o.str("init-steps"),
@@ -92,6 +92,15 @@ impl PgbenchConfig {
             o.bool("unlogged-tables"),
         )
         .map_err(BenchError::Usage)?;
+        init.partitions = o.i64_in(
+            "partitions",
+            0..=i32::MAX as i64,
+            "a number of partitions from 0 (none) to 2147483647",
+        )?;
+        init.partition_method = o.str("partition-method").to_string();
+        let named = |name: &str| Some(o.str(name).to_string()).filter(|s| !s.is_empty());
+        init.tablespace = named("tablespace");
+        init.index_tablespace = named("index-tablespace");
         let defines = list(o.str("define"))
             .map(|d| Definition::parse(&d))
             .collect::<Result<Vec<_>, _>>()

@@ -949,7 +949,8 @@ fn drop_in(args: &[String]) -> Result<i32, CliError> {
     // pgbench ends with 1 for what is wrong before a run.
     let failed = |e: dbmeter_run::RunError| CliError::Failed(e.to_string());
     if verb == "prepare" {
-        let printer = Printer::for_load();
+        // pgbench -i writes its steps on stderr.
+        let printer = Printer::for_load_on(dbmeter_report::present::Stream::Err);
         let r = dbmeter_run::command("prepare", &request, &printer);
         let _ = printer.finish();
         r.map_err(failed)?;
