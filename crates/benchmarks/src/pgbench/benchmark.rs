@@ -518,6 +518,9 @@ impl Benchmark for Pgbench {
                 mode,
                 max_tries,
                 latency_limit,
+                pgbench_messages: pgbench_layout,
+                debug: cfg.debug,
+                verbose_errors: cfg.verbose_errors,
             },
         );
         let classes = set

@@ -34,6 +34,14 @@ pub struct ExecOptions {
     pub max_tries: u32,
     /// `--latency-limit`: no retry once a transaction has taken this long.
     pub latency_limit: Option<Duration>,
+    /// A failure's message as pgbench words it (`dbmeter pgbench`), not
+    /// as dbmeter does (the script's file and line).
+    pub pgbench_messages: bool,
+    /// `-d`: each step on stderr (what is sent, received, executed).
+    pub debug: bool,
+    /// `--verbose-errors`: each error of a retried or failed transaction
+    /// on stderr.
+    pub verbose_errors: bool,
 }
 
 impl Default for ExecOptions {
@@ -42,6 +50,9 @@ impl Default for ExecOptions {
             mode: QueryMode::Simple,
             max_tries: 1,
             latency_limit: None,
+            pgbench_messages: false,
+            debug: false,
+            verbose_errors: false,
         }
     }
 }
@@ -204,6 +215,10 @@ pub struct Failure {
     pub command: Option<usize>,
     /// A line saying what went wrong, with the script and line.
     pub message: String,
+    /// What pgbench prints for it (after `pgbench: error: `): the client,
+    /// script and command by number, the server's `ERROR:  ` message or
+    /// the meta-command's error; may be several lines.
+    pub pgbench: String,
 }
 
 /// How a transaction ended.
@@ -232,6 +247,40 @@ struct Stop {
     kind: FailureKind,
     command: Option<usize>,
     message: String,
+    /// pgbench's words for it: the server's report (`ERROR:  ...`), the
+    /// meta-command's error, or why the script's end aborts.
+    pgbench: String,
+}
+
+impl Stop {
+    /// A meta-command's error: dbmeter says `\word: error`, pgbench
+    /// `word: error` (or the bare error, which it words the same).
+    fn meta(command: usize, message: String) -> Stop {
+        let pgbench = message.trim_start_matches('\\').to_string();
+        Stop {
+            kind: FailureKind::Meta,
+            command: Some(command),
+            message,
+            pgbench,
+        }
+    }
+}
+
+/// A meta-command's name as pgbench names it in messages.
+fn meta_word(kind: &CommandKind) -> &'static str {
+    match kind {
+        CommandKind::Sql(_) => "SQL",
+        CommandKind::Set { .. } => "set",
+        CommandKind::If { .. } => "if",
+        CommandKind::Elif { .. } => "elif",
+        CommandKind::Else { .. } => "else",
+        CommandKind::Endif => "endif",
+        CommandKind::Sleep { .. } => "sleep",
+        CommandKind::SetShell { .. } => "setshell",
+        CommandKind::Shell { .. } => "shell",
+        CommandKind::StartPipeline => "startpipeline",
+        CommandKind::EndPipeline => "endpipeline",
+    }
 }
 
 impl Stop {
@@ -306,13 +355,17 @@ impl Client {
         if script >= self.set.scripts().len() {
             return TxOutcome {
                 script,
-                status: TxStatus::Aborted(Failure {
-                    kind: FailureKind::Script,
-                    command: None,
-                    message: format!(
+                status: TxStatus::Aborted({
+                    let message = format!(
                         "there is no script number {script} (the run has {})",
                         self.set.scripts().len()
-                    ),
+                    );
+                    Failure {
+                        kind: FailureKind::Script,
+                        command: None,
+                        pgbench: message.clone(),
+                        message,
+                    }
                 }),
                 tries: 0,
                 latency: Duration::ZERO,
@@ -366,15 +419,52 @@ impl Client {
     /// The failure, its message prefixed with the script and line.
     fn failure(&self, script: usize, stop: Stop) -> Failure {
         let s = &self.set.scripts()[script];
-        let line = stop.command.and_then(|c| s.commands.get(c)).map(|c| c.line);
-        let message = match line {
-            Some(line) => format!("{}:{line}: {}", s.name, stop.message),
+        let command = stop.command.and_then(|c| s.commands.get(c));
+        let message = match command {
+            Some(c) => format!("{}:{}: {}", s.name, c.line, stop.message),
             None => format!("{}: {}", s.name, stop.message),
+        };
+        let id = self.id;
+        let n = stop.command.unwrap_or(0);
+        let pgbench = match (stop.kind, command.map(|c| &c.kind)) {
+            (FailureKind::Script, _) => format!("client {id} aborted: {}", stop.pgbench),
+            (FailureKind::Meta, Some(CommandKind::Sql(_))) => format!(
+                "client {id} script {script} command {n} query 0: {}",
+                stop.pgbench
+            ),
+            (FailureKind::Meta, Some(kind)) => {
+                let word = meta_word(kind);
+                let generic = match kind {
+                    CommandKind::Set { .. } | CommandKind::If { .. } | CommandKind::Elif { .. } => {
+                        "evaluation of meta-command failed".to_string()
+                    }
+                    CommandKind::Sleep { .. }
+                    | CommandKind::Shell { .. }
+                    | CommandKind::SetShell { .. } => "execution of meta-command failed".into(),
+                    _ => stop.pgbench.clone(),
+                };
+                let aborted =
+                    format!("client {id} aborted in command {n} ({word}) of script {script}; {generic}");
+                if generic == stop.pgbench {
+                    aborted
+                } else {
+                    format!("{}\npgbench: error: {aborted}", stop.pgbench)
+                }
+            }
+            _ => format!(
+                "client {id} script {script} aborted in command {n} query 0: {}",
+                stop.pgbench
+            ),
         };
         Failure {
             kind: stop.kind,
             command: stop.command,
-            message,
+            message: if self.options.pgbench_messages {
+                pgbench.clone()
+            } else {
+                message
+            },
+            pgbench,
         }
     }
 
@@ -402,6 +492,10 @@ impl Client {
             message: format!(
                 "{}: cannot roll back the failed transaction: {e}",
                 self.set.scripts()[script].name
+            ),
+            pgbench: format!(
+                "client {} aborted while rolling back the transaction after an error; ERROR:  {}",
+                self.id, e.message
             ),
         })
     }
@@ -439,11 +533,7 @@ impl Client {
                 Some(t) => t,
                 None => host.now(),
             };
-            let meta = |message: String| Stop {
-                kind: FailureKind::Meta,
-                command: Some(pc),
-                message,
-            };
+            let meta = |message: String| Stop::meta(pc, message);
             let mut next = pc + 1;
             match &commands[pc].kind {
                 CommandKind::Sql(q) => {
@@ -518,6 +608,7 @@ impl Client {
                 command: None,
                 message: "end of script reached with a pipeline open (missing \\endpipeline)"
                     .into(),
+                pgbench: "end of script reached with pipeline open".into(),
             });
         }
         if session.in_transaction() == Some(true) {
@@ -525,6 +616,7 @@ impl Client {
                 kind: FailureKind::Script,
                 command: None,
                 message: "end of script reached without completing the last transaction (missing COMMIT or END)".into(),
+                pgbench: "end of script reached without completing the last transaction".into(),
             });
         }
         Ok(())
@@ -544,11 +636,9 @@ impl Client {
             match commands.get(at).map(|c| &c.kind) {
                 Some(CommandKind::Elif { cond, next, .. }) => {
                     let started = host.now();
-                    let v = self.eval(cond, script, at, host).map_err(|e| Stop {
-                        kind: FailureKind::Meta,
-                        command: Some(at),
-                        message: format!("\\elif: {e}"),
-                    })?;
+                    let v = self
+                        .eval(cond, script, at, host)
+                        .map_err(|e| Stop::meta(at, format!("\\elif: {e}")))?;
                     let _ = self.record(script, at, started, host);
                     if v.truth() {
                         return Ok(at + 1);
@@ -609,11 +699,7 @@ impl Client {
         in_pipeline: bool,
         session: &mut dyn Session,
     ) -> Result<(), Stop> {
-        let meta = |message: String| Stop {
-            kind: FailureKind::Meta,
-            command: Some(command),
-            message,
-        };
+        let meta = |message: String| Stop::meta(command, message);
         if in_pipeline && let Some(c) = &q.capture {
             let what = if c.kind == CaptureKind::Gset {
                 "gset"
@@ -656,7 +742,18 @@ impl Client {
             .query(&query, capture)
             .map_err(|e| sql_stop(e, command))?;
         if let Some(c) = &q.capture {
-            self.store_captured(c.kind, &c.prefix).map_err(meta)?;
+            self.store_captured(c.kind, &c.prefix).map_err(|e| {
+                let what = if c.kind == CaptureKind::Gset {
+                    "gset"
+                } else {
+                    "aset"
+                };
+                Stop {
+                    message: format!("\\{what}: {e}"),
+                    pgbench: e,
+                    ..meta(String::new())
+                }
+            })?;
         }
         Ok(())
     }
@@ -670,7 +767,7 @@ impl Client {
                 let last = results.last();
                 let rows = last.map_or(0, |r| r.rows);
                 if rows != 1 {
-                    return Err(format!("\\gset: expected one row, got {rows}"));
+                    return Err(format!("expected one row, got {rows}"));
                 }
                 results.len() - 1..results.len()
             }
@@ -695,7 +792,7 @@ impl Client {
                     None if valid_variable_name(&self.name_buf) => {}
                     None => {
                         return Err(format!(
-                            "\\{what}: invalid variable name \"{}\" (name the column with AS)",
+                            "error storing into variable {} (\\{what}: name the column with AS)",
                             self.name_buf
                         ));
                     }
@@ -743,7 +840,7 @@ impl Client {
                 ShellWord::Var(id) => {
                     if !self.vars.write_text(*id, &mut line) {
                         return Err(format!(
-                            "undefined variable \"{}\"",
+                            "undefined variable \":{}\"",
                             self.set.names().name(*id)
                         ));
                     }
@@ -756,6 +853,9 @@ impl Client {
 
 /// `\setshell`'s output: an integer on the first line, blanks allowed.
 fn parse_shell_integer(out: &str) -> Result<i64, String> {
+    if out.is_empty() {
+        return Err("could not read result of shell command".into());
+    }
     let first = out.lines().next().unwrap_or("");
     first.trim().parse::<i64>().map_err(|_| {
         format!(
@@ -775,6 +875,7 @@ fn sql_stop(e: SqlError, command: usize) -> Stop {
     Stop {
         kind,
         command: Some(command),
+        pgbench: format!("ERROR:  {}", e.message),
         message: e.to_string(),
     }
 }

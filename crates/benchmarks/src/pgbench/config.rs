@@ -69,6 +69,9 @@ pub struct PgbenchConfig {
     pub failures_detailed: bool,
     /// `--connect`: a connection per transaction.
     pub connect: bool,
+    /// `--debug` and `--verbose-errors`: steps and errors on stderr.
+    pub debug: bool,
+    pub verbose_errors: bool,
     /// `--log`, with its options; None without `--log`.
     pub log: Option<LogOptions>,
 }
@@ -164,6 +167,8 @@ impl PgbenchConfig {
             report_per_command: o.bool("report-per-command"),
             failures_detailed: o.bool("failures-detailed"),
             connect: o.bool("connect"),
+            debug: o.bool("debug"),
+            verbose_errors: o.bool("verbose-errors"),
             log,
         })
     }

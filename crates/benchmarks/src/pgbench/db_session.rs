@@ -177,14 +177,11 @@ impl DbSession {
                 ));
             }
         };
-        if q.params.iter().any(|p| p.is_none()) {
-            return Err(DbError::other(
-                "22023",
-                "a variable the command uses is not set",
-            ));
-        }
+        // An unset variable is bound as NULL, as pgbench binds it.
         fn param(t: Option<&str>) -> Param<'_> {
-            let t = t.unwrap_or("");
+            let Some(t) = t else {
+                return Param::Null;
+            };
             match canonical_int(t) {
                 Some(i) => Param::Int(i),
                 None => Param::Text(t),

@@ -977,10 +977,10 @@ fn drop_in(args: &[String]) -> Result<i32, CliError> {
     match doc.end.reason.as_str() {
         "failed" => {
             eprintln!(
-                "dbmeter: error: {}",
-                doc.end.error.as_deref().unwrap_or("the run failed")
+                "pgbench: error: {}",
+                doc.end.error.as_deref().unwrap_or("the run failed").trim_end()
             );
-            eprintln!("Run was aborted; the above results are incomplete.");
+            eprintln!("pgbench: error: Run was aborted; the above results are incomplete.");
             Ok(2)
         }
         "interrupted" => Ok(crate::signals::interrupted_code()),
