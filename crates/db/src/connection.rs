@@ -60,6 +60,15 @@ impl Connection {
         }
     }
 
+    /// Whether the session is inside a transaction block, where the
+    /// driver knows it (PostgreSQL's ReadyForQuery status); None elsewhere.
+    pub fn in_transaction(&self) -> Option<bool> {
+        match self {
+            Connection::Postgres(c) => Some(c.in_transaction()),
+            Connection::Sqlite(_) | Connection::Mysql(_) => None,
+        }
+    }
+
     /// The driver's name for messages (`SQLite`).
     pub fn dialect_name(&self) -> &'static str {
         match self {

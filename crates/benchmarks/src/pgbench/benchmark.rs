@@ -495,6 +495,7 @@ impl Benchmark for Pgbench {
         let latency_limit = cfg.latency_limit();
         let rate = cfg.rate;
         let pgbench_layout = matches!(ctx.layout, Layout::Pgbench { .. });
+        super::host::shell_output_to_stdout(pgbench_layout);
         let logs = Self::logs(ctx, &cfg)?;
         let mut conn = connect(ctx)?;
         let version = conn.server_version();

@@ -708,6 +708,16 @@ impl Client {
             };
             return Err(meta(format!("\\{what} is not allowed in pipeline mode")));
         }
+        if copies_through_client(&q.text) {
+            // pgbench cannot feed or drain a COPY: it refuses it.
+            return Err(Stop {
+                kind: FailureKind::Sql,
+                command: Some(command),
+                message: "COPY FROM STDIN and COPY TO STDOUT are not supported in scripts"
+                    .into(),
+                pgbench: "COPY is not supported in pgbench, aborting".into(),
+            });
+        }
         let mode = self.options.mode;
         self.params.clear();
         let sql: &str = match mode {
@@ -849,6 +859,20 @@ impl Client {
         }
         host.shell(&line, capture)
     }
+}
+
+/// Whether an SQL command is a COPY whose data would come from or go to
+/// the client (`FROM STDIN`, `TO STDOUT`).
+fn copies_through_client(sql: &str) -> bool {
+    let words: Vec<String> = sql
+        .split(|c: char| c.is_whitespace() || c == ';' || c == '(' || c == ')')
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    words.first().is_some_and(|w| w == "copy")
+        && words
+            .windows(2)
+            .any(|p| (p[0] == "from" && p[1] == "stdin") || (p[0] == "to" && p[1] == "stdout"))
 }
 
 /// `\setshell`'s output: an integer on the first line, blanks allowed.

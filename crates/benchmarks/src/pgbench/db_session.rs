@@ -230,6 +230,13 @@ impl Session for DbSession {
             Some(Err(e)) => Err(self.failed(e)),
         }
     }
+
+    fn in_transaction(&mut self) -> Option<bool> {
+        if self.in_pipeline {
+            return None;
+        }
+        self.conn.in_transaction()
+    }
 }
 
 impl DbSession {

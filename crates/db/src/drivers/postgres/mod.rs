@@ -194,6 +194,11 @@ impl PgConn {
         self.stmts.register(sql)
     }
 
+    /// Whether the session is in a transaction block.
+    pub(crate) fn in_transaction(&self) -> bool {
+        self.conn.in_transaction()
+    }
+
     #[inline]
     pub(crate) fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         let Some((sql, cached)) = self.stmts.get_mut(id) else {

@@ -129,6 +129,12 @@ impl PgWire {
         &self.session.version
     }
 
+    /// Whether the session is in a transaction block (ReadyForQuery's
+    /// status `T` or `E`).
+    pub(crate) fn in_transaction(&self) -> bool {
+        self.io.tx_status != b'I'
+    }
+
     /// True once the connection has failed.
     pub(crate) fn is_broken(&self) -> bool {
         self.broken
