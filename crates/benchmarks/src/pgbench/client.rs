@@ -543,6 +543,10 @@ impl Client {
                     let v = self
                         .eval(expr, script, pc, host)
                         .map_err(|e| meta(format!("\\set: {e}")))?;
+                    let name = set.names().name(*var);
+                    if !valid_variable_name(name) {
+                        return Err(meta(format!("\\set: invalid variable name: \"{name}\"")));
+                    }
                     self.vars.set_value(*var, v);
                 }
                 CommandKind::If {

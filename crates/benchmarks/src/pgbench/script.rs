@@ -378,6 +378,12 @@ impl Meta<'_> {
         })
     }
 
+    /// `\set`'s variable: any name (pgbench refuses a bad one when it
+    /// assigns it, so does the client).
+    fn set_name(&self, i: usize, names: &mut VarNames) -> VarId {
+        names.intern(self.word(i))
+    }
+
     fn var_name(&self, i: usize, names: &mut VarNames) -> Result<VarId, String> {
         let name = self.word(i);
         if !valid_variable_name(name) {
@@ -404,13 +410,17 @@ impl Meta<'_> {
 
     fn parse(&self, names: &mut VarNames) -> Result<Parsed, String> {
         let argc = self.words.len();
+        // pgbench's limit on a meta-command's words (its name included).
+        if argc > 256 {
+            return Err(self.fail("too many arguments", None));
+        }
         let name = self.word(0).to_ascii_lowercase();
         let kind = match name.as_str() {
             "set" => {
                 if argc < 2 {
                     return Err(self.fail("missing argument", None));
                 }
-                let var = self.var_name(1, names)?;
+                let var = self.set_name(1, names);
                 CommandKind::Set {
                     var,
                     expr: self.expr(1, names)?,

@@ -10,7 +10,9 @@ use crate::CliError;
 use crate::help::{Example, Opt, Page, Section, flag, opt};
 use crate::progress::Printer;
 use dbmeter_benchmarks::Benchmark;
-use dbmeter_benchmarks::pgbench::{BUILTINS, ScriptSetBuilder, find_builtin, parse_weight};
+use dbmeter_benchmarks::pgbench::{
+    BUILTINS, CommandKind, ScriptSetBuilder, find_builtin, parse_weight,
+};
 use dbmeter_benchmarks::registry;
 use dbmeter_result::Layout;
 use dbmeter_run::Request;
@@ -836,7 +838,22 @@ fn parse(args: &[String]) -> Result<Asked, CliError> {
         ));
     }
     // The scripts' weights (tpcb-like when none is given).
-    scripts.build().map_err(bad)?;
+    let built = scripts.build().map_err(bad)?;
+    // pgbench's limit on a statement's parameters, when it sends them.
+    if last("protocol").is_some_and(|m| m != "simple") {
+        for script in built.scripts() {
+            for c in &script.commands {
+                if let CommandKind::Sql(q) = &c.kind
+                    && q.params.len() >= 255
+                {
+                    return Err(bad(format!(
+                        "statement has too many arguments (maximum is 255): {}",
+                        q.text
+                    )));
+                }
+            }
+        }
+    }
     let clients = last("client").map_or(1, atoi);
     set("threads", clients.to_string());
     if let Some(v) = last("jobs") {
