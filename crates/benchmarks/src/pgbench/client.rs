@@ -371,6 +371,13 @@ impl Client {
                 latency: Duration::ZERO,
             };
         }
+        if self.options.debug {
+            host.debug(&format!(
+                "pgbench: client {} executing script \"{}\"",
+                self.id,
+                self.set.scripts()[script].name
+            ));
+        }
         let first_state = self.rng.clone();
         let mut tries = 1;
         let status = loop {
@@ -390,7 +397,28 @@ impl Client {
                 .options
                 .latency_limit
                 .is_none_or(|limit| host.now().saturating_sub(start) <= limit);
-            if within_tries && within_time && !host.stopping() {
+            let retry = within_tries && within_time && !host.stopping();
+            if self.options.verbose_errors {
+                let what = if retry {
+                    "repeats the transaction after the error"
+                } else {
+                    "ends the failed transaction"
+                };
+                let mut line = format!("pgbench: client {} {what} (try {tries}", self.id);
+                if self.options.max_tries > 0 {
+                    line.push_str(&format!("/{}", self.options.max_tries));
+                }
+                if let Some(limit) = self.options.latency_limit {
+                    let used = host.now().saturating_sub(start).as_secs_f64() / limit.as_secs_f64();
+                    line.push_str(&format!(
+                        ", {:.3}% of the maximum time of tries was used",
+                        100.0 * used
+                    ));
+                }
+                line.push(')');
+                host.debug(&line);
+            }
+            if retry {
                 tries += 1;
                 if let Some(s) = self.stat_mut(script, command) {
                     s.retries += 1;
@@ -535,9 +563,15 @@ impl Client {
             };
             let meta = |message: String| Stop::meta(pc, message);
             let mut next = pc + 1;
+            if self.options.debug && !matches!(commands[pc].kind, CommandKind::Sql(_)) {
+                host.debug(&format!(
+                    "pgbench: client {} executing {}",
+                    self.id, commands[pc].first_line
+                ));
+            }
             match &commands[pc].kind {
                 CommandKind::Sql(q) => {
-                    self.run_sql(q, script, pc, *in_pipeline, session)?;
+                    self.run_sql(q, script, pc, *in_pipeline, session, host)?;
                 }
                 CommandKind::Set { var, expr } => {
                     let v = self
@@ -702,6 +736,7 @@ impl Client {
         command: usize,
         in_pipeline: bool,
         session: &mut dyn Session,
+        host: &mut dyn Host,
     ) -> Result<(), Stop> {
         let meta = |message: String| Stop::meta(command, message);
         if in_pipeline && let Some(c) = &q.capture {
@@ -752,9 +787,27 @@ impl Client {
             }
             None => None,
         };
-        session
-            .query(&query, capture)
-            .map_err(|e| sql_stop(e, command))?;
+        let id = self.id;
+        if self.options.debug {
+            let shown = match mode {
+                QueryMode::Prepared => format!("P_{}", self.set.sql_number(script, command)),
+                _ => sql.to_string(),
+            };
+            host.debug(&format!("pgbench: client {id} sending {shown}"));
+        }
+        let result = session.query(&query, capture);
+        if self.options.debug {
+            host.debug(&format!("pgbench: client {id} receiving"));
+        }
+        result.map_err(|e| {
+            if self.options.verbose_errors && e.retryable() {
+                host.debug(&format!(
+                    "pgbench: client {id} got an error in command {command} (SQL) of script {script}; ERROR:  {}",
+                    e.message
+                ));
+            }
+            sql_stop(e, command)
+        })?;
         if let Some(c) = &q.capture {
             self.store_captured(c.kind, &c.prefix).map_err(|e| {
                 let what = if c.kind == CaptureKind::Gset {

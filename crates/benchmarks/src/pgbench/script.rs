@@ -307,7 +307,10 @@ pub fn parse_script(
         }
     }
     if commands.is_empty() {
-        return Err(error(0, "the script has no commands".into()));
+        return Err(error(
+            0,
+            format!("empty command list for script \"{source}\""),
+        ));
     }
     link_conditionals(&mut commands).map_err(|(line, message)| error(line, message))?;
     Ok(Script {
@@ -479,7 +482,7 @@ impl Meta<'_> {
             }
             _ => {
                 return Err(format!(
-                    "invalid command \"\\{}\" (known: \\set, \\sleep, \\setshell, \\shell, \\if, \\elif, \\else, \\endif, \\gset, \\aset, \\startpipeline, \\endpipeline): {}",
+                    "invalid command in command \"{}\" (known: \\set, \\sleep, \\setshell, \\shell, \\if, \\elif, \\else, \\endif, \\gset, \\aset, \\startpipeline, \\endpipeline): {}",
                     self.word(0),
                     self.text
                 ));
@@ -801,14 +804,17 @@ mod tests {
                 "SELECT 1;\n\\endif",
                 "t.sql:2: \\endif without matching \\if",
             ),
-            ("-- nothing\n", "t.sql: the script has no commands"),
+            ("-- nothing\n", "t.sql: empty command list for script \"t.sql\""),
             ("SELECT 'x;\n", "t.sql:1: unterminated quoted string"),
         ];
         for (src, want) in cases {
             assert_eq!(parse(src).map(|_| ()), Err(want.to_string()), "{src}");
         }
         let e = parse("\\bogus").map(|_| ()).unwrap_err();
-        assert!(e.starts_with("t.sql:1: invalid command \"\\bogus\""), "{e}");
+        assert!(
+            e.starts_with("t.sql:1: invalid command in command \"bogus\""),
+            "{e}"
+        );
     }
 
     #[test]

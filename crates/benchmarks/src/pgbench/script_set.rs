@@ -125,6 +125,24 @@ impl ScriptSet {
         &self.names
     }
 
+    /// The number of SQL command `command` of script `script` among all
+    /// the scripts' SQL commands (pgbench names its prepared statements
+    /// `P_<number>`).
+    pub fn sql_number(&self, script: usize, command: usize) -> usize {
+        let is_sql = |c: &super::script::Command| matches!(c.kind, super::script::CommandKind::Sql(_));
+        let before: usize = self.scripts[..script.min(self.scripts.len())]
+            .iter()
+            .map(|s| s.commands.iter().filter(|c| is_sql(c)).count())
+            .sum();
+        let here = self.scripts.get(script).map_or(0, |s| {
+            s.commands[..command.min(s.commands.len())]
+                .iter()
+                .filter(|c| is_sql(c))
+                .count()
+        });
+        before + here
+    }
+
     pub fn total_weight(&self) -> u64 {
         self.total_weight
     }
