@@ -142,13 +142,21 @@ impl DbSession {
         self.conn.reconnect()
     }
 
+    /// Each result of `sql` (several for `a \; b`): its row count and
+    /// its last row.
     fn capture(&mut self, sql: &str, captured: &mut Captured) -> Result<(), DbError> {
         let rows = self.conn.query_rows(sql)?;
-        captured.begin_result(rows.rows.len() as u64);
-        if let Some(last) = rows.rows.last() {
-            for (c, v) in rows.columns.iter().zip(last) {
-                captured.push_value(c, v.as_deref());
+        let mut start = 0;
+        for (columns, n) in &rows.sets {
+            captured.begin_result(*n as u64);
+            if *n > 0
+                && let Some(last) = rows.rows.get(start + n - 1)
+            {
+                for (c, v) in columns.iter().zip(last) {
+                    captured.push_value(c, v.as_deref());
+                }
             }
+            start += n;
         }
         Ok(())
     }

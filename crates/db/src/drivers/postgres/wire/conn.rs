@@ -245,11 +245,14 @@ impl PgWire {
         let mut described = false;
         let mut affected = 0u64;
         let mut error = None;
+        // Text results: the current result's columns and rows so far.
+        let mut set: (Option<Vec<String>>, usize) = (None, 0);
         loop {
             let (tag, body) = self.io.read()?;
             match tag {
                 m::DATA_ROW => {
                     n += 1;
+                    set.1 += 1;
                     match &mut rows {
                         Rows::Count => {}
                         Rows::Text(t) => {
@@ -269,19 +272,30 @@ impl PgWire {
                 }
                 m::ROW_DESCRIPTION => {
                     match &mut rows {
-                        Rows::Text(t) if !described => {
-                            t.columns = m::row_description(body)?
+                        Rows::Text(t) => {
+                            let names: Vec<String> = m::row_description(body)?
                                 .into_iter()
                                 .map(|c| c.name)
                                 .collect();
+                            if !described {
+                                t.columns = names.clone();
+                            }
+                            set.0 = Some(names);
                         }
                         Rows::Values(..) => m::row_types(body, types)?,
                         _ => {}
                     }
                     described = true;
                 }
-                m::COMMAND_COMPLETE => affected = m::command_rows(body),
-                m::EMPTY_QUERY_RESPONSE => {}
+                m::COMMAND_COMPLETE | m::EMPTY_QUERY_RESPONSE => {
+                    if tag == m::COMMAND_COMPLETE {
+                        affected = m::command_rows(body);
+                    }
+                    if let Rows::Text(t) = &mut rows {
+                        t.sets.push((set.0.take().unwrap_or_default(), set.1));
+                    }
+                    set.1 = 0;
+                }
                 m::ERROR_RESPONSE => {
                     let e = m::error_fields(body);
                     if e.is_fatal() {
