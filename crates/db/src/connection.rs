@@ -69,6 +69,16 @@ impl Connection {
         }
     }
 
+    /// The last error the server reported, in full as libpq words it
+    /// (`ERROR:  ...` and its DETAIL, HINT and CONTEXT lines), where the
+    /// driver keeps it (PostgreSQL).
+    pub fn last_error_report(&self) -> Option<String> {
+        match self {
+            Connection::Postgres(c) => c.last_report().map(str::to_string),
+            Connection::Sqlite(_) | Connection::Mysql(_) => None,
+        }
+    }
+
     /// The driver's name for messages (`SQLite`).
     pub fn dialect_name(&self) -> &'static str {
         match self {

@@ -956,7 +956,10 @@ fn sql_stop(e: SqlError, command: usize) -> Stop {
     Stop {
         kind,
         command: Some(command),
-        pgbench: format!("ERROR:  {}", e.message),
+        pgbench: e
+            .report
+            .clone()
+            .unwrap_or_else(|| format!("ERROR:  {}", e.message)),
         message: e.to_string(),
     }
 }

@@ -39,6 +39,7 @@ pub fn sql_error(e: DbError) -> SqlError {
             kind: SqlErrorKind::ConnectionLost,
             code: e.code,
             message: e.message,
+            report: None,
         };
     }
     let mut s = SqlError::from_sqlstate(&e.code, e.message);
@@ -250,7 +251,15 @@ impl Session for DbSession {
 impl DbSession {
     fn failed(&mut self, e: DbError) -> SqlError {
         self.last_error = Some((e.kind, e.code.clone()));
-        sql_error(e)
+        let mut s = sql_error(e);
+        if s.kind != SqlErrorKind::ConnectionLost {
+            // Only the report of this very error (not an older one's).
+            s.report = self
+                .conn
+                .last_error_report()
+                .filter(|r| r.contains(&s.message));
+        }
+        s
     }
 
     /// Queues a command of a pipeline (its `$n` form and parameters; in

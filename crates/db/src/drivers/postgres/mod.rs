@@ -199,6 +199,11 @@ impl PgConn {
         self.conn.in_transaction()
     }
 
+    /// The last error the server reported, as libpq words it.
+    pub(crate) fn last_report(&self) -> Option<&str> {
+        self.conn.last_report()
+    }
+
     #[inline]
     pub(crate) fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         let Some((sql, cached)) = self.stmts.get_mut(id) else {

@@ -29,6 +29,8 @@ pub(crate) struct PgWire {
     /// The column types of the simple query being read (kept to reuse
     /// its room).
     types: Vec<u32>,
+    /// The last error the server reported, as libpq words it.
+    last_report: Option<String>,
 }
 
 /// A named prepared statement.
@@ -116,6 +118,7 @@ impl PgWire {
             prepared: 0,
             broken: false,
             types: Vec::new(),
+            last_report: None,
         })
     }
 
@@ -161,8 +164,17 @@ impl PgWire {
                 Error::Server(s) if s.is_fatal() => self.broken = true,
                 _ => {}
             }
+            if let Error::Server(s) = e {
+                self.last_report = Some(s.report());
+            }
         }
         r
+    }
+
+    /// The last error the server reported (`ERROR:  ...` with its
+    /// DETAIL, HINT and CONTEXT lines).
+    pub(crate) fn last_report(&self) -> Option<&str> {
+        self.last_report.as_deref()
     }
 
     /// Reads up to ReadyForQuery after an error and returns the error.

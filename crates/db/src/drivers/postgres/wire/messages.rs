@@ -354,6 +354,7 @@ pub(crate) fn error_fields(body: &[u8]) -> ServerError {
             b'M' => e.message = text(v),
             b'D' => e.detail = Some(text(v)),
             b'H' => e.hint = Some(text(v)),
+            b'W' => e.context = Some(text(v)),
             _ => {}
         }
     }

@@ -61,9 +61,27 @@ pub(crate) struct ServerError {
     pub message: String,
     pub detail: Option<String>,
     pub hint: Option<String>,
+    /// Where it happened (the CONTEXT lines).
+    pub context: Option<String>,
 }
 
 impl ServerError {
+    /// The error as libpq words it: `ERROR:  message`, then its
+    /// `DETAIL:  `, `HINT:  ` and `CONTEXT:  ` lines.
+    pub(crate) fn report(&self) -> String {
+        let mut r = format!("{}:  {}", self.severity, self.message);
+        for (label, v) in [
+            ("DETAIL", &self.detail),
+            ("HINT", &self.hint),
+            ("CONTEXT", &self.context),
+        ] {
+            if let Some(v) = v {
+                r.push_str(&format!("\n{label}:  {v}"));
+            }
+        }
+        r
+    }
+
     /// True when the server ends the session after it.
     pub(crate) fn is_fatal(&self) -> bool {
         matches!(self.severity.as_str(), "FATAL" | "PANIC")
