@@ -250,6 +250,8 @@ struct Stop {
     /// pgbench's words for it: the server's report (`ERROR:  ...`), the
     /// meta-command's error, or why the script's end aborts.
     pgbench: String,
+    /// An error pgbench prints before its abort line (a failed PREPARE).
+    before: Option<String>,
 }
 
 impl Stop {
@@ -258,6 +260,7 @@ impl Stop {
     fn meta(command: usize, message: String) -> Stop {
         let pgbench = message.trim_start_matches('\\').to_string();
         Stop {
+            before: None,
             kind: FailureKind::Meta,
             command: Some(command),
             message,
@@ -484,6 +487,10 @@ impl Client {
                 stop.pgbench
             ),
         };
+        let pgbench = match &stop.before {
+            Some(b) => format!("{b}\npgbench: error: {pgbench}"),
+            None => pgbench,
+        };
         Failure {
             kind: stop.kind,
             command: stop.command,
@@ -642,6 +649,7 @@ impl Client {
         }
         if *in_pipeline {
             return Err(Stop {
+                before: None,
                 kind: FailureKind::Script,
                 command: None,
                 message: "end of script reached with a pipeline open (missing \\endpipeline)"
@@ -651,6 +659,7 @@ impl Client {
         }
         if session.in_transaction() == Some(true) {
             return Err(Stop {
+                before: None,
                 kind: FailureKind::Script,
                 command: None,
                 message: "end of script reached without completing the last transaction (missing COMMIT or END)".into(),
@@ -750,6 +759,7 @@ impl Client {
         if copies_through_client(&q.text) {
             // pgbench cannot feed or drain a COPY: it refuses it.
             return Err(Stop {
+                before: None,
                 kind: FailureKind::Sql,
                 command: Some(command),
                 message: "COPY FROM STDIN and COPY TO STDOUT are not supported in scripts"
@@ -800,13 +810,31 @@ impl Client {
             host.debug(&format!("pgbench: client {id} receiving"));
         }
         result.map_err(|e| {
+            let code = e.code.clone();
             if self.options.verbose_errors && e.retryable() {
                 host.debug(&format!(
                     "pgbench: client {id} got an error in command {command} (SQL) of script {script}; ERROR:  {}",
                     e.message
                 ));
             }
-            sql_stop(e, command)
+            let mut stop = sql_stop(e, command);
+            // Under -M prepared pgbench prepares first: a statement the
+            // server cannot parse fails there, and then its run fails for
+            // want of the statement. pgbench prints both.
+            if mode == QueryMode::Prepared
+                && code.starts_with("42")
+                && code != "42501"
+                && stop.kind == FailureKind::Sql
+            {
+                stop.before = Some(std::mem::replace(
+                    &mut stop.pgbench,
+                    format!(
+                        "ERROR:  prepared statement \"P_{}\" does not exist",
+                        self.set.sql_number(script, command)
+                    ),
+                ));
+            }
+            stop
         })?;
         if let Some(c) = &q.capture {
             self.store_captured(c.kind, &c.prefix).map_err(|e| {
@@ -816,6 +844,7 @@ impl Client {
                     "aset"
                 };
                 Stop {
+                    before: None,
                     message: format!("\\{what}: {e}"),
                     pgbench: e,
                     ..meta(String::new())
@@ -954,6 +983,7 @@ fn sql_stop(e: SqlError, command: usize) -> Stop {
         SqlErrorKind::Other => FailureKind::Sql,
     };
     Stop {
+        before: None,
         kind,
         command: Some(command),
         pgbench: e
