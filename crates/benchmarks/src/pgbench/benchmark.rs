@@ -222,7 +222,11 @@ impl Pgbench {
         }
         // pgbench warns whenever -s is given with a built-in script.
         if cfg.scale_given && (pgbench_layout || cfg.scale != n) {
-            let warning = if pgbench_layout { "pgbench: warning: " } else { "" };
+            let warning = if pgbench_layout {
+                "pgbench: warning: "
+            } else {
+                ""
+            };
             ctx.say(&format!(
                 "{warning}scale option ignored, using count from pgbench_branches table ({n})"
             ));

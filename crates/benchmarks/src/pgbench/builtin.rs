@@ -112,6 +112,6 @@ mod tests {
         assert_eq!(find_builtin("simple").map(|b| b.name), Ok("simple-update"));
         assert_eq!(find_builtin("se").map(|b| b.name), Ok("select-only"));
         assert!(find_builtin("s").is_err_and(|e| e.contains("ambiguous")));
-        assert!(find_builtin("tpcc").is_err_and(|e| e.contains("no built-in script")));
+        assert!(find_builtin("tpcc").is_err_and(|e| e.contains("no builtin script found")));
     }
 }

@@ -474,8 +474,9 @@ impl Client {
                     | CommandKind::SetShell { .. } => "execution of meta-command failed".into(),
                     _ => stop.pgbench.clone(),
                 };
-                let aborted =
-                    format!("client {id} aborted in command {n} ({word}) of script {script}; {generic}");
+                let aborted = format!(
+                    "client {id} aborted in command {n} ({word}) of script {script}; {generic}"
+                );
                 if generic == stop.pgbench {
                     aborted
                 } else {
@@ -762,8 +763,7 @@ impl Client {
                 before: None,
                 kind: FailureKind::Sql,
                 command: Some(command),
-                message: "COPY FROM STDIN and COPY TO STDOUT are not supported in scripts"
-                    .into(),
+                message: "COPY FROM STDIN and COPY TO STDOUT are not supported in scripts".into(),
                 pgbench: "COPY is not supported in pgbench, aborting".into(),
             });
         }
@@ -1273,7 +1273,7 @@ mod tests {
         };
         let out = run(&s, &mut session, &mut FakeHost::default());
         assert!(
-            matches!(&out.status, TxStatus::Aborted(f) if f.message.contains("invalid variable name \"?column?\"")),
+            matches!(&out.status, TxStatus::Aborted(f) if f.message.contains("error storing into variable ?column?")),
             "{out:?}"
         );
     }

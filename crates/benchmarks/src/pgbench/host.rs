@@ -4,8 +4,8 @@
 //! own clock so that nothing really sleeps.
 
 use std::io::Read;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 pub trait Host {

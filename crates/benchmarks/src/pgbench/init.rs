@@ -187,7 +187,11 @@ fn create_tables(conn: &mut Connection, spec: &InitSpec, ctx: &Context) -> Resul
 /// pgbench_accounts' partitions, as pgbench makes them: by range, equal
 /// parts of the account ids with the first and last open-ended; by hash,
 /// one partition per remainder.
-fn create_partitions(conn: &mut Connection, spec: &InitSpec, ctx: &Context) -> Result<(), BenchError> {
+fn create_partitions(
+    conn: &mut Connection,
+    spec: &InitSpec,
+    ctx: &Context,
+) -> Result<(), BenchError> {
     let n = spec.partitions;
     ctx.say(&format!("creating {n} partitions..."));
     let unlogged = if spec.unlogged { " unlogged" } else { "" };

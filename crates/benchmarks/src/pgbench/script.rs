@@ -746,8 +746,8 @@ mod tests {
                 "t.sql:1: missing argument in command \"set\": \\set",
             ),
             (
-                "\\set 1x 2",
-                "t.sql:1: invalid variable name, use letters, digits and _, not starting with a digit (1x) in command \"set\": \\set 1x 2",
+                "\\setshell 1x echo 2",
+                "t.sql:1: invalid variable name, use letters, digits and _, not starting with a digit (1x) in command \"setshell\": \\setshell 1x echo 2",
             ),
             (
                 "\\sleep 1 min",
@@ -804,7 +804,10 @@ mod tests {
                 "SELECT 1;\n\\endif",
                 "t.sql:2: \\endif without matching \\if",
             ),
-            ("-- nothing\n", "t.sql: empty command list for script \"t.sql\""),
+            (
+                "-- nothing\n",
+                "t.sql: empty command list for script \"t.sql\"",
+            ),
             ("SELECT 'x;\n", "t.sql:1: unterminated quoted string"),
         ];
         for (src, want) in cases {

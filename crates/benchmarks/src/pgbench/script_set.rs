@@ -129,7 +129,8 @@ impl ScriptSet {
     /// the scripts' SQL commands (pgbench names its prepared statements
     /// `P_<number>`).
     pub fn sql_number(&self, script: usize, command: usize) -> usize {
-        let is_sql = |c: &super::script::Command| matches!(c.kind, super::script::CommandKind::Sql(_));
+        let is_sql =
+            |c: &super::script::Command| matches!(c.kind, super::script::CommandKind::Sql(_));
         let before: usize = self.scripts[..script.min(self.scripts.len())]
             .iter()
             .map(|s| s.commands.iter().filter(|c| is_sql(c)).count())
@@ -204,7 +205,10 @@ mod tests {
         assert_eq!(set.scripts()[0].name, "<builtin: TPC-B (sort of)>");
         let mut b = ScriptSetBuilder::new();
         assert_eq!(b.add_builtin("select-only@0"), Ok(()));
-        assert!(b.build().is_err_and(|e| e.contains("add up to zero")));
+        assert!(
+            b.build()
+                .is_err_and(|e| e.contains("total script weight must not be zero"))
+        );
         let mut b = ScriptSetBuilder::new();
         assert!(
             b.add_file("/nonexistent/x.sql@2")

@@ -44,7 +44,10 @@ const OPTIONS: &[Opt] = &[
     ),
     opt("tablespace", "NAME", "tablespace of the tables (-i)"),
     opt("index-tablespace", "NAME", "tablespace of the indexes (-i)"),
-    flag("debug", "-d: each client's statements and results on stderr"),
+    flag(
+        "debug",
+        "-d: each client's statements and results on stderr",
+    ),
     flag(
         "verbose-errors",
         "each failed or retried transaction's error on stderr",
@@ -567,10 +570,65 @@ fn help_text() -> String {
          command line.\n\nUsage:\n  pgbench [OPTION]... [DBNAME]\n",
     );
     let groups: [(&str, &[&str]); 4] = [
-        ("Initialization options", &["initialize", "init-steps", "fillfactor", "no-vacuum", "quiet", "scale", "foreign-keys", "index-tablespace", "partition-method", "partitions", "tablespace", "unlogged-tables"]),
-        ("Options to select what to run", &["builtin", "file", "skip-some-updates", "select-only", "show-script"]),
-        ("Benchmarking options", &["client", "connect", "define", "jobs", "log", "latency-limit", "protocol", "no-vacuum", "progress", "report-per-command", "rate", "scale", "transactions", "time", "vacuum-all", "aggregate-interval", "failures-detailed", "log-prefix", "max-tries", "progress-timestamp", "random-seed", "sampling-rate", "verbose-errors"]),
-        ("Common options", &["debug", "host", "port", "username", "version", "help"]),
+        (
+            "Initialization options",
+            &[
+                "initialize",
+                "init-steps",
+                "fillfactor",
+                "no-vacuum",
+                "quiet",
+                "scale",
+                "foreign-keys",
+                "index-tablespace",
+                "partition-method",
+                "partitions",
+                "tablespace",
+                "unlogged-tables",
+            ],
+        ),
+        (
+            "Options to select what to run",
+            &[
+                "builtin",
+                "file",
+                "skip-some-updates",
+                "select-only",
+                "show-script",
+            ],
+        ),
+        (
+            "Benchmarking options",
+            &[
+                "client",
+                "connect",
+                "define",
+                "jobs",
+                "log",
+                "latency-limit",
+                "protocol",
+                "no-vacuum",
+                "progress",
+                "report-per-command",
+                "rate",
+                "scale",
+                "transactions",
+                "time",
+                "vacuum-all",
+                "aggregate-interval",
+                "failures-detailed",
+                "log-prefix",
+                "max-tries",
+                "progress-timestamp",
+                "random-seed",
+                "sampling-rate",
+                "verbose-errors",
+            ],
+        ),
+        (
+            "Common options",
+            &["debug", "host", "port", "username", "version", "help"],
+        ),
     ];
     for (title, names) in groups {
         let _ = write!(t, "\n{title}:\n");
@@ -995,7 +1053,11 @@ fn drop_in(args: &[String]) -> Result<i32, CliError> {
         "failed" => {
             eprintln!(
                 "pgbench: error: {}",
-                doc.end.error.as_deref().unwrap_or("the run failed").trim_end()
+                doc.end
+                    .error
+                    .as_deref()
+                    .unwrap_or("the run failed")
+                    .trim_end()
             );
             eprintln!("pgbench: error: Run was aborted; the above results are incomplete.");
             Ok(2)
@@ -1050,10 +1112,23 @@ mod tests {
 
     #[test]
     fn scripts_keep_their_order_and_values_their_commas() {
-        let g = given("-b simple@2 -f a,b.sql@3 -S -D x=1,2 -D y=a\\b");
+        // The script files are read while the options are.
+        let dir = std::env::temp_dir().join(format!("dbmeter-pgbench-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let file = dir.join("a,b.sql");
+        std::fs::write(&file, "SELECT 1;\n").unwrap_or_else(|e| panic!("{e}"));
+        let path = file.display().to_string();
+        let g = given(&format!("-b simple@2 -f {path}@3 -S -D x=1,2 -D y=a\\b"));
+        let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(
             get(&g, "file"),
-            Some("builtin:simple@2,a\\,b.sql@3,builtin:select-only")
+            Some(
+                format!(
+                    "builtin:simple@2,{},builtin:select-only",
+                    path.replace(',', "\\,") + "@3"
+                )
+                .as_str()
+            )
         );
         assert_eq!(get(&g, "define"), Some("x=1\\,2,y=a\\\\b"));
     }
@@ -1081,7 +1156,7 @@ mod tests {
     fn bad_options_are_one_line() {
         for (line, want) in [
             ("-c x", "invalid value \"x\" for option -c/--client"),
-            ("-c 0", "-c/--client must be in range 1..2147483647"),
+            ("-c 0", "-c/--clients must be in range 1..2147483647"),
             ("--bogus", "unrecognized option '--bogus'"),
             ("-c", "option requires an argument -- 'c'"),
             ("-x", "invalid option -- 'x'"),
@@ -1090,7 +1165,8 @@ mod tests {
             ("-i -c 2", "initialization (-i) mode"),
             ("-F 90", "benchmarking mode"),
             ("--sampling-rate=0.5", "only when logging"),
-            ("-d", "not supported"),
+            ("--progress-timestamp", "allowed only under --progress"),
+            ("-l -T 5 --aggregate-interval=3", "must be a multiple"),
             ("a b", "too many command-line arguments (first is \"b\")"),
             ("-M fast", "invalid query mode"),
             ("--max-tries=0", "unlimited number of transaction tries"),

@@ -391,7 +391,10 @@ fn a_bad_script_names_its_file_and_line() {
     assert!(err.contains("bad.sql:3:"), "{err}");
     let r = s.run(&["run", "pgbench", &db, "--builtin=tpcc"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("no builtin script found for name \"tpcc\""));
+    assert!(
+        r.stderr
+            .contains("no builtin script found for name \"tpcc\"")
+    );
 }
 
 #[test]
