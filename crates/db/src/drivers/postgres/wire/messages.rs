@@ -352,9 +352,9 @@ pub(crate) fn error_fields(body: &[u8]) -> ServerError {
             b'S' => localized_severity = text(v),
             b'C' => e.code = text(v),
             b'M' => e.message = text(v),
-            b'D' => e.detail = Some(text(v)),
-            b'H' => e.hint = Some(text(v)),
-            b'W' => e.context = Some(text(v)),
+            b'D' => e.detail = Some(text(v).into()),
+            b'H' => e.hint = Some(text(v).into()),
+            b'W' => e.context = Some(text(v).into()),
             _ => {}
         }
     }

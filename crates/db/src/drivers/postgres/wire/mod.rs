@@ -59,10 +59,10 @@ pub(crate) struct ServerError {
     /// The SQLSTATE.
     pub code: String,
     pub message: String,
-    pub detail: Option<String>,
-    pub hint: Option<String>,
+    pub detail: Option<Box<str>>,
+    pub hint: Option<Box<str>>,
     /// Where it happened (the CONTEXT lines).
-    pub context: Option<String>,
+    pub context: Option<Box<str>>,
 }
 
 impl ServerError {
@@ -71,9 +71,9 @@ impl ServerError {
     pub(crate) fn report(&self) -> String {
         let mut r = format!("{}:  {}", self.severity, self.message);
         for (label, v) in [
-            ("DETAIL", &self.detail),
-            ("HINT", &self.hint),
-            ("CONTEXT", &self.context),
+            ("DETAIL", self.detail.as_deref()),
+            ("HINT", self.hint.as_deref()),
+            ("CONTEXT", self.context.as_deref()),
         ] {
             if let Some(v) = v {
                 r.push_str(&format!("\n{label}:  {v}"));
