@@ -98,7 +98,8 @@ pub const PAGE: Page = Page {
         "pgbench -i [OPTION]... [DBNAME]",
     ],
     about: &[
-        "Takes pgbench 15's command line and runs it as `dbmeter run pgbench` (or, with \
+        "pgbench, the benchmarking tool for PostgreSQL, as dbmeter runs it. \
+         Takes pgbench 15's command line and runs it as `dbmeter run pgbench` (or, with \
          -i, `dbmeter prepare pgbench`) does, against a PostgreSQL server found as libpq \
          finds it: -h, -p, -U, DBNAME (a name, a postgres:// URI or key=value pairs), \
          then PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass and the \
@@ -113,15 +114,41 @@ pub const PAGE: Page = Page {
          options. Errors are pgbench's (`pgbench: error: ...`).",
     ],
     options: OPTIONS,
-    sections: &[Section {
-        title: "Differences from pgbench",
-        body: &[
-            "No `initial connection time` line. `latency average` is the mean of the \
-             completed transactions (pgbench's, without -P, -R or -L, is derived from \
-             the duration); `latency stddev` is always printed. --aggregate-interval \
-             also writes the last, partial interval. docs/pgbench.md says more.",
-        ],
-    }],
+    sections: &[
+        Section {
+            title: "Initialization options",
+            body: &[
+                "With -i: -I, -F, -n, -q, -s, --foreign-keys, --unlogged-tables, \
+                 --partitions, --partition-method, --tablespace, --index-tablespace.",
+            ],
+        },
+        Section {
+            title: "Benchmarking options",
+            body: &[
+                "Without -i: -b, -f, -S, -N, -c, -C, -D, -j, -l, -L, -M, -n, -P, -r, -R, -s, \
+                 -t, -T, -v, --aggregate-interval, --failures-detailed, --log-prefix, \
+                 --max-tries, --progress-timestamp, --random-seed, --sampling-rate, \
+                 --verbose-errors.",
+            ],
+        },
+        Section {
+            title: "Common options",
+            body: &["-d, -h, -p, -U, -V, -?."],
+        },
+        Section {
+            title: "Differences from pgbench",
+            body: &[
+                "No `initial connection time` line. `latency average` is the mean of the \
+                 completed transactions (pgbench's, without -P, -R or -L, is derived from \
+                 the duration); `latency stddev` is always printed. --aggregate-interval \
+                 also writes the last, partial interval. docs/pgbench.md says more.",
+            ],
+        },
+        Section {
+            title: "Bugs",
+            body: &["Report bugs to the dbmeter project, with the command line and its output."],
+        },
+    ],
     examples: &[
         Example {
             what: "Create the tables at scale 10",
@@ -563,89 +590,6 @@ fn check_builtin(spec: &str) -> Result<(), CliError> {
     }
 }
 
-/// pgbench's help: its sections, with what dbmeter does of each option.
-fn help_text() -> String {
-    let mut t = String::from(
-        "pgbench (dbmeter) is a benchmarking tool for PostgreSQL, taking pgbench 15's \
-         command line.\n\nUsage:\n  pgbench [OPTION]... [DBNAME]\n",
-    );
-    let groups: [(&str, &[&str]); 4] = [
-        (
-            "Initialization options",
-            &[
-                "initialize",
-                "init-steps",
-                "fillfactor",
-                "no-vacuum",
-                "quiet",
-                "scale",
-                "foreign-keys",
-                "index-tablespace",
-                "partition-method",
-                "partitions",
-                "tablespace",
-                "unlogged-tables",
-            ],
-        ),
-        (
-            "Options to select what to run",
-            &[
-                "builtin",
-                "file",
-                "skip-some-updates",
-                "select-only",
-                "show-script",
-            ],
-        ),
-        (
-            "Benchmarking options",
-            &[
-                "client",
-                "connect",
-                "define",
-                "jobs",
-                "log",
-                "latency-limit",
-                "protocol",
-                "no-vacuum",
-                "progress",
-                "report-per-command",
-                "rate",
-                "scale",
-                "transactions",
-                "time",
-                "vacuum-all",
-                "aggregate-interval",
-                "failures-detailed",
-                "log-prefix",
-                "max-tries",
-                "progress-timestamp",
-                "random-seed",
-                "sampling-rate",
-                "verbose-errors",
-            ],
-        ),
-        (
-            "Common options",
-            &["debug", "host", "port", "username", "version", "help"],
-        ),
-    ];
-    for (title, names) in groups {
-        let _ = write!(t, "\n{title}:\n");
-        for name in names {
-            let sp = spec(name);
-            let what = OPTIONS
-                .iter()
-                .find(|o| o.name == *name)
-                .map_or("", |o| o.help);
-            let value = if sp.value { "=VALUE" } else { "" };
-            let _ = writeln!(t, "  {:<32} {what}", format!("{}{value}", shown(sp)));
-        }
-    }
-    t.push_str("\nReport bugs to the dbmeter project (pgbench's options: docs/pgbench.md).\n");
-    t
-}
-
 fn parse(args: &[String]) -> Result<Asked, CliError> {
     let (opts, words) = split(args)?;
     let has = |name: &str| opts.iter().any(|(n, _)| *n == name);
@@ -656,10 +600,8 @@ fn parse(args: &[String]) -> Result<Asked, CliError> {
             .map(|(_, v)| v.as_str())
     };
     if has("help") {
-        return Ok(Asked::Print {
-            stdout: true,
-            text: help_text(),
-        });
+        let text = crate::help::pages::page_text(&PAGE, crate::help::width());
+        return Ok(Asked::Print { stdout: true, text });
     }
     if has("version") {
         return Ok(Asked::Print {

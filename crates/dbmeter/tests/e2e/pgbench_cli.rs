@@ -429,10 +429,11 @@ fn bad_options_are_one_line_and_exit_1() {
         assert!(first.contains(want), "{args:?}: {err}");
         assert!(err.lines().count() <= 2, "{args:?}: {err}");
     }
-    // -? and --help are pgbench's sections; -b list and --show-script
-    // answer as pgbench does.
+    // -? and --help are this command's page, with pgbench's sections;
+    // -b list and --show-script answer as pgbench does.
     let help = s.run(&["pgbench", "-?"]);
     assert_eq!(help.code, 0);
+    assert_eq!(help.stdout, s.run(&["help", "pgbench"]).stdout);
     for part in [
         "benchmarking tool for PostgreSQL",
         "Usage:",
