@@ -1351,6 +1351,14 @@ impl User for PgbenchUser {
             t.connects += self.connects;
             t.connect_secs += self.connect_secs;
         }
+        // A script that left its last transaction open: counted, then the
+        // client aborts (pgbench's order).
+        if let Some(f) = self.client.take_pending_abort() {
+            return Err(EventError::Fatal {
+                code: "pgbench".into(),
+                message: f.message,
+            });
+        }
         Ok(())
     }
 

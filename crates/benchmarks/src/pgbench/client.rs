@@ -133,6 +133,7 @@ impl Setup {
             name_buf: String::new(),
             runs: Vec::new(),
             stats,
+            pending_abort: None,
         }
     }
 }
@@ -252,6 +253,8 @@ struct Stop {
     pgbench: String,
     /// An error pgbench prints before its abort line (a failed PREPARE).
     before: Option<String>,
+    /// The script ended inside a transaction block.
+    open_transaction: bool,
 }
 
 impl Stop {
@@ -261,6 +264,7 @@ impl Stop {
         let pgbench = message.trim_start_matches('\\').to_string();
         Stop {
             before: None,
+            open_transaction: false,
             kind: FailureKind::Meta,
             command: Some(command),
             message,
@@ -312,9 +316,18 @@ pub struct Client {
     name_buf: String,
     runs: Vec<CommandRun>,
     stats: Vec<Vec<CommandStats>>,
+    /// A transaction that ended inside a transaction block counts as done
+    /// (as pgbench counts it), and then the client aborts: this is why.
+    pending_abort: Option<Failure>,
 }
 
 impl Client {
+    /// Why the client must stop after its last transaction (a script that
+    /// ended inside a transaction block), if it must.
+    pub fn take_pending_abort(&mut self) -> Option<Failure> {
+        self.pending_abort.take()
+    }
+
     pub fn id(&self) -> usize {
         self.id
     }
@@ -354,6 +367,14 @@ impl Client {
         host: &mut dyn Host,
     ) -> TxOutcome {
         self.runs.clear();
+        if let Some(f) = self.pending_abort.take() {
+            return TxOutcome {
+                script,
+                status: TxStatus::Aborted(f),
+                tries: 0,
+                latency: Duration::ZERO,
+            };
+        }
         let start = host.now();
         if script >= self.set.scripts().len() {
             return TxOutcome {
@@ -388,6 +409,10 @@ impl Client {
                 Ok(()) => break TxStatus::Done,
                 Err(stop) => stop,
             };
+            if stop.kind == FailureKind::Script && stop.open_transaction {
+                self.pending_abort = Some(self.failure(script, stop));
+                break TxStatus::Done;
+            }
             if !stop.retryable() {
                 break TxStatus::Aborted(self.failure(script, stop));
             }
@@ -651,6 +676,7 @@ impl Client {
         if *in_pipeline {
             return Err(Stop {
                 before: None,
+                open_transaction: false,
                 kind: FailureKind::Script,
                 command: None,
                 message: "end of script reached with a pipeline open (missing \\endpipeline)"
@@ -661,6 +687,7 @@ impl Client {
         if session.in_transaction() == Some(true) {
             return Err(Stop {
                 before: None,
+                open_transaction: true,
                 kind: FailureKind::Script,
                 command: None,
                 message: "end of script reached without completing the last transaction (missing COMMIT or END)".into(),
@@ -761,6 +788,7 @@ impl Client {
             // pgbench cannot feed or drain a COPY: it refuses it.
             return Err(Stop {
                 before: None,
+                open_transaction: false,
                 kind: FailureKind::Sql,
                 command: Some(command),
                 message: "COPY FROM STDIN and COPY TO STDOUT are not supported in scripts".into(),
@@ -845,6 +873,7 @@ impl Client {
                 };
                 Stop {
                     before: None,
+                    open_transaction: false,
                     message: format!("\\{what}: {e}"),
                     pgbench: e,
                     ..meta(String::new())
@@ -984,6 +1013,7 @@ fn sql_stop(e: SqlError, command: usize) -> Stop {
     };
     Stop {
         before: None,
+        open_transaction: false,
         kind,
         command: Some(command),
         pgbench: e
@@ -1343,11 +1373,20 @@ mod tests {
             in_tx: Some(true),
             ..Recorder::default()
         };
-        let out = run(&s, &mut session, &mut FakeHost::default());
+        // As pgbench: the transaction counts, then the client aborts (at
+        // its next transaction, or when it finishes).
+        let mut c = s.client(0);
+        let mut host = FakeHost::default();
+        let out = c.run_transaction(&mut session, &mut host);
+        assert_eq!(out.status, TxStatus::Done, "{out:?}");
+        let out = c.run_transaction(&mut session, &mut host);
         assert!(
             matches!(&out.status, TxStatus::Aborted(f) if f.kind == FailureKind::Script && f.command.is_none()),
             "{out:?}"
         );
+        assert!(c.take_pending_abort().is_none());
+        c.run_transaction(&mut session, &mut host);
+        assert!(c.take_pending_abort().is_some());
     }
 
     #[test]

@@ -586,6 +586,13 @@ fn scripts_pgbench_aborts_abort_and_unset_variables_bind_null() {
     assert_eq!(r.code, code, "{}{}", r.stdout, r.stderr);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains(want), "{}", r.stderr);
+    // The first transaction counts, as in pgbench; then the client stops.
+    assert!(
+        r.stdout
+            .contains("number of transactions actually processed: 1/3"),
+        "{}",
+        r.stdout
+    );
     assert!(
         r.stderr
             .contains("pgbench: error: Run was aborted; the above results are incomplete."),
