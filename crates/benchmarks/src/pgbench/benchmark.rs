@@ -76,6 +76,10 @@ fn yes() -> bool {
 #[serde(default)]
 pub struct Section {
     pub scale: i64,
+    /// How pgbench_accounts is partitioned (`range`, `hash`), and into
+    /// how many partitions; None when it is not.
+    pub partition_method: Option<String>,
+    pub partitions: i64,
     pub query_mode: String,
     pub clients: usize,
     pub max_tries: u32,
@@ -504,6 +508,11 @@ impl Benchmark for Pgbench {
         let mut conn = connect(ctx)?;
         let version = conn.server_version();
         let scale = Self::scale(&mut conn, ctx, &cfg, builtin)?;
+        let partitioning = if builtin {
+            partitioning(&mut conn)
+        } else {
+            None
+        };
         drop(conn);
         // pgbench vacuums after its first line (the run's header).
         let vacuum = (!cfg.no_vacuum).then(|| Vacuum {
@@ -549,6 +558,8 @@ impl Benchmark for Pgbench {
             rate_per_s: rate,
             statement_latencies: cfg.report_per_command,
             failures_detailed: cfg.failures_detailed,
+            partition_method: partitioning.as_ref().map(|p| p.0.clone()),
+            partitions: partitioning.map_or(0, |p| p.1),
             ..Section::default()
         };
         Ok(Box::new(PgbenchPlan {
@@ -579,6 +590,29 @@ impl Benchmark for Pgbench {
         let s: Section = doc.section(SECTION)?;
         Some(report(&s, doc))
     }
+}
+
+/// How pgbench_accounts is partitioned, as pgbench reports it: `range`
+/// or `hash` and the number of partitions; None when it is not (or the
+/// server cannot tell).
+fn partitioning(conn: &mut Connection) -> Option<(String, i64)> {
+    if conn.dialect() != Dialect::Postgres {
+        return None;
+    }
+    let rows = conn
+        .query_rows(
+            "SELECT p.partstrat, (SELECT count(*) FROM pg_catalog.pg_inherits i WHERE i.inhparent = p.partrelid) \
+             FROM pg_catalog.pg_partitioned_table p WHERE p.partrelid = to_regclass('pgbench_accounts')",
+        )
+        .ok()?;
+    let row = rows.rows.first()?;
+    let method = match row.first()?.as_deref()? {
+        "r" => "range",
+        "h" => "hash",
+        _ => return None,
+    };
+    let n = row.get(1)?.as_deref()?.parse().ok()?;
+    Some((method.to_string(), n))
 }
 
 /// The set-up connection; in pgbench's layout a failure reads as libpq's
@@ -705,6 +739,13 @@ fn report(s: &Section, doc: &RunDocument) -> String {
     };
     let _ = writeln!(t, "transaction type: {kind}");
     let _ = writeln!(t, "scaling factor: {}", s.scale);
+    if let Some(method) = &s.partition_method {
+        let _ = writeln!(
+            t,
+            "partition method: {method}\npartitions: {}",
+            s.partitions
+        );
+    }
     let _ = writeln!(t, "query mode: {}", s.query_mode);
     let _ = writeln!(t, "number of clients: {}", s.clients);
     // dbmeter runs one thread per client, whatever -j says.

@@ -646,10 +646,11 @@ fn init_partitions_pgbench_accounts_as_pgbench_does() {
                     (SELECT count(*) || ' ' || sum(aid) FROM pgbench_accounts)",
         )
     };
-    for (args, said) in [
+    for (args, said, reported) in [
         (
             vec!["-i", "-s", "2", "--partitions=3"],
             "creating 3 partitions...",
+            "partition method: range\npartitions: 3\n",
         ),
         (
             vec![
@@ -660,6 +661,7 @@ fn init_partitions_pgbench_accounts_as_pgbench_does() {
                 "90",
             ],
             "creating 2 partitions...",
+            "partition method: hash\npartitions: 2\n",
         ),
     ] {
         pgbench(&server, &args, "theirs");
@@ -676,5 +678,7 @@ fn init_partitions_pgbench_accounts_as_pgbench_does() {
             "{}",
             r.stdout
         );
+        // The report says how, as pgbench's does.
+        assert!(r.stdout.contains(reported), "{}", r.stdout);
     }
 }
