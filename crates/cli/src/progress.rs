@@ -170,11 +170,16 @@ impl Printer {
     /// For a load (prepare and the other commands): lines on stdout, with
     /// a progress bar on a terminal.
     pub fn for_load() -> Printer {
+        Printer::for_load_on(Stream::Out)
+    }
+
+    /// For a load whose lines go to `lines` (pgbench's -i: stderr).
+    pub fn for_load_on(lines: Stream) -> Printer {
         Printer {
             presenter: Mutex::new(present::for_layout(
                 Layout::Dbmeter,
                 TextOptions {
-                    lines: Stream::Out,
+                    lines,
                     histogram: false,
                 },
             )),

@@ -60,6 +60,25 @@ impl Connection {
         }
     }
 
+    /// Whether the session is inside a transaction block, where the
+    /// driver knows it (PostgreSQL's ReadyForQuery status); None elsewhere.
+    pub fn in_transaction(&self) -> Option<bool> {
+        match self {
+            Connection::Postgres(c) => Some(c.in_transaction()),
+            Connection::Sqlite(_) | Connection::Mysql(_) => None,
+        }
+    }
+
+    /// The last error the server reported, in full as libpq words it
+    /// (`ERROR:  ...` and its DETAIL, HINT and CONTEXT lines), where the
+    /// driver keeps it (PostgreSQL).
+    pub fn last_error_report(&self) -> Option<String> {
+        match self {
+            Connection::Postgres(c) => c.last_report().map(str::to_string),
+            Connection::Sqlite(_) | Connection::Mysql(_) => None,
+        }
+    }
+
     /// The driver's name for messages (`SQLite`).
     pub fn dialect_name(&self) -> &'static str {
         match self {

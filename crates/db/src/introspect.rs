@@ -10,9 +10,25 @@ use std::collections::BTreeMap;
 pub struct Rows {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Option<String>>>,
+    /// Each result in order (several for `a; b` on PostgreSQL): its
+    /// columns and how many of `rows` are its own, in `rows`' order.
+    pub sets: Vec<(Vec<String>, usize)>,
 }
 
 impl Rows {
+    fn of(r: crate::types::TextResult) -> Rows {
+        let sets = if r.sets.is_empty() {
+            vec![(r.columns.clone(), r.rows.len())]
+        } else {
+            r.sets
+        };
+        Rows {
+            columns: r.columns,
+            rows: r.rows,
+            sets,
+        }
+    }
+
     /// Name -> value from the first two columns.
     pub fn pairs(&self) -> BTreeMap<String, String> {
         self.rows
@@ -122,20 +138,8 @@ impl Connection {
     /// connection's statement timeout, as any statement).
     pub fn query_rows(&mut self, sql: &str) -> Result<Rows, DbError> {
         match self {
-            Connection::Mysql(c) => {
-                let r = c.query_rows(sql)?;
-                Ok(Rows {
-                    columns: r.columns,
-                    rows: r.rows,
-                })
-            }
-            Connection::Postgres(c) => {
-                let r = c.query_rows(sql)?;
-                Ok(Rows {
-                    columns: r.columns,
-                    rows: r.rows,
-                })
-            }
+            Connection::Mysql(c) => Ok(Rows::of(c.query_rows(sql)?)),
+            Connection::Postgres(c) => Ok(Rows::of(c.query_rows(sql)?)),
             Connection::Sqlite(c) => c.with_timeout(|conn| {
                 let map = crate::drivers::sqlite::map_err;
                 let mut st = conn.prepare(sql).map_err(map)?;
@@ -150,7 +154,12 @@ impl Connection {
                     }
                     rows.push(row);
                 }
-                Ok(Rows { columns, rows })
+                let sets = vec![(columns.clone(), rows.len())];
+                Ok(Rows {
+                    columns,
+                    rows,
+                    sets,
+                })
             }),
         }
     }

@@ -209,6 +209,10 @@ pub(crate) fn push_hex(out: &mut String, b: &[u8]) {
 pub(crate) struct TextResult {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Option<String>>>,
+    /// Each result of the query in order (several for `a; b` sent as one
+    /// simple query): its columns and how many of `rows` are its own.
+    /// Empty where the driver does not tell results apart.
+    pub sets: Vec<(Vec<String>, usize)>,
 }
 
 impl TextResult {

@@ -55,6 +55,7 @@ pub fn for_layout(layout: Layout, options: TextOptions) -> Box<dyn Presenter> {
         Layout::Pgbench { progress_timestamp } => Box::new(Pgbench {
             progress_timestamp,
             header: RunHeader::default(),
+            warnings: Vec::new(),
         }),
     }
 }
@@ -95,7 +96,7 @@ impl Text {
     }
 }
 
-/// Warnings go to stderr whatever the layout.
+/// Warnings go to stderr (pgbench's layout keeps them for after its report).
 fn warning(out: &mut Vec<Piece>, message: &str) {
     out.push(Piece {
         stream: Stream::Err,
@@ -159,6 +160,9 @@ struct Pgbench {
     progress_timestamp: bool,
     /// The run's header, once started (what interval lines depend on).
     header: RunHeader,
+    /// dbmeter's warnings: pgbench prints none, so they follow the
+    /// report's last line instead of going where a parser reads.
+    warnings: Vec<String>,
 }
 
 impl Pgbench {
@@ -209,7 +213,7 @@ impl Presenter for Pgbench {
         };
         match event {
             RunEvent::Note(t) => err(out, t.to_string()),
-            RunEvent::Warning(m) => warning(out, m),
+            RunEvent::Warning(m) => self.warnings.push(format!("WARNING (dbmeter): {m}")),
             RunEvent::Started(h) => {
                 let v = &h.server_version;
                 let server = v.strip_prefix("PostgreSQL ").unwrap_or(v);
@@ -233,6 +237,9 @@ impl Presenter for Pgbench {
                     let _ = write!(text, " {}% {:.3} ms,", p.percentile, p.ms);
                 }
                 let _ = write!(text, " max {:.3} ms", l.max_ms);
+                for w in self.warnings.drain(..) {
+                    let _ = write!(text, "\n{w}");
+                }
                 out.push(Piece {
                     stream: Stream::Out,
                     text,

@@ -76,6 +76,10 @@ fn yes() -> bool {
 #[serde(default)]
 pub struct Section {
     pub scale: i64,
+    /// How pgbench_accounts is partitioned (`range`, `hash`), and into
+    /// how many partitions; None when it is not.
+    pub partition_method: Option<String>,
+    pub partitions: i64,
     pub query_mode: String,
     pub clients: usize,
     pub max_tries: u32,
@@ -190,27 +194,45 @@ impl Pgbench {
         if !builtin {
             return Ok(cfg.scale);
         }
-        let prepare = format!(
-            "run `dbmeter prepare pgbench --scale=N{}` first",
-            ctx.db_option()
-        );
+        let pgbench_layout = matches!(ctx.layout, Layout::Pgbench { .. });
+        let prepare = if pgbench_layout {
+            "\npgbench: hint: Perhaps you need to do initialization (\"pgbench -i\") in this database.".to_string()
+        } else {
+            format!(
+                ": run `dbmeter prepare pgbench --scale=N{}` first",
+                ctx.db_option()
+            )
+        };
         let n = conn
             .query_i64("select count(*) from pgbench_branches")
             .map_err(|e| {
-                BenchError::Failed(format!(
-                    "cannot count the rows of pgbench_branches ({}): {prepare}",
-                    e.message
-                ))
+                BenchError::Failed(if pgbench_layout {
+                    format!(
+                        "could not count number of branches: ERROR:  {}{prepare}",
+                        e.message
+                    )
+                } else {
+                    format!(
+                        "cannot count the rows of pgbench_branches ({}){prepare}",
+                        e.message
+                    )
+                })
             })?
             .unwrap_or(0);
         if n < 1 {
             return Err(BenchError::Failed(format!(
-                "pgbench_branches is empty: {prepare}"
+                "pgbench_branches is empty{prepare}"
             )));
         }
-        if cfg.scale_given && cfg.scale != n {
+        // pgbench warns whenever -s is given with a built-in script.
+        if cfg.scale_given && (pgbench_layout || cfg.scale != n) {
+            let warning = if pgbench_layout {
+                "pgbench: warning: "
+            } else {
+                ""
+            };
             ctx.say(&format!(
-                "scale option ignored, using count from pgbench_branches table ({n})"
+                "{warning}scale option ignored, using count from pgbench_branches table ({n})"
             ));
         }
         Ok(n)
@@ -292,6 +314,44 @@ impl Benchmark for Pgbench {
                 "create the tables unlogged (pgbench --unlogged-tables; PostgreSQL only)",
             )
             .shapes_data(),
+            opt(
+                "partitions",
+                OptKind::Int,
+                "0",
+                "prepare: partition pgbench_accounts into this many partitions (pgbench --partitions); 0: not partitioned",
+            )
+            .shapes_data(),
+            opt(
+                "partition-method",
+                choice(&["range", "hash"]),
+                "range",
+                "prepare: how pgbench_accounts is partitioned (pgbench --partition-method)",
+            )
+            .shapes_data(),
+            opt(
+                "tablespace",
+                OptKind::Str,
+                "",
+                "prepare: the tablespace of the tables (pgbench --tablespace); empty: the default",
+            ),
+            opt(
+                "index-tablespace",
+                OptKind::Str,
+                "",
+                "prepare: the tablespace of the primary keys (pgbench --index-tablespace); empty: the default",
+            ),
+            opt(
+                "debug",
+                OptKind::Bool,
+                "off",
+                "print each client's statements, results and steps on stderr (pgbench -d)",
+            ),
+            opt(
+                "verbose-errors",
+                OptKind::Bool,
+                "off",
+                "print the error of each failed or retried transaction on stderr (pgbench --verbose-errors)",
+            ),
             opt(
                 "builtin",
                 OptKind::Str,
@@ -417,7 +477,7 @@ impl Benchmark for Pgbench {
         match verb {
             "prepare" => {
                 let cfg = PgbenchConfig::from_options(ctx.options)?;
-                let mut conn = Connection::connect(&ctx.setup_connection()?)?;
+                let mut conn = connect(ctx)?;
                 initialize(&mut conn, &cfg.init, ctx)
             }
             "cleanup" => {
@@ -443,10 +503,16 @@ impl Benchmark for Pgbench {
         let latency_limit = cfg.latency_limit();
         let rate = cfg.rate;
         let pgbench_layout = matches!(ctx.layout, Layout::Pgbench { .. });
+        super::host::shell_output_to_stdout(pgbench_layout);
         let logs = Self::logs(ctx, &cfg)?;
-        let mut conn = Connection::connect(&ctx.setup_connection()?)?;
+        let mut conn = connect(ctx)?;
         let version = conn.server_version();
         let scale = Self::scale(&mut conn, ctx, &cfg, builtin)?;
+        let partitioning = if builtin {
+            partitioning(&mut conn)
+        } else {
+            None
+        };
         drop(conn);
         // pgbench vacuums after its first line (the run's header).
         let vacuum = (!cfg.no_vacuum).then(|| Vacuum {
@@ -466,6 +532,9 @@ impl Benchmark for Pgbench {
                 mode,
                 max_tries,
                 latency_limit,
+                pgbench_messages: pgbench_layout,
+                debug: cfg.debug,
+                verbose_errors: cfg.verbose_errors,
             },
         );
         let classes = set
@@ -489,6 +558,8 @@ impl Benchmark for Pgbench {
             rate_per_s: rate,
             statement_latencies: cfg.report_per_command,
             failures_detailed: cfg.failures_detailed,
+            partition_method: partitioning.as_ref().map(|p| p.0.clone()),
+            partitions: partitioning.map_or(0, |p| p.1),
             ..Section::default()
         };
         Ok(Box::new(PgbenchPlan {
@@ -519,6 +590,61 @@ impl Benchmark for Pgbench {
         let s: Section = doc.section(SECTION)?;
         Some(report(&s, doc))
     }
+}
+
+/// How pgbench_accounts is partitioned, as pgbench reports it: `range`
+/// or `hash` and the number of partitions; None when it is not (or the
+/// server cannot tell).
+fn partitioning(conn: &mut Connection) -> Option<(String, i64)> {
+    if conn.dialect() != Dialect::Postgres {
+        return None;
+    }
+    let rows = conn
+        .query_rows(
+            "SELECT p.partstrat, (SELECT count(*) FROM pg_catalog.pg_inherits i WHERE i.inhparent = p.partrelid) \
+             FROM pg_catalog.pg_partitioned_table p WHERE p.partrelid = to_regclass('pgbench_accounts')",
+        )
+        .ok()?;
+    let row = rows.rows.first()?;
+    let method = match row.first()?.as_deref()? {
+        "r" => "range",
+        "h" => "hash",
+        _ => return None,
+    };
+    let n = row.get(1)?.as_deref()?.parse().ok()?;
+    Some((method.to_string(), n))
+}
+
+/// The set-up connection; in pgbench's layout a failure reads as libpq's
+/// (`connection to server ... failed: FATAL:  ...`).
+fn connect(ctx: &Context) -> Result<Connection, BenchError> {
+    let e = match Connection::connect(&ctx.setup_connection()?) {
+        Ok(c) => return Ok(c),
+        Err(e) => e,
+    };
+    if !matches!(ctx.layout, Layout::Pgbench { .. }) {
+        return Err(e.into());
+    }
+    let Some((shown, why)) = e
+        .message
+        .strip_prefix("cannot connect to ")
+        .and_then(|r| r.split_once(": "))
+    else {
+        return Err(e.into());
+    };
+    // The server's own words, without dbmeter's explanation before them.
+    let why = [
+        "the database does not exist: ",
+        "authentication failed (wrong user or password?): ",
+    ]
+    .iter()
+    .find_map(|p| why.strip_prefix(p))
+    .unwrap_or(why);
+    let from_server = e.code.len() == 5 && e.code.chars().all(|c| c.is_ascii_alphanumeric());
+    let fatal = if from_server { "FATAL:  " } else { "" };
+    Err(BenchError::Failed(format!(
+        "connection to server {shown} failed: {fatal}{why}"
+    )))
 }
 
 /// What pgbench does before a run unless `-n`: vacuums the small tables
@@ -613,6 +739,13 @@ fn report(s: &Section, doc: &RunDocument) -> String {
     };
     let _ = writeln!(t, "transaction type: {kind}");
     let _ = writeln!(t, "scaling factor: {}", s.scale);
+    if let Some(method) = &s.partition_method {
+        let _ = writeln!(
+            t,
+            "partition method: {method}\npartitions: {}",
+            s.partitions
+        );
+    }
     let _ = writeln!(t, "query mode: {}", s.query_mode);
     let _ = writeln!(t, "number of clients: {}", s.clients);
     // dbmeter runs one thread per client, whatever -j says.
@@ -1258,6 +1391,14 @@ impl User for PgbenchUser {
             }
             t.connects += self.connects;
             t.connect_secs += self.connect_secs;
+        }
+        // A script that left its last transaction open: counted, then the
+        // client aborts (pgbench's order).
+        if let Some(f) = self.client.take_pending_abort() {
+            return Err(EventError::Fatal {
+                code: "pgbench".into(),
+                message: f.message,
+            });
         }
         Ok(())
     }

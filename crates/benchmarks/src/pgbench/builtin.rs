@@ -62,10 +62,10 @@ pub fn find_builtin(name: &str) -> Result<&'static Builtin, String> {
     match found.as_slice() {
         [one] => Ok(one),
         [] => Err(format!(
-            "no built-in script named \"{name}\"; the built-in scripts are {known}"
+            "no builtin script found for name \"{name}\" (the builtin scripts: {known})"
         )),
         many => Err(format!(
-            "ambiguous built-in script name \"{name}\": {} scripts start with it ({known})",
+            "ambiguous builtin name: {} builtin scripts found for prefix \"{name}\" ({known})",
             many.len()
         )),
     }
@@ -112,6 +112,6 @@ mod tests {
         assert_eq!(find_builtin("simple").map(|b| b.name), Ok("simple-update"));
         assert_eq!(find_builtin("se").map(|b| b.name), Ok("select-only"));
         assert!(find_builtin("s").is_err_and(|e| e.contains("ambiguous")));
-        assert!(find_builtin("tpcc").is_err_and(|e| e.contains("no built-in script")));
+        assert!(find_builtin("tpcc").is_err_and(|e| e.contains("no builtin script found")));
     }
 }

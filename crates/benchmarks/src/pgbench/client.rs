@@ -34,6 +34,14 @@ pub struct ExecOptions {
     pub max_tries: u32,
     /// `--latency-limit`: no retry once a transaction has taken this long.
     pub latency_limit: Option<Duration>,
+    /// A failure's message as pgbench words it (`dbmeter pgbench`), not
+    /// as dbmeter does (the script's file and line).
+    pub pgbench_messages: bool,
+    /// `-d`: each step on stderr (what is sent, received, executed).
+    pub debug: bool,
+    /// `--verbose-errors`: each error of a retried or failed transaction
+    /// on stderr.
+    pub verbose_errors: bool,
 }
 
 impl Default for ExecOptions {
@@ -42,6 +50,9 @@ impl Default for ExecOptions {
             mode: QueryMode::Simple,
             max_tries: 1,
             latency_limit: None,
+            pgbench_messages: false,
+            debug: false,
+            verbose_errors: false,
         }
     }
 }
@@ -122,6 +133,7 @@ impl Setup {
             name_buf: String::new(),
             runs: Vec::new(),
             stats,
+            pending_abort: None,
         }
     }
 }
@@ -204,6 +216,10 @@ pub struct Failure {
     pub command: Option<usize>,
     /// A line saying what went wrong, with the script and line.
     pub message: String,
+    /// What pgbench prints for it (after `pgbench: error: `): the client,
+    /// script and command by number, the server's `ERROR:  ` message or
+    /// the meta-command's error; may be several lines.
+    pub pgbench: String,
 }
 
 /// How a transaction ended.
@@ -232,6 +248,46 @@ struct Stop {
     kind: FailureKind,
     command: Option<usize>,
     message: String,
+    /// pgbench's words for it: the server's report (`ERROR:  ...`), the
+    /// meta-command's error, or why the script's end aborts.
+    pgbench: String,
+    /// An error pgbench prints before its abort line (a failed PREPARE).
+    before: Option<String>,
+    /// The script ended inside a transaction block.
+    open_transaction: bool,
+}
+
+impl Stop {
+    /// A meta-command's error: dbmeter says `\word: error`, pgbench
+    /// `word: error` (or the bare error, which it words the same).
+    fn meta(command: usize, message: String) -> Stop {
+        let pgbench = message.trim_start_matches('\\').to_string();
+        Stop {
+            before: None,
+            open_transaction: false,
+            kind: FailureKind::Meta,
+            command: Some(command),
+            message,
+            pgbench,
+        }
+    }
+}
+
+/// A meta-command's name as pgbench names it in messages.
+fn meta_word(kind: &CommandKind) -> &'static str {
+    match kind {
+        CommandKind::Sql(_) => "SQL",
+        CommandKind::Set { .. } => "set",
+        CommandKind::If { .. } => "if",
+        CommandKind::Elif { .. } => "elif",
+        CommandKind::Else { .. } => "else",
+        CommandKind::Endif => "endif",
+        CommandKind::Sleep { .. } => "sleep",
+        CommandKind::SetShell { .. } => "setshell",
+        CommandKind::Shell { .. } => "shell",
+        CommandKind::StartPipeline => "startpipeline",
+        CommandKind::EndPipeline => "endpipeline",
+    }
 }
 
 impl Stop {
@@ -260,9 +316,18 @@ pub struct Client {
     name_buf: String,
     runs: Vec<CommandRun>,
     stats: Vec<Vec<CommandStats>>,
+    /// A transaction that ended inside a transaction block counts as done
+    /// (as pgbench counts it), and then the client aborts: this is why.
+    pending_abort: Option<Failure>,
 }
 
 impl Client {
+    /// Why the client must stop after its last transaction (a script that
+    /// ended inside a transaction block), if it must.
+    pub fn take_pending_abort(&mut self) -> Option<Failure> {
+        self.pending_abort.take()
+    }
+
     pub fn id(&self) -> usize {
         self.id
     }
@@ -302,21 +367,40 @@ impl Client {
         host: &mut dyn Host,
     ) -> TxOutcome {
         self.runs.clear();
+        if let Some(f) = self.pending_abort.take() {
+            return TxOutcome {
+                script,
+                status: TxStatus::Aborted(f),
+                tries: 0,
+                latency: Duration::ZERO,
+            };
+        }
         let start = host.now();
         if script >= self.set.scripts().len() {
             return TxOutcome {
                 script,
-                status: TxStatus::Aborted(Failure {
-                    kind: FailureKind::Script,
-                    command: None,
-                    message: format!(
+                status: TxStatus::Aborted({
+                    let message = format!(
                         "there is no script number {script} (the run has {})",
                         self.set.scripts().len()
-                    ),
+                    );
+                    Failure {
+                        kind: FailureKind::Script,
+                        command: None,
+                        pgbench: message.clone(),
+                        message,
+                    }
                 }),
                 tries: 0,
                 latency: Duration::ZERO,
             };
+        }
+        if self.options.debug {
+            host.debug(&format!(
+                "pgbench: client {} executing script \"{}\"",
+                self.id,
+                self.set.scripts()[script].name
+            ));
         }
         let first_state = self.rng.clone();
         let mut tries = 1;
@@ -325,6 +409,10 @@ impl Client {
                 Ok(()) => break TxStatus::Done,
                 Err(stop) => stop,
             };
+            if stop.kind == FailureKind::Script && stop.open_transaction {
+                self.pending_abort = Some(self.failure(script, stop));
+                break TxStatus::Done;
+            }
             if !stop.retryable() {
                 break TxStatus::Aborted(self.failure(script, stop));
             }
@@ -337,7 +425,28 @@ impl Client {
                 .options
                 .latency_limit
                 .is_none_or(|limit| host.now().saturating_sub(start) <= limit);
-            if within_tries && within_time && !host.stopping() {
+            let retry = within_tries && within_time && !host.stopping();
+            if self.options.verbose_errors {
+                let what = if retry {
+                    "repeats the transaction after the error"
+                } else {
+                    "ends the failed transaction"
+                };
+                let mut line = format!("pgbench: client {} {what} (try {tries}", self.id);
+                if self.options.max_tries > 0 {
+                    line.push_str(&format!("/{}", self.options.max_tries));
+                }
+                if let Some(limit) = self.options.latency_limit {
+                    let used = host.now().saturating_sub(start).as_secs_f64() / limit.as_secs_f64();
+                    line.push_str(&format!(
+                        ", {:.3}% of the maximum time of tries was used",
+                        100.0 * used
+                    ));
+                }
+                line.push(')');
+                host.debug(&line);
+            }
+            if retry {
                 tries += 1;
                 if let Some(s) = self.stat_mut(script, command) {
                     s.retries += 1;
@@ -366,15 +475,57 @@ impl Client {
     /// The failure, its message prefixed with the script and line.
     fn failure(&self, script: usize, stop: Stop) -> Failure {
         let s = &self.set.scripts()[script];
-        let line = stop.command.and_then(|c| s.commands.get(c)).map(|c| c.line);
-        let message = match line {
-            Some(line) => format!("{}:{line}: {}", s.name, stop.message),
+        let command = stop.command.and_then(|c| s.commands.get(c));
+        let message = match command {
+            Some(c) => format!("{}:{}: {}", s.name, c.line, stop.message),
             None => format!("{}: {}", s.name, stop.message),
+        };
+        let id = self.id;
+        let n = stop.command.unwrap_or(0);
+        let pgbench = match (stop.kind, command.map(|c| &c.kind)) {
+            (FailureKind::Script, _) => format!("client {id} aborted: {}", stop.pgbench),
+            (FailureKind::Meta, Some(CommandKind::Sql(_))) => format!(
+                "client {id} script {script} command {n} query 0: {}",
+                stop.pgbench
+            ),
+            (FailureKind::Meta, Some(kind)) => {
+                let word = meta_word(kind);
+                let generic = match kind {
+                    CommandKind::Set { .. } | CommandKind::If { .. } | CommandKind::Elif { .. } => {
+                        "evaluation of meta-command failed".to_string()
+                    }
+                    CommandKind::Sleep { .. }
+                    | CommandKind::Shell { .. }
+                    | CommandKind::SetShell { .. } => "execution of meta-command failed".into(),
+                    _ => stop.pgbench.clone(),
+                };
+                let aborted = format!(
+                    "client {id} aborted in command {n} ({word}) of script {script}; {generic}"
+                );
+                if generic == stop.pgbench {
+                    aborted
+                } else {
+                    format!("{}\npgbench: error: {aborted}", stop.pgbench)
+                }
+            }
+            _ => format!(
+                "client {id} script {script} aborted in command {n} query 0: {}",
+                stop.pgbench
+            ),
+        };
+        let pgbench = match &stop.before {
+            Some(b) => format!("{b}\npgbench: error: {pgbench}"),
+            None => pgbench,
         };
         Failure {
             kind: stop.kind,
             command: stop.command,
-            message,
+            message: if self.options.pgbench_messages {
+                pgbench.clone()
+            } else {
+                message
+            },
+            pgbench,
         }
     }
 
@@ -402,6 +553,10 @@ impl Client {
             message: format!(
                 "{}: cannot roll back the failed transaction: {e}",
                 self.set.scripts()[script].name
+            ),
+            pgbench: format!(
+                "client {} aborted while rolling back the transaction after an error; ERROR:  {}",
+                self.id, e.message
             ),
         })
     }
@@ -439,20 +594,26 @@ impl Client {
                 Some(t) => t,
                 None => host.now(),
             };
-            let meta = |message: String| Stop {
-                kind: FailureKind::Meta,
-                command: Some(pc),
-                message,
-            };
+            let meta = |message: String| Stop::meta(pc, message);
             let mut next = pc + 1;
+            if self.options.debug && !matches!(commands[pc].kind, CommandKind::Sql(_)) {
+                host.debug(&format!(
+                    "pgbench: client {} executing {}",
+                    self.id, commands[pc].first_line
+                ));
+            }
             match &commands[pc].kind {
                 CommandKind::Sql(q) => {
-                    self.run_sql(q, script, pc, *in_pipeline, session)?;
+                    self.run_sql(q, script, pc, *in_pipeline, session, host)?;
                 }
                 CommandKind::Set { var, expr } => {
                     let v = self
                         .eval(expr, script, pc, host)
                         .map_err(|e| meta(format!("\\set: {e}")))?;
+                    let name = set.names().name(*var);
+                    if !valid_variable_name(name) {
+                        return Err(meta(format!("\\set: invalid variable name: \"{name}\"")));
+                    }
                     self.vars.set_value(*var, v);
                 }
                 CommandKind::If {
@@ -514,17 +675,23 @@ impl Client {
         }
         if *in_pipeline {
             return Err(Stop {
+                before: None,
+                open_transaction: false,
                 kind: FailureKind::Script,
                 command: None,
                 message: "end of script reached with a pipeline open (missing \\endpipeline)"
                     .into(),
+                pgbench: "end of script reached with pipeline open".into(),
             });
         }
         if session.in_transaction() == Some(true) {
             return Err(Stop {
+                before: None,
+                open_transaction: true,
                 kind: FailureKind::Script,
                 command: None,
                 message: "end of script reached without completing the last transaction (missing COMMIT or END)".into(),
+                pgbench: "end of script reached without completing the last transaction".into(),
             });
         }
         Ok(())
@@ -544,11 +711,9 @@ impl Client {
             match commands.get(at).map(|c| &c.kind) {
                 Some(CommandKind::Elif { cond, next, .. }) => {
                     let started = host.now();
-                    let v = self.eval(cond, script, at, host).map_err(|e| Stop {
-                        kind: FailureKind::Meta,
-                        command: Some(at),
-                        message: format!("\\elif: {e}"),
-                    })?;
+                    let v = self
+                        .eval(cond, script, at, host)
+                        .map_err(|e| Stop::meta(at, format!("\\elif: {e}")))?;
                     let _ = self.record(script, at, started, host);
                     if v.truth() {
                         return Ok(at + 1);
@@ -608,12 +773,9 @@ impl Client {
         command: usize,
         in_pipeline: bool,
         session: &mut dyn Session,
+        host: &mut dyn Host,
     ) -> Result<(), Stop> {
-        let meta = |message: String| Stop {
-            kind: FailureKind::Meta,
-            command: Some(command),
-            message,
-        };
+        let meta = |message: String| Stop::meta(command, message);
         if in_pipeline && let Some(c) = &q.capture {
             let what = if c.kind == CaptureKind::Gset {
                 "gset"
@@ -621,6 +783,17 @@ impl Client {
                 "aset"
             };
             return Err(meta(format!("\\{what} is not allowed in pipeline mode")));
+        }
+        if copies_through_client(&q.text) {
+            // pgbench cannot feed or drain a COPY: it refuses it.
+            return Err(Stop {
+                before: None,
+                open_transaction: false,
+                kind: FailureKind::Sql,
+                command: Some(command),
+                message: "COPY FROM STDIN and COPY TO STDOUT are not supported in scripts".into(),
+                pgbench: "COPY is not supported in pgbench, aborting".into(),
+            });
         }
         let mode = self.options.mode;
         self.params.clear();
@@ -652,11 +825,60 @@ impl Client {
             }
             None => None,
         };
-        session
-            .query(&query, capture)
-            .map_err(|e| sql_stop(e, command))?;
+        let id = self.id;
+        if self.options.debug {
+            let shown = match mode {
+                QueryMode::Prepared => format!("P_{}", self.set.sql_number(script, command)),
+                _ => sql.to_string(),
+            };
+            host.debug(&format!("pgbench: client {id} sending {shown}"));
+        }
+        let result = session.query(&query, capture);
+        if self.options.debug {
+            host.debug(&format!("pgbench: client {id} receiving"));
+        }
+        result.map_err(|e| {
+            let code = e.code.clone();
+            if self.options.verbose_errors && e.retryable() {
+                host.debug(&format!(
+                    "pgbench: client {id} got an error in command {command} (SQL) of script {script}; ERROR:  {}",
+                    e.message
+                ));
+            }
+            let mut stop = sql_stop(e, command);
+            // Under -M prepared pgbench prepares first: a statement the
+            // server cannot parse fails there, and then its run fails for
+            // want of the statement. pgbench prints both.
+            if mode == QueryMode::Prepared
+                && code.starts_with("42")
+                && code != "42501"
+                && stop.kind == FailureKind::Sql
+            {
+                stop.before = Some(std::mem::replace(
+                    &mut stop.pgbench,
+                    format!(
+                        "ERROR:  prepared statement \"P_{}\" does not exist",
+                        self.set.sql_number(script, command)
+                    ),
+                ));
+            }
+            stop
+        })?;
         if let Some(c) = &q.capture {
-            self.store_captured(c.kind, &c.prefix).map_err(meta)?;
+            self.store_captured(c.kind, &c.prefix).map_err(|e| {
+                let what = if c.kind == CaptureKind::Gset {
+                    "gset"
+                } else {
+                    "aset"
+                };
+                Stop {
+                    before: None,
+                    open_transaction: false,
+                    message: format!("\\{what}: {e}"),
+                    pgbench: e,
+                    ..meta(String::new())
+                }
+            })?;
         }
         Ok(())
     }
@@ -670,7 +892,7 @@ impl Client {
                 let last = results.last();
                 let rows = last.map_or(0, |r| r.rows);
                 if rows != 1 {
-                    return Err(format!("\\gset: expected one row, got {rows}"));
+                    return Err(format!("expected one row, got {rows}"));
                 }
                 results.len() - 1..results.len()
             }
@@ -695,7 +917,7 @@ impl Client {
                     None if valid_variable_name(&self.name_buf) => {}
                     None => {
                         return Err(format!(
-                            "\\{what}: invalid variable name \"{}\" (name the column with AS)",
+                            "error storing into variable {} (\\{what}: name the column with AS)",
                             self.name_buf
                         ));
                     }
@@ -743,7 +965,7 @@ impl Client {
                 ShellWord::Var(id) => {
                     if !self.vars.write_text(*id, &mut line) {
                         return Err(format!(
-                            "undefined variable \"{}\"",
+                            "undefined variable \":{}\"",
                             self.set.names().name(*id)
                         ));
                     }
@@ -754,8 +976,25 @@ impl Client {
     }
 }
 
+/// Whether an SQL command is a COPY whose data would come from or go to
+/// the client (`FROM STDIN`, `TO STDOUT`).
+fn copies_through_client(sql: &str) -> bool {
+    let words: Vec<String> = sql
+        .split(|c: char| c.is_whitespace() || c == ';' || c == '(' || c == ')')
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    words.first().is_some_and(|w| w == "copy")
+        && words
+            .windows(2)
+            .any(|p| (p[0] == "from" && p[1] == "stdin") || (p[0] == "to" && p[1] == "stdout"))
+}
+
 /// `\setshell`'s output: an integer on the first line, blanks allowed.
 fn parse_shell_integer(out: &str) -> Result<i64, String> {
+    if out.is_empty() {
+        return Err("could not read result of shell command".into());
+    }
     let first = out.lines().next().unwrap_or("");
     first.trim().parse::<i64>().map_err(|_| {
         format!(
@@ -773,8 +1012,14 @@ fn sql_stop(e: SqlError, command: usize) -> Stop {
         SqlErrorKind::Other => FailureKind::Sql,
     };
     Stop {
+        before: None,
+        open_transaction: false,
         kind,
         command: Some(command),
+        pgbench: e
+            .report
+            .clone()
+            .unwrap_or_else(|| format!("ERROR:  {}", e.message)),
         message: e.to_string(),
     }
 }
@@ -1058,7 +1303,7 @@ mod tests {
         };
         let out = run(&s, &mut session, &mut FakeHost::default());
         assert!(
-            matches!(&out.status, TxStatus::Aborted(f) if f.message.contains("invalid variable name \"?column?\"")),
+            matches!(&out.status, TxStatus::Aborted(f) if f.message.contains("error storing into variable ?column?")),
             "{out:?}"
         );
     }
@@ -1128,11 +1373,20 @@ mod tests {
             in_tx: Some(true),
             ..Recorder::default()
         };
-        let out = run(&s, &mut session, &mut FakeHost::default());
+        // As pgbench: the transaction counts, then the client aborts (at
+        // its next transaction, or when it finishes).
+        let mut c = s.client(0);
+        let mut host = FakeHost::default();
+        let out = c.run_transaction(&mut session, &mut host);
+        assert_eq!(out.status, TxStatus::Done, "{out:?}");
+        let out = c.run_transaction(&mut session, &mut host);
         assert!(
             matches!(&out.status, TxStatus::Aborted(f) if f.kind == FailureKind::Script && f.command.is_none()),
             "{out:?}"
         );
+        assert!(c.take_pending_abort().is_none());
+        c.run_transaction(&mut session, &mut host);
+        assert!(c.take_pending_abort().is_some());
     }
 
     #[test]

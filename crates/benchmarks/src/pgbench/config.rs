@@ -69,6 +69,9 @@ pub struct PgbenchConfig {
     pub failures_detailed: bool,
     /// `--connect`: a connection per transaction.
     pub connect: bool,
+    /// `--debug` and `--verbose-errors`: steps and errors on stderr.
+    pub debug: bool,
+    pub verbose_errors: bool,
     /// `--log`, with its options; None without `--log`.
     pub log: Option<LogOptions>,
 }
@@ -83,7 +86,7 @@ impl PgbenchConfig {
             &format!("a scale factor from 1 to {MAX_SCALE}"),
         )?;
         let fillfactor = o.i64_in("fillfactor", 10..=100, "a fill factor from 10 to 100")?;
-        let init = InitSpec::new(
+        let mut init = InitSpec::new(
             scale,
             fillfactor,
             o.str("init-steps"),
@@ -92,6 +95,15 @@ impl PgbenchConfig {
             o.bool("unlogged-tables"),
         )
         .map_err(BenchError::Usage)?;
+        init.partitions = o.i64_in(
+            "partitions",
+            0..=i32::MAX as i64,
+            "a number of partitions from 0 (none) to 2147483647",
+        )?;
+        init.partition_method = o.str("partition-method").to_string();
+        let named = |name: &str| Some(o.str(name).to_string()).filter(|s| !s.is_empty());
+        init.tablespace = named("tablespace");
+        init.index_tablespace = named("index-tablespace");
         let defines = list(o.str("define"))
             .map(|d| Definition::parse(&d))
             .collect::<Result<Vec<_>, _>>()
@@ -155,6 +167,8 @@ impl PgbenchConfig {
             report_per_command: o.bool("report-per-command"),
             failures_detailed: o.bool("failures-detailed"),
             connect: o.bool("connect"),
+            debug: o.bool("debug"),
+            verbose_errors: o.bool("verbose-errors"),
             log,
         })
     }

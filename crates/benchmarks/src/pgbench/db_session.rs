@@ -39,6 +39,7 @@ pub fn sql_error(e: DbError) -> SqlError {
             kind: SqlErrorKind::ConnectionLost,
             code: e.code,
             message: e.message,
+            report: None,
         };
     }
     let mut s = SqlError::from_sqlstate(&e.code, e.message);
@@ -142,13 +143,21 @@ impl DbSession {
         self.conn.reconnect()
     }
 
+    /// Each result of `sql` (several for `a \; b`): its row count and
+    /// its last row.
     fn capture(&mut self, sql: &str, captured: &mut Captured) -> Result<(), DbError> {
         let rows = self.conn.query_rows(sql)?;
-        captured.begin_result(rows.rows.len() as u64);
-        if let Some(last) = rows.rows.last() {
-            for (c, v) in rows.columns.iter().zip(last) {
-                captured.push_value(c, v.as_deref());
+        let mut start = 0;
+        for (columns, n) in &rows.sets {
+            captured.begin_result(*n as u64);
+            if *n > 0
+                && let Some(last) = rows.rows.get(start + n - 1)
+            {
+                for (c, v) in columns.iter().zip(last) {
+                    captured.push_value(c, v.as_deref());
+                }
             }
+            start += n;
         }
         Ok(())
     }
@@ -177,14 +186,11 @@ impl DbSession {
                 ));
             }
         };
-        if q.params.iter().any(|p| p.is_none()) {
-            return Err(DbError::other(
-                "22023",
-                "a variable the command uses is not set",
-            ));
-        }
+        // An unset variable is bound as NULL, as pgbench binds it.
         fn param(t: Option<&str>) -> Param<'_> {
-            let t = t.unwrap_or("");
+            let Some(t) = t else {
+                return Param::Null;
+            };
             match canonical_int(t) {
                 Some(i) => Param::Int(i),
                 None => Param::Text(t),
@@ -233,12 +239,27 @@ impl Session for DbSession {
             Some(Err(e)) => Err(self.failed(e)),
         }
     }
+
+    fn in_transaction(&mut self) -> Option<bool> {
+        if self.in_pipeline {
+            return None;
+        }
+        self.conn.in_transaction()
+    }
 }
 
 impl DbSession {
     fn failed(&mut self, e: DbError) -> SqlError {
         self.last_error = Some((e.kind, e.code.clone()));
-        sql_error(e)
+        let mut s = sql_error(e);
+        if s.kind != SqlErrorKind::ConnectionLost {
+            // Only the report of this very error (not an older one's).
+            s.report = self
+                .conn
+                .last_error_report()
+                .filter(|r| r.contains(&s.message));
+        }
+        s
     }
 
     /// Queues a command of a pipeline (its `$n` form and parameters; in

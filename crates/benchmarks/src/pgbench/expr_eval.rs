@@ -68,6 +68,12 @@ impl Evaluator<'_> {
                 self.eval(otherwise)
             }
             Expr::Call(f, args) => {
+                // pgbench parses more and refuses them when evaluating.
+                if args.len() > MAX_ARGS {
+                    return err(format!(
+                        "too many function arguments, maximum is {MAX_ARGS}"
+                    ));
+                }
                 let mut vals = [Value::Null; MAX_ARGS];
                 let n = args.len().min(MAX_ARGS);
                 let mut has_null = false;

@@ -104,9 +104,6 @@ const FUNCTIONS: &[(&str, Func, Arity)] = &[
     ("permute", Func::Permute, Arity::WithSeed(2)),
 ];
 
-/// pgbench evaluates at most this many arguments.
-const MAX_ARGS: usize = 16;
-
 /// The variable holding the seed of `hash()` and `permute()` without one.
 pub const DEFAULT_SEED: &str = "default_seed";
 
@@ -558,9 +555,8 @@ impl Parser<'_, '_> {
             }
             _ => {}
         }
-        if args.len() > MAX_ARGS {
-            return Err(wrong("too many function arguments, maximum is 16"));
-        }
+        // More than 16 arguments are refused when evaluated, as pgbench
+        // refuses them.
         Ok(call(func, args))
     }
 

@@ -5,6 +5,7 @@
 
 use std::io::Read;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 pub trait Host {
@@ -74,6 +75,16 @@ fn is_secret_env(name: &str) -> bool {
         || up == "DBMETER_STORE"
 }
 
+/// Where `\shell` commands write: stderr unless
+/// [`shell_output_to_stdout`] says stdout (pgbench's layout, where, as
+/// under pgbench, the command shares the report's stdout).
+static SHELL_TO_STDOUT: AtomicBool = AtomicBool::new(false);
+
+/// Sends the output of `\shell` commands to stdout (`true`) or stderr.
+pub fn shell_output_to_stdout(on: bool) {
+    SHELL_TO_STDOUT.store(on, Ordering::Relaxed);
+}
+
 /// Runs `sh -c command` without the environment's secrets (see
 /// [`Host::shell`]).
 pub fn run_shell(command: &str, capture: bool) -> Result<String, String> {
@@ -101,7 +112,19 @@ pub fn run_shell(command: &str, capture: bool) -> Result<String, String> {
         return Ok(String::from_utf8_lossy(&out).into_owned());
     }
     // pgbench's system() lets the command write to pgbench's stdout;
-    // dbmeter's stdout is its report, so the command writes to stderr.
+    // dbmeter's stdout is its report, so the command writes to stderr
+    // unless in pgbench's layout.
+    if SHELL_TO_STDOUT.load(Ordering::Relaxed) {
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        let status = cmd
+            .status()
+            .map_err(|e| format!("cannot run shell command \"{command}\": {e}"))?;
+        if !status.success() {
+            return Err(format!("shell command \"{command}\" failed ({status})"));
+        }
+        return Ok(String::new());
+    }
     let stderr = std::io::stderr();
     let to_stderr = std::os::fd::AsFd::as_fd(&stderr)
         .try_clone_to_owned()

@@ -65,6 +65,13 @@ pub struct InitSpec {
     pub fillfactor: i64,
     pub steps: String,
     pub unlogged: bool,
+    /// `--partitions` of pgbench_accounts (0: not partitioned) and
+    /// `--partition-method` (`range` or `hash`).
+    pub partitions: i64,
+    pub partition_method: String,
+    /// `--tablespace` and `--index-tablespace` (PostgreSQL only).
+    pub tablespace: Option<String>,
+    pub index_tablespace: Option<String>,
 }
 
 impl InitSpec {
@@ -105,6 +112,10 @@ impl InitSpec {
             fillfactor,
             steps: s,
             unlogged,
+            partitions: 0,
+            partition_method: "range".into(),
+            tablespace: None,
+            index_tablespace: None,
         })
     }
 }
@@ -137,8 +148,14 @@ pub fn drop_tables(conn: &mut Connection) -> Result<(), BenchError> {
     }
 }
 
-fn create_tables(conn: &mut Connection, spec: &InitSpec) -> Result<(), BenchError> {
+/// An SQL identifier in double quotes (a tablespace's name as given).
+fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+fn create_tables(conn: &mut Connection, spec: &InitSpec, ctx: &Context) -> Result<(), BenchError> {
     let pg = conn.dialect() == Dialect::Postgres;
+    let partitioned = pg && spec.partitions > 0;
     for (name, small, big, fill) in TABLES {
         let cols = if spec.scale >= SCALE_32BIT_THRESHOLD {
             big
@@ -146,14 +163,61 @@ fn create_tables(conn: &mut Connection, spec: &InitSpec) -> Result<(), BenchErro
             small
         };
         let unlogged = if pg && spec.unlogged { " unlogged" } else { "" };
-        let with = if pg && fill {
+        let mut with = if partitioned && name == "pgbench_accounts" {
+            format!(" partition by {} (aid)", spec.partition_method)
+        } else if pg && fill {
             format!(" with (fillfactor={})", spec.fillfactor)
         } else {
             String::new()
         };
+        if let Some(ts) = spec.tablespace.as_deref().filter(|_| pg) {
+            with.push_str(&format!(" tablespace {}", quote_ident(ts)));
+        }
         run(
             conn,
             &format!("create{unlogged} table {name}({cols}){with}"),
+        )?;
+    }
+    if partitioned {
+        create_partitions(conn, spec, ctx)?;
+    }
+    Ok(())
+}
+
+/// pgbench_accounts' partitions, as pgbench makes them: by range, equal
+/// parts of the account ids with the first and last open-ended; by hash,
+/// one partition per remainder.
+fn create_partitions(
+    conn: &mut Connection,
+    spec: &InitSpec,
+    ctx: &Context,
+) -> Result<(), BenchError> {
+    let n = spec.partitions;
+    ctx.say(&format!("creating {n} partitions..."));
+    let unlogged = if spec.unlogged { " unlogged" } else { "" };
+    let part_size = (NACCOUNTS * spec.scale + n - 1) / n;
+    for p in 1..=n {
+        let bounds = if spec.partition_method == "hash" {
+            format!("with (modulus {n}, remainder {})", p - 1)
+        } else {
+            let from = if p == 1 {
+                "minvalue".to_string()
+            } else {
+                ((p - 1) * part_size + 1).to_string()
+            };
+            let to = if p < n {
+                (p * part_size + 1).to_string()
+            } else {
+                "maxvalue".to_string()
+            };
+            format!("from ({from}) to ({to})")
+        };
+        run(
+            conn,
+            &format!(
+                "create{unlogged} table pgbench_accounts_{p} partition of pgbench_accounts for values {bounds} with (fillfactor={})",
+                spec.fillfactor
+            ),
         )?;
     }
     Ok(())
@@ -315,7 +379,13 @@ fn vacuum(conn: &mut Connection) -> Result<(), BenchError> {
     Ok(())
 }
 
-fn primary_keys(conn: &mut Connection) -> Result<(), BenchError> {
+fn primary_keys(conn: &mut Connection, spec: &InitSpec) -> Result<(), BenchError> {
+    let using = match spec.index_tablespace.as_deref() {
+        Some(ts) if conn.dialect() == Dialect::Postgres => {
+            format!(" using index tablespace {}", quote_ident(ts))
+        }
+        _ => String::new(),
+    };
     for (t, c) in [
         ("pgbench_branches", "bid"),
         ("pgbench_tellers", "tid"),
@@ -324,7 +394,7 @@ fn primary_keys(conn: &mut Connection) -> Result<(), BenchError> {
         let sql = match conn.dialect() {
             Dialect::Sqlite => format!("create unique index {t}_pkey on {t}({c})"),
             Dialect::Postgres | Dialect::Mysql => {
-                format!("alter table {t} add primary key ({c})")
+                format!("alter table {t} add primary key ({c}){using}")
             }
         };
         run(conn, &sql)?;
@@ -372,7 +442,7 @@ pub fn initialize(conn: &mut Connection, spec: &InitSpec, ctx: &Context) -> Resu
             }
             't' => {
                 ctx.say("creating tables...");
-                ("create tables", create_tables(conn, spec))
+                ("create tables", create_tables(conn, spec, ctx))
             }
             'g' => {
                 let method = conn.delimited_method().unwrap_or("INSERT");
@@ -395,7 +465,7 @@ pub fn initialize(conn: &mut Connection, spec: &InitSpec, ctx: &Context) -> Resu
             }
             'p' => {
                 ctx.say("creating primary keys...");
-                ("primary keys", primary_keys(conn))
+                ("primary keys", primary_keys(conn, spec))
             }
             'f' => {
                 ctx.say("creating foreign keys...");

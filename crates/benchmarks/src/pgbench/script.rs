@@ -307,7 +307,10 @@ pub fn parse_script(
         }
     }
     if commands.is_empty() {
-        return Err(error(0, "the script has no commands".into()));
+        return Err(error(
+            0,
+            format!("empty command list for script \"{source}\""),
+        ));
     }
     link_conditionals(&mut commands).map_err(|(line, message)| error(line, message))?;
     Ok(Script {
@@ -366,13 +369,22 @@ impl Meta<'_> {
             if let Some(d) = &e.detail {
                 m.push_str(&format!(" ({d})"));
             }
+            // pgbench's form: the command's line, then a caret under the
+            // column where the error is.
             format!(
-                "{m} in command \"{}\" at column {}: {}",
+                "{m} in command \"{}\"\n{}\n{:>width$} error found here",
                 self.word(0),
-                offset + e.offset + 1,
-                self.text
+                self.text,
+                "^",
+                width = offset + e.offset + 1
             )
         })
+    }
+
+    /// `\set`'s variable: any name (pgbench refuses a bad one when it
+    /// assigns it, so does the client).
+    fn set_name(&self, i: usize, names: &mut VarNames) -> VarId {
+        names.intern(self.word(i))
     }
 
     fn var_name(&self, i: usize, names: &mut VarNames) -> Result<VarId, String> {
@@ -401,13 +413,17 @@ impl Meta<'_> {
 
     fn parse(&self, names: &mut VarNames) -> Result<Parsed, String> {
         let argc = self.words.len();
+        // pgbench's limit on a meta-command's words (its name included).
+        if argc > 256 {
+            return Err(self.fail("too many arguments", None));
+        }
         let name = self.word(0).to_ascii_lowercase();
         let kind = match name.as_str() {
             "set" => {
                 if argc < 2 {
                     return Err(self.fail("missing argument", None));
                 }
-                let var = self.var_name(1, names)?;
+                let var = self.set_name(1, names);
                 CommandKind::Set {
                     var,
                     expr: self.expr(1, names)?,
@@ -466,7 +482,7 @@ impl Meta<'_> {
             }
             _ => {
                 return Err(format!(
-                    "invalid command \"\\{}\" (known: \\set, \\sleep, \\setshell, \\shell, \\if, \\elif, \\else, \\endif, \\gset, \\aset, \\startpipeline, \\endpipeline): {}",
+                    "invalid command in command \"{}\" (known: \\set, \\sleep, \\setshell, \\shell, \\if, \\elif, \\else, \\endif, \\gset, \\aset, \\startpipeline, \\endpipeline): {}",
                     self.word(0),
                     self.text
                 ));
@@ -715,23 +731,23 @@ mod tests {
         let cases = [
             (
                 "SELECT 1;\n\\set x 1 +",
-                "t.sql:2: syntax error in command \"set\" at column 11: \\set x 1 +",
+                "t.sql:2: syntax error in command \"set\"\n\\set x 1 +\n          ^ error found here",
             ),
             (
                 "SELECT 1;\n\n\\set x 1 ! 2",
-                "t.sql:3: unexpected character (!) in command \"set\" at column 10: \\set x 1 ! 2",
+                "t.sql:3: unexpected character (!) in command \"set\"\n\\set x 1 ! 2\n         ^ error found here",
             ),
             (
                 "\\set x foo(1)",
-                "t.sql:1: unexpected function name (foo) in command \"set\" at column 8: \\set x foo(1)",
+                "t.sql:1: unexpected function name (foo) in command \"set\"\n\\set x foo(1)\n       ^ error found here",
             ),
             (
                 "\\set",
                 "t.sql:1: missing argument in command \"set\": \\set",
             ),
             (
-                "\\set 1x 2",
-                "t.sql:1: invalid variable name, use letters, digits and _, not starting with a digit (1x) in command \"set\": \\set 1x 2",
+                "\\setshell 1x echo 2",
+                "t.sql:1: invalid variable name, use letters, digits and _, not starting with a digit (1x) in command \"setshell\": \\setshell 1x echo 2",
             ),
             (
                 "\\sleep 1 min",
@@ -788,14 +804,20 @@ mod tests {
                 "SELECT 1;\n\\endif",
                 "t.sql:2: \\endif without matching \\if",
             ),
-            ("-- nothing\n", "t.sql: the script has no commands"),
+            (
+                "-- nothing\n",
+                "t.sql: empty command list for script \"t.sql\"",
+            ),
             ("SELECT 'x;\n", "t.sql:1: unterminated quoted string"),
         ];
         for (src, want) in cases {
             assert_eq!(parse(src).map(|_| ()), Err(want.to_string()), "{src}");
         }
         let e = parse("\\bogus").map(|_| ()).unwrap_err();
-        assert!(e.starts_with("t.sql:1: invalid command \"\\bogus\""), "{e}");
+        assert!(
+            e.starts_with("t.sql:1: invalid command in command \"bogus\""),
+            "{e}"
+        );
     }
 
     #[test]

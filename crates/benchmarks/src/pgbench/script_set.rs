@@ -17,16 +17,25 @@ pub fn parse_weight(spec: &str) -> Result<(&str, u32), String> {
     let Some((name, w)) = spec.rsplit_once('@') else {
         return Ok((spec, 1));
     };
-    let weight: i64 = w.parse().map_err(|_| {
-        format!("invalid weight \"@{w}\" in \"{spec}\": expected NAME@WEIGHT with a whole number")
-    })?;
+    let weight: i64 = w
+        .parse()
+        .map_err(|_| format!("invalid weight specification: @{w}"))?;
     if !(0..=i32::MAX as i64).contains(&weight) {
         return Err(format!(
-            "weight {weight} in \"{spec}\" is out of range (0 .. {})",
+            "weight specification out of range (0 .. {}): {weight}",
             i32::MAX
         ));
     }
     Ok((name, weight as u32))
+}
+
+/// An I/O error's text without Rust's " (os error N)" (as strerror says it).
+fn os_message(e: &std::io::Error) -> String {
+    let m = e.to_string();
+    match m.find(" (os error ") {
+        Some(i) => m[..i].to_string(),
+        None => m,
+    }
 }
 
 /// Collects the scripts of a run.
@@ -51,7 +60,7 @@ impl ScriptSetBuilder {
 
     fn push(&mut self, script: Script) -> Result<(), String> {
         if self.scripts.len() >= MAX_SCRIPTS {
-            return Err(format!("at most {MAX_SCRIPTS} scripts are allowed"));
+            return Err(format!("at most {MAX_SCRIPTS} SQL scripts are allowed"));
         }
         self.scripts.push(script);
         Ok(())
@@ -68,7 +77,7 @@ impl ScriptSetBuilder {
     pub fn add_file(&mut self, spec: &str) -> Result<(), String> {
         let (path, weight) = parse_weight(spec)?;
         let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read script file \"{path}\": {e}"))?;
+            .map_err(|e| format!("could not open file \"{path}\": {}", os_message(&e)))?;
         self.add_text(path, &text, weight)
     }
 
@@ -86,9 +95,7 @@ impl ScriptSetBuilder {
         }
         let total_weight: u64 = self.scripts.iter().map(|s| s.weight as u64).sum();
         if total_weight == 0 {
-            return Err(
-                "the scripts' weights add up to zero: give at least one a weight above 0".into(),
-            );
+            return Err("total script weight must not be zero".into());
         }
         Ok(ScriptSet {
             scripts: self.scripts,
@@ -116,6 +123,25 @@ impl ScriptSet {
 
     pub fn names(&self) -> &VarNames {
         &self.names
+    }
+
+    /// The number of SQL command `command` of script `script` among all
+    /// the scripts' SQL commands (pgbench names its prepared statements
+    /// `P_<number>`).
+    pub fn sql_number(&self, script: usize, command: usize) -> usize {
+        let is_sql =
+            |c: &super::script::Command| matches!(c.kind, super::script::CommandKind::Sql(_));
+        let before: usize = self.scripts[..script.min(self.scripts.len())]
+            .iter()
+            .map(|s| s.commands.iter().filter(|c| is_sql(c)).count())
+            .sum();
+        let here = self.scripts.get(script).map_or(0, |s| {
+            s.commands[..command.min(s.commands.len())]
+                .iter()
+                .filter(|c| is_sql(c))
+                .count()
+        });
+        before + here
     }
 
     pub fn total_weight(&self) -> u64 {
@@ -179,7 +205,10 @@ mod tests {
         assert_eq!(set.scripts()[0].name, "<builtin: TPC-B (sort of)>");
         let mut b = ScriptSetBuilder::new();
         assert_eq!(b.add_builtin("select-only@0"), Ok(()));
-        assert!(b.build().is_err_and(|e| e.contains("add up to zero")));
+        assert!(
+            b.build()
+                .is_err_and(|e| e.contains("total script weight must not be zero"))
+        );
         let mut b = ScriptSetBuilder::new();
         assert!(
             b.add_file("/nonexistent/x.sql@2")

@@ -194,6 +194,9 @@ pub struct SqlError {
     /// The SQLSTATE (or the driver's code).
     pub code: String,
     pub message: String,
+    /// The server's whole report where the driver has it (`ERROR:  ...`
+    /// with DETAIL, HINT and CONTEXT lines), as pgbench prints it.
+    pub report: Option<String>,
 }
 
 impl SqlError {
@@ -208,6 +211,7 @@ impl SqlError {
             kind,
             code: code.to_string(),
             message: message.into(),
+            report: None,
         }
     }
 

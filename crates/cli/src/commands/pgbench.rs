@@ -10,7 +10,9 @@ use crate::CliError;
 use crate::help::{Example, Opt, Page, Section, flag, opt};
 use crate::progress::Printer;
 use dbmeter_benchmarks::Benchmark;
-use dbmeter_benchmarks::pgbench::{BUILTINS, find_builtin};
+use dbmeter_benchmarks::pgbench::{
+    BUILTINS, CommandKind, ScriptSetBuilder, find_builtin, parse_weight,
+};
 use dbmeter_benchmarks::registry;
 use dbmeter_result::Layout;
 use dbmeter_run::Request;
@@ -30,6 +32,26 @@ const OPTIONS: &[Opt] = &[
     opt("scale", "NUM", "-s: scale factor (-i; a run's :scale)"),
     flag("foreign-keys", "foreign keys between the tables (-i)"),
     flag("unlogged-tables", "unlogged tables (-i)"),
+    opt(
+        "partitions",
+        "NUM",
+        "partition pgbench_accounts into NUM partitions (-i)",
+    ),
+    opt(
+        "partition-method",
+        "range|hash",
+        "how pgbench_accounts is partitioned (-i)",
+    ),
+    opt("tablespace", "NAME", "tablespace of the tables (-i)"),
+    opt("index-tablespace", "NAME", "tablespace of the indexes (-i)"),
+    flag(
+        "debug",
+        "-d: each client's statements and results on stderr",
+    ),
+    flag(
+        "verbose-errors",
+        "each failed or retried transaction's error on stderr",
+    ),
     opt("builtin", "NAME[@W]", "-b: a built-in script (-b list)"),
     opt("file", "FILE[@W]", "-f: a script file"),
     flag("skip-some-updates", "-N: as -b simple-update"),
@@ -76,7 +98,8 @@ pub const PAGE: Page = Page {
         "pgbench -i [OPTION]... [DBNAME]",
     ],
     about: &[
-        "Takes pgbench 15's command line and runs it as `dbmeter run pgbench` (or, with \
+        "pgbench, the benchmarking tool for PostgreSQL, as dbmeter runs it. \
+         Takes pgbench 15's command line and runs it as `dbmeter run pgbench` (or, with \
          -i, `dbmeter prepare pgbench`) does, against a PostgreSQL server found as libpq \
          finds it: -h, -p, -U, DBNAME (a name, a postgres:// URI or key=value pairs), \
          then PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass and the \
@@ -87,20 +110,45 @@ pub const PAGE: Page = Page {
          latencies), then a line of dbmeter's latency percentiles. -l writes pgbench's \
          log files. Options take pgbench's forms: -c4, -c 4, --client=4, -nS.",
         "Every client has its own thread and connection, so -j changes nothing but the \
-         number of -l files. Refused with one line: -d, --index-tablespace, \
-         --tablespace, --partitions, --partition-method, --verbose-errors. \
-         `dbmeter help run pgbench` lists the benchmark's own options.",
+         number of -l files. `dbmeter help run pgbench` lists the benchmark's own \
+         options. Errors are pgbench's (`pgbench: error: ...`).",
     ],
     options: OPTIONS,
-    sections: &[Section {
-        title: "Differences from pgbench",
-        body: &[
-            "No `initial connection time` line. `latency average` is the mean of the \
-             completed transactions (pgbench's, without -P, -R or -L, is derived from \
-             the duration); `latency stddev` is always printed. --aggregate-interval \
-             also writes the last, partial interval. docs/pgbench.md says more.",
-        ],
-    }],
+    sections: &[
+        Section {
+            title: "Initialization options",
+            body: &[
+                "With -i: -I, -F, -n, -q, -s, --foreign-keys, --unlogged-tables, \
+                 --partitions, --partition-method, --tablespace, --index-tablespace.",
+            ],
+        },
+        Section {
+            title: "Benchmarking options",
+            body: &[
+                "Without -i: -b, -f, -S, -N, -c, -C, -D, -j, -l, -L, -M, -n, -P, -r, -R, -s, \
+                 -t, -T, -v, --aggregate-interval, --failures-detailed, --log-prefix, \
+                 --max-tries, --progress-timestamp, --random-seed, --sampling-rate, \
+                 --verbose-errors.",
+            ],
+        },
+        Section {
+            title: "Common options",
+            body: &["-d, -h, -p, -U, -V, -?."],
+        },
+        Section {
+            title: "Differences from pgbench",
+            body: &[
+                "No `initial connection time` line. `latency average` is the mean of the \
+                 completed transactions (pgbench's, without -P, -R or -L, is derived from \
+                 the duration); `latency stddev` is always printed. --aggregate-interval \
+                 also writes the last, partial interval. docs/pgbench.md says more.",
+            ],
+        },
+        Section {
+            title: "Bugs",
+            body: &["Report bugs to the dbmeter project, with the command line and its output."],
+        },
+    ],
     examples: &[
         Example {
             what: "Create the tables at scale 10",
@@ -190,7 +238,8 @@ const SPECS: &[Spec] = &[
     l("verbose-errors", false),
 ];
 
-/// Options only `-i` takes, and options only a run takes.
+/// Options only `-i` takes (pgbench's "initialization options"), and
+/// options only a run takes (its "benchmarking options").
 const INIT_ONLY: &[&str] = &[
     "init-steps",
     "fillfactor",
@@ -226,41 +275,26 @@ const RUN_ONLY: &[&str] = &[
     "log-prefix",
     "max-tries",
     "progress-timestamp",
+    "random-seed",
     "sampling-rate",
     "verbose-errors",
-];
-
-/// What dbmeter does not do, and why, for the one-line refusal.
-const REFUSED: &[(&str, &str)] = &[
-    (
-        "debug",
-        "dbmeter has no debug output of the client protocol",
-    ),
-    (
-        "index-tablespace",
-        "prepare creates the indexes in the default tablespace",
-    ),
-    (
-        "tablespace",
-        "prepare creates the tables in the default tablespace",
-    ),
-    ("partitions", "prepare does not partition pgbench_accounts"),
-    (
-        "partition-method",
-        "prepare does not partition pgbench_accounts",
-    ),
-    (
-        "verbose-errors",
-        "failures are counted (-r shows them per statement), their messages are not printed",
-    ),
 ];
 
 fn bad(m: impl Into<String>) -> CliError {
     CliError::Failed(m.into())
 }
 
+/// A command line that getopt refuses: printed with pgbench's hint.
+fn usage(m: impl Into<String>) -> CliError {
+    CliError::Usage(m.into())
+}
+
 /// How a user names an option in messages: `-c/--client` or `--max-tries`.
 fn shown(spec: &Spec) -> String {
+    // pgbench 15 names -c so in its messages.
+    if spec.long == "client" {
+        return "-c/--clients".into();
+    }
     match spec.short {
         Some(c) => format!("-{c}/--{}", spec.long),
         None => format!("--{}", spec.long),
@@ -302,8 +336,8 @@ fn split(args: &[String]) -> Result<(Given, Vec<String>), CliError> {
                         .collect();
                     match found.as_slice() {
                         [one] => *one,
-                        [] => return Err(bad(format!("unrecognized option '--{name}'"))),
-                        _ => return Err(bad(format!("option '--{name}' is ambiguous"))),
+                        [] => return Err(usage(format!("unrecognized option '--{name}'"))),
+                        _ => return Err(usage(format!("option '--{name}' is ambiguous"))),
                     }
                 }
             };
@@ -315,11 +349,14 @@ fn split(args: &[String]) -> Result<(Given, Vec<String>), CliError> {
                         v.clone()
                     }
                     None => {
-                        return Err(bad(format!("option '--{}' requires an argument", sp.long)));
+                        return Err(usage(format!(
+                            "option '--{}' requires an argument",
+                            sp.long
+                        )));
                     }
                 },
                 (false, Some(_)) => {
-                    return Err(bad(format!(
+                    return Err(usage(format!(
                         "option '--{}' doesn't allow an argument",
                         sp.long
                     )));
@@ -339,7 +376,7 @@ fn split(args: &[String]) -> Result<(Given, Vec<String>), CliError> {
             let c = chars[k];
             k += 1;
             let Some(sp) = SPECS.iter().find(|s| s.short == Some(c)) else {
-                return Err(bad(format!("invalid option -- '{c}'")));
+                return Err(usage(format!("invalid option -- '{c}'")));
             };
             if !sp.value {
                 opts.push((sp.long, String::new()));
@@ -351,7 +388,7 @@ fn split(args: &[String]) -> Result<(Given, Vec<String>), CliError> {
                 i += 1;
                 v.clone()
             } else {
-                return Err(bad(format!("option requires an argument -- '{c}'")));
+                return Err(usage(format!("option requires an argument -- '{c}'")));
             };
             opts.push((sp.long, value));
             break;
@@ -371,22 +408,6 @@ fn int(long: &str, v: &str, lo: i64, hi: i64) -> Result<i64, CliError> {
         return Err(bad(format!("{} must be in range {lo}..{hi}", shown(sp))));
     }
     Ok(n)
-}
-
-/// A number above 0 (at most `max`).
-fn positive(long: &str, v: &str, max: f64) -> Result<f64, CliError> {
-    let x: f64 = v
-        .trim()
-        .parse()
-        .ok()
-        .filter(|x: &f64| x.is_finite() && *x > 0.0 && *x <= max)
-        .ok_or_else(|| {
-            bad(format!(
-                "invalid value \"{v}\" for option {}",
-                shown(spec(long))
-            ))
-        })?;
-    Ok(x)
 }
 
 /// An item of a comma-separated list option: its commas and backslashes
@@ -505,6 +526,70 @@ enum Asked {
     },
 }
 
+/// A floating-point option value read as C's atof reads it: the longest
+/// number at the start, 0 when there is none.
+fn atof(v: &str) -> f64 {
+    let t = v.trim_start();
+    (1..=t.len())
+        .rev()
+        .filter(|&n| t.is_char_boundary(n))
+        .find_map(|n| t[..n].parse::<f64>().ok())
+        .unwrap_or(0.0)
+}
+
+/// An integer option value read as C's atoi reads it.
+fn atoi(v: &str) -> i64 {
+    let t = v.trim_start();
+    let end = t
+        .char_indices()
+        .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+'))))
+        .map_or(t.len(), |(i, _)| i);
+    t[..end].parse().unwrap_or(0)
+}
+
+/// `--random-seed`: a number, or one drawn from the clock (`time`) or at
+/// random (`rand`), as pgbench draws them.
+fn random_seed(v: &str) -> Result<u64, CliError> {
+    match v {
+        "time" => Ok(std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as u64)),
+        "rand" => {
+            use std::hash::{BuildHasher, Hasher};
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u64(std::process::id() as u64);
+            Ok(h.finish())
+        }
+        v => v.parse::<u64>().map_err(|_| {
+            bad(format!(
+                "unrecognized random seed option \"{v}\"\n\
+                 pgbench: detail: Expecting an unsigned integer, \"time\" or \"rand\".\n\
+                 pgbench: error: error while setting random seed from --random-seed option"
+            ))
+        }),
+    }
+}
+
+/// `-b NAME[@WEIGHT]` checked as pgbench checks it: the weight, then the
+/// name (exact, or the prefix of exactly one built-in script).
+fn check_builtin(spec: &str) -> Result<(), CliError> {
+    let (name, _) = parse_weight(spec).map_err(bad)?;
+    if BUILTINS.iter().any(|b| b.name == name) {
+        return Ok(());
+    }
+    match BUILTINS.iter().filter(|b| b.name.starts_with(name)).count() {
+        1 => Ok(()),
+        0 => Err(bad(format!(
+            "no builtin script found for name \"{name}\"\n{}",
+            builtin_list().trim_end()
+        ))),
+        n => Err(bad(format!(
+            "ambiguous builtin name: {n} builtin scripts found for prefix \"{name}\"\n{}",
+            builtin_list().trim_end()
+        ))),
+    }
+}
+
 fn parse(args: &[String]) -> Result<Asked, CliError> {
     let (opts, words) = split(args)?;
     let has = |name: &str| opts.iter().any(|(n, _)| *n == name);
@@ -521,47 +606,129 @@ fn parse(args: &[String]) -> Result<Asked, CliError> {
     if has("version") {
         return Ok(Asked::Print {
             stdout: true,
-            text: format!(
-                "pgbench (dbmeter) {} (pgbench 15's options)\n",
-                super::VERSION
-            ),
+            text: format!("pgbench (PostgreSQL) 15 (dbmeter {})\n", super::VERSION),
         });
     }
-    if let Some(name) = last("show-script") {
-        let b =
-            find_builtin(name).map_err(|e| bad(format!("{e}\n{}", builtin_list().trim_end())))?;
-        return Ok(Asked::Print {
-            stdout: false,
-            text: format!("-- {}: {}\n{}", b.name, b.description, b.text),
-        });
-    }
-    if opts.iter().any(|(n, v)| *n == "builtin" && v == "list") {
-        return Ok(Asked::Print {
-            stdout: false,
-            text: builtin_list(),
-        });
-    }
-    for (name, why) in REFUSED {
-        if has(name) {
-            return Err(bad(format!(
-                "{} is not supported by dbmeter pgbench: {why}",
-                shown(spec(name))
-            )));
+    // Each option checked where pgbench checks it, in the order given;
+    // the scripts are read and parsed here too, for pgbench's messages.
+    let mut scripts = ScriptSetBuilder::new();
+    let mut script_items = Vec::new();
+    let mut defines = Vec::new();
+    let mut seed = None;
+    let mut partitions = None;
+    let mut partition_method = None;
+    let mut init_steps = None;
+    let mut max_tries = None;
+    for (name, v) in &opts {
+        let v = v.as_str();
+        match *name {
+            "builtin" | "select-only" | "skip-some-updates" => {
+                let item = match *name {
+                    "select-only" => "select-only",
+                    "skip-some-updates" => "simple-update",
+                    _ if v == "list" => {
+                        return Ok(Asked::Print {
+                            stdout: false,
+                            text: builtin_list(),
+                        });
+                    }
+                    _ => v,
+                };
+                check_builtin(item)?;
+                scripts.add_builtin(item).map_err(bad)?;
+                script_items.push(self::item(&format!("builtin:{item}")));
+            }
+            "file" => {
+                scripts.add_file(v).map_err(bad)?;
+                script_items.push(self::item(v));
+            }
+            "show-script" => {
+                let b = find_builtin(v).map_err(|_| match check_builtin(v) {
+                    Err(e) => e,
+                    Ok(()) => bad(format!("no builtin script found for name \"{v}\"")),
+                })?;
+                return Ok(Asked::Print {
+                    stdout: false,
+                    text: format!("-- {}: {}\n{}", b.name, b.description, b.text),
+                });
+            }
+            "client" | "jobs" | "scale" | "transactions" | "time" | "progress"
+            | "aggregate-interval" => {
+                int(name, v, 1, i32::MAX as i64)?;
+            }
+            "fillfactor" => {
+                int(name, v, 10, 100)?;
+            }
+            "partitions" => partitions = Some(int(name, v, 0, i32::MAX as i64)?),
+            "partition-method" => {
+                if v != "range" && v != "hash" {
+                    return Err(bad(format!(
+                        "invalid partition method, expecting \"range\" or \"hash\", got: \"{v}\""
+                    )));
+                }
+                partition_method = Some(v);
+            }
+            "init-steps" => {
+                if let Some(c) = v.chars().find(|c| !"dtgGvpf ".contains(*c)) {
+                    return Err(bad(format!(
+                        "unrecognized initialization step \"{c}\"\n\
+                         pgbench: detail: Allowed step characters are: \"dtgGvpf\"."
+                    )));
+                }
+                init_steps = Some(v.replace(' ', ""));
+            }
+            "rate" if atof(v) <= 0.0 => {
+                return Err(bad(format!("invalid rate limit: \"{v}\"")));
+            }
+            "latency-limit" if atof(v) <= 0.0 => {
+                return Err(bad(format!("invalid latency limit: \"{v}\"")));
+            }
+            "sampling-rate" if !(atof(v) > 0.0 && atof(v) <= 1.0) => {
+                return Err(bad(format!("invalid sampling rate: \"{v}\"")));
+            }
+            "protocol" if !["simple", "extended", "prepared"].contains(&v) => {
+                return Err(bad(format!("invalid query mode (-M): \"{v}\"")));
+            }
+            "define" => {
+                if !v.contains('=') {
+                    return Err(bad(format!("invalid variable definition: \"{v}\"")));
+                }
+                defines.push(item(v));
+            }
+            "max-tries" => {
+                let n = atoi(v);
+                if n < 0 || n > i32::MAX as i64 {
+                    return Err(bad(format!("invalid number of maximum tries: \"{v}\"")));
+                }
+                max_tries = Some(n);
+            }
+            "random-seed" => {
+                let n = random_seed(v)?;
+                eprintln!("pgbench: setting random seed to {n}");
+                seed = Some(n);
+            }
+            _ => {}
         }
     }
     if words.len() > 1 {
-        return Err(bad(format!(
-            "too many command-line arguments (first is \"{}\")",
+        return Err(CliError::Usage(format!(
+            "error: too many command-line arguments (first is \"{}\")",
             words[1]
         )));
     }
     let init = has("initialize");
-    if init && opts.iter().any(|(n, _)| RUN_ONLY.contains(n)) {
-        return Err(bad(
-            "some of the specified options cannot be used in initialization (-i) mode",
-        ));
-    }
-    if !init && opts.iter().any(|(n, _)| INIT_ONLY.contains(n)) {
+    if init {
+        if opts.iter().any(|(n, _)| RUN_ONLY.contains(n)) {
+            return Err(bad(
+                "some of the specified options cannot be used in initialization (-i) mode",
+            ));
+        }
+        if partitions.unwrap_or(0) == 0 && partition_method.is_some() {
+            return Err(bad(
+                "--partition-method requires greater than zero --partitions",
+            ));
+        }
+    } else if opts.iter().any(|(n, _)| INIT_ONLY.contains(n)) {
         return Err(bad(
             "some of the specified options cannot be used in benchmarking mode",
         ));
@@ -580,69 +747,128 @@ fn parse(args: &[String]) -> Result<Asked, CliError> {
         return Err(bad(format!("invalid port number: \"{p}\"")));
     }
     if let Some(v) = last("scale") {
-        set("scale", int("scale", v, 1, i32::MAX as i64)?.to_string());
+        set("scale", atoi(v).to_string());
     }
     if has("no-vacuum") {
         set("no-vacuum", "on".into());
     }
+    if has("debug") {
+        set("debug", "on".into());
+    }
     if init {
         if let Some(v) = last("fillfactor") {
-            set("fillfactor", int("fillfactor", v, 10, 100)?.to_string());
+            set("fillfactor", atoi(v).to_string());
         }
-        if let Some(v) = last("init-steps") {
-            set("init-steps", v.to_string());
+        if let Some(v) = init_steps {
+            set("init-steps", v);
         }
-        if has("foreign-keys") {
-            set("foreign-keys", "on".into());
+        for flag in ["foreign-keys", "unlogged-tables"] {
+            if has(flag) {
+                set(flag, "on".into());
+            }
         }
-        if has("unlogged-tables") {
-            set("unlogged-tables", "on".into());
+        for name in ["tablespace", "index-tablespace"] {
+            if let Some(v) = last(name) {
+                set(name, v.to_string());
+            }
+        }
+        if let Some(n) = partitions {
+            set("partitions", n.to_string());
+            set(
+                "partition-method",
+                partition_method.unwrap_or("range").to_string(),
+            );
         }
         return Ok(Asked::Command {
             verb: "prepare",
             given,
         });
     }
-    let clients = match last("client") {
-        Some(v) => int("client", v, 1, i32::MAX as i64)?,
-        None => 1,
-    };
-    set("threads", clients.to_string());
-    if let Some(v) = last("jobs") {
-        set("jobs", int("jobs", v, 1, i32::MAX as i64)?.to_string());
-    }
-    match (last("transactions"), last("time")) {
+    let time = last("time").map(atoi);
+    match (last("transactions"), time) {
         (Some(_), Some(_)) => {
             return Err(bad(
                 "specify either a number of transactions (-t) or a duration (-T), not both",
             ));
         }
-        (Some(t), None) => set(
-            "transactions",
-            int("transactions", t, 1, i32::MAX as i64)?.to_string(),
-        ),
-        (None, Some(t)) => set("time", int("time", t, 1, i32::MAX as i64)?.to_string()),
+        (Some(t), None) => set("transactions", atoi(t).to_string()),
+        (None, Some(t)) => set("time", t.to_string()),
         (None, None) => set("transactions", "10".into()),
     }
+    let log = has("log");
+    let aggregate = last("aggregate-interval").map(atoi);
+    if has("sampling-rate") && !log {
+        return Err(bad(
+            "log sampling (--sampling-rate) is allowed only when logging transactions (-l)",
+        ));
+    }
+    if has("sampling-rate") && aggregate.is_some() {
+        return Err(bad(
+            "log sampling (--sampling-rate) and aggregation (--aggregate-interval) cannot be used at the same time",
+        ));
+    }
+    if aggregate.is_some() && !log {
+        return Err(bad(
+            "log aggregation is allowed only when actually logging transactions",
+        ));
+    }
+    if has("log-prefix") && !log {
+        return Err(bad(
+            "log file prefix (--log-prefix) is allowed only when logging transactions (-l)",
+        ));
+    }
+    if let (Some(t), Some(a)) = (time, aggregate) {
+        if a > t {
+            return Err(bad(format!(
+                "number of seconds for aggregation ({a}) must not be higher than test duration ({t})"
+            )));
+        }
+        if t % a != 0 {
+            return Err(bad(format!(
+                "duration ({t}) must be a multiple of aggregation interval ({a})"
+            )));
+        }
+    }
+    if has("progress-timestamp") && !has("progress") {
+        return Err(bad("--progress-timestamp is allowed only under --progress"));
+    }
+    if max_tries == Some(0) && !has("latency-limit") && time.is_none() {
+        return Err(bad(
+            "an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)",
+        ));
+    }
+    // The scripts' weights (tpcb-like when none is given).
+    let built = scripts.build().map_err(bad)?;
+    // pgbench's limit on a statement's parameters, when it sends them.
+    if last("protocol").is_some_and(|m| m != "simple") {
+        for script in built.scripts() {
+            for c in &script.commands {
+                if let CommandKind::Sql(q) = &c.kind
+                    && q.params.len() >= 255
+                {
+                    return Err(bad(format!(
+                        "statement has too many arguments (maximum is 255): {}",
+                        q.text
+                    )));
+                }
+            }
+        }
+    }
+    let clients = last("client").map_or(1, atoi);
+    set("threads", clients.to_string());
+    if let Some(v) = last("jobs") {
+        set("jobs", atoi(v).to_string());
+    }
     if let Some(v) = last("rate") {
-        set("rate", positive("rate", v, 1e9)?.to_string());
+        set("rate", atof(v).to_string());
     }
     if let Some(v) = last("latency-limit") {
-        set(
-            "latency-limit",
-            positive("latency-limit", v, 1e12)?.to_string(),
-        );
+        set("latency-limit", atof(v).to_string());
     }
     if let Some(v) = last("progress") {
-        set(
-            "report-interval",
-            int("progress", v, 1, i32::MAX as i64)?.to_string(),
-        );
+        set("report-interval", atoi(v).to_string());
     }
     if let Some(v) = last("protocol") {
-        if !["simple", "extended", "prepared"].contains(&v) {
-            return Err(bad(format!("invalid query mode (-M): \"{v}\"")));
-        }
         set("protocol", v.to_string());
     }
     let per_command = has("report-per-command") || has("report-latencies");
@@ -650,98 +876,37 @@ fn parse(args: &[String]) -> Result<Asked, CliError> {
         "report-per-command",
         if per_command { "on" } else { "off" }.into(),
     );
-    let log = has("log");
     if log {
         set("log", "on".into());
-    }
-    if has("log-prefix") && !log {
-        return Err(bad(
-            "log file prefix (--log-prefix) is allowed only when logging transactions (-l)",
-        ));
     }
     if let Some(v) = last("log-prefix") {
         set("log-prefix", v.to_string());
     }
-    if let Some(v) = last("aggregate-interval") {
-        if !log {
-            return Err(bad(
-                "log aggregation is allowed only when actually logging transactions",
-            ));
-        }
-        set(
-            "aggregate-interval",
-            int("aggregate-interval", v, 1, i32::MAX as i64)?.to_string(),
-        );
+    if let Some(a) = aggregate {
+        set("aggregate-interval", a.to_string());
     }
     if let Some(v) = last("sampling-rate") {
-        if !log {
-            return Err(bad(
-                "log sampling (--sampling-rate) is allowed only when logging transactions (-l)",
-            ));
-        }
-        if has("aggregate-interval") {
-            return Err(bad(
-                "log sampling (--sampling-rate) and aggregation (--aggregate-interval) cannot be used at the same time",
-            ));
-        }
-        set(
-            "sampling-rate",
-            positive("sampling-rate", v, 1.0)?.to_string(),
-        );
+        set("sampling-rate", atof(v).to_string());
     }
-    if let Some(v) = last("max-tries") {
-        let n = int("max-tries", v, 0, i32::MAX as i64)?;
-        if n == 0 && !has("latency-limit") && !has("time") {
-            return Err(bad(
-                "an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)",
-            ));
-        }
+    if let Some(n) = max_tries {
         set("max-tries", n.to_string());
     }
-    if let Some(v) = last("random-seed") {
-        match v {
-            // A seed from the clock: the run's own.
-            "time" | "rand" => {}
-            v => match v.parse::<u64>() {
-                Ok(n) => set("random-seed", n.to_string()),
-                Err(_) => {
-                    return Err(bad(format!(
-                        "unrecognized random seed option \"{v}\": expected \"time\", \"rand\" or an unsigned integer"
-                    )));
-                }
-            },
-        }
+    if let Some(n) = seed {
+        set("random-seed", n.to_string());
     }
-    for (flag, name) in [
-        ("failures-detailed", "failures-detailed"),
-        ("progress-timestamp", "progress-timestamp"),
-        ("vacuum-all", "vacuum-all"),
-        ("connect", "connect"),
+    for flag in [
+        "failures-detailed",
+        "progress-timestamp",
+        "vacuum-all",
+        "connect",
+        "verbose-errors",
     ] {
         if has(flag) {
-            set(name, "on".into());
+            set(flag, "on".into());
         }
     }
-    // Scripts in the order given, built-in ones among the files.
-    let mut scripts = Vec::new();
-    let mut defines = Vec::new();
-    for (name, v) in &opts {
-        match *name {
-            "builtin" => scripts.push(item(&format!("builtin:{v}"))),
-            "select-only" => scripts.push("builtin:select-only".into()),
-            "skip-some-updates" => scripts.push("builtin:simple-update".into()),
-            "file" => scripts.push(item(v)),
-            "define" => {
-                if !v.contains('=') {
-                    return Err(bad(format!("invalid variable definition: \"{v}\"")));
-                }
-                defines.push(item(v));
-            }
-            _ => {}
-        }
-    }
-    if !scripts.is_empty() {
-        set("file", scripts.join(","));
+    if !script_items.is_empty() {
+        set("file", script_items.join(","));
     }
     if !defines.is_empty() {
         set("define", defines.join(","));
@@ -749,7 +914,28 @@ fn parse(args: &[String]) -> Result<Asked, CliError> {
     Ok(Asked::Command { verb: "run", given })
 }
 
+/// Runs pgbench's command line; its errors end as pgbench's do, one
+/// `pgbench: error: ` line (and its detail lines), exit code 1.
 pub fn main(args: &[String]) -> Result<i32, CliError> {
+    match drop_in(args) {
+        Ok(code) => Ok(code),
+        Err(CliError::Usage(m)) => {
+            eprintln!("pgbench: {m}");
+            eprintln!("pgbench: hint: Try \"pgbench --help\" for more information.");
+            Ok(1)
+        }
+        Err(e) => {
+            let m = match &e {
+                CliError::Failed(m) | CliError::SysbenchUsage(m) => m.clone(),
+                other => other.to_string(),
+            };
+            eprintln!("pgbench: error: {m}");
+            Ok(e.exit_code())
+        }
+    }
+}
+
+fn drop_in(args: &[String]) -> Result<i32, CliError> {
     let (verb, given) = match parse(args)? {
         Asked::Print { stdout, text } => {
             if stdout {
@@ -780,7 +966,8 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     // pgbench ends with 1 for what is wrong before a run.
     let failed = |e: dbmeter_run::RunError| CliError::Failed(e.to_string());
     if verb == "prepare" {
-        let printer = Printer::for_load();
+        // pgbench -i writes its steps on stderr.
+        let printer = Printer::for_load_on(dbmeter_report::present::Stream::Err);
         let r = dbmeter_run::command("prepare", &request, &printer);
         let _ = printer.finish();
         r.map_err(failed)?;
@@ -807,10 +994,14 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     match doc.end.reason.as_str() {
         "failed" => {
             eprintln!(
-                "dbmeter: error: {}",
-                doc.end.error.as_deref().unwrap_or("the run failed")
+                "pgbench: error: {}",
+                doc.end
+                    .error
+                    .as_deref()
+                    .unwrap_or("the run failed")
+                    .trim_end()
             );
-            eprintln!("Run was aborted; the above results are incomplete.");
+            eprintln!("pgbench: error: Run was aborted; the above results are incomplete.");
             Ok(2)
         }
         "interrupted" => Ok(crate::signals::interrupted_code()),
@@ -863,10 +1054,23 @@ mod tests {
 
     #[test]
     fn scripts_keep_their_order_and_values_their_commas() {
-        let g = given("-b simple@2 -f a,b.sql@3 -S -D x=1,2 -D y=a\\b");
+        // The script files are read while the options are.
+        let dir = std::env::temp_dir().join(format!("dbmeter-pgbench-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let file = dir.join("a,b.sql");
+        std::fs::write(&file, "SELECT 1;\n").unwrap_or_else(|e| panic!("{e}"));
+        let path = file.display().to_string();
+        let g = given(&format!("-b simple@2 -f {path}@3 -S -D x=1,2 -D y=a\\b"));
+        let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(
             get(&g, "file"),
-            Some("builtin:simple@2,a\\,b.sql@3,builtin:select-only")
+            Some(
+                format!(
+                    "builtin:simple@2,{},builtin:select-only",
+                    path.replace(',', "\\,") + "@3"
+                )
+                .as_str()
+            )
         );
         assert_eq!(get(&g, "define"), Some("x=1\\,2,y=a\\\\b"));
     }
@@ -894,7 +1098,7 @@ mod tests {
     fn bad_options_are_one_line() {
         for (line, want) in [
             ("-c x", "invalid value \"x\" for option -c/--client"),
-            ("-c 0", "-c/--client must be in range 1..2147483647"),
+            ("-c 0", "-c/--clients must be in range 1..2147483647"),
             ("--bogus", "unrecognized option '--bogus'"),
             ("-c", "option requires an argument -- 'c'"),
             ("-x", "invalid option -- 'x'"),
@@ -903,7 +1107,8 @@ mod tests {
             ("-i -c 2", "initialization (-i) mode"),
             ("-F 90", "benchmarking mode"),
             ("--sampling-rate=0.5", "only when logging"),
-            ("-d", "not supported"),
+            ("--progress-timestamp", "allowed only under --progress"),
+            ("-l -T 5 --aggregate-interval=3", "must be a multiple"),
             ("a b", "too many command-line arguments (first is \"b\")"),
             ("-M fast", "invalid query mode"),
             ("--max-tries=0", "unlimited number of transaction tries"),

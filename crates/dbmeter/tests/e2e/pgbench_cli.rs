@@ -99,11 +99,13 @@ fn init_makes_the_tables_pgbench_i_makes() {
     let s = Scratch::new();
     pgbench(&server, &["-i", "-s", "2", "--foreign-keys"], "theirs");
     let r = ours(&s, &server, &["-i", "-s", "2", "--foreign-keys"], "test");
+    // As pgbench -i: the steps on stderr, nothing on stdout.
     assert!(
-        r.stdout.contains("creating primary keys..."),
+        r.stderr.contains("creating primary keys..."),
         "{}",
-        r.stdout
+        r.stderr
     );
+    assert_eq!(r.stdout, "");
     let want = tables(&server, "theirs");
     assert!(want.starts_with("200000 0 "), "{want}");
     assert_eq!(tables(&server, "test"), want);
@@ -399,30 +401,47 @@ fn bad_options_are_one_line_and_exit_1() {
     for (args, want) in [
         (
             vec!["pgbench", "-c", "x"],
-            "invalid value \"x\" for option -c/--client",
+            "invalid value \"x\" for option -c/--clients",
         ),
         (vec!["pgbench", "--bogus"], "unrecognized option '--bogus'"),
         (vec!["pgbench", "-t", "5", "-T", "5"], "not both"),
         (vec!["pgbench", "-i", "-c", "2"], "initialization (-i) mode"),
-        (vec!["pgbench", "--partitions=4", "-i"], "not supported"),
+        (
+            vec!["pgbench", "--partition-method=hash", "-i"],
+            "--partition-method requires greater than zero --partitions",
+        ),
+        (
+            vec!["pgbench", "--progress-timestamp"],
+            "--progress-timestamp is allowed only under --progress",
+        ),
+        (
+            vec!["pgbench", "-l", "-T", "5", "--aggregate-interval=3"],
+            "duration (5) must be a multiple of aggregation interval (3)",
+        ),
         (vec!["pgbench", "-c"], "requires an argument"),
     ] {
         let r = s.run(&args);
         assert_eq!(r.code, 1, "{args:?}: {}{}", r.stdout, r.stderr);
         let err = r.stderr.trim();
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(err.contains(want), "{args:?}: {err}");
+        // pgbench's form: the error, and after getopt's a hint.
+        let first = err.lines().next().unwrap_or("");
+        assert!(first.starts_with("pgbench: "), "{args:?}: {err}");
+        assert!(first.contains(want), "{args:?}: {err}");
+        assert!(err.lines().count() <= 2, "{args:?}: {err}");
     }
-    // -? and --help are this command's page; -b list and --show-script
-    // answer as pgbench does.
+    // -? and --help are this command's page, with pgbench's sections;
+    // -b list and --show-script answer as pgbench does.
     let help = s.run(&["pgbench", "-?"]);
     assert_eq!(help.code, 0);
-    assert!(
-        help.stdout.starts_with("Usage: dbmeter pgbench"),
-        "{}",
-        help.stdout
-    );
     assert_eq!(help.stdout, s.run(&["help", "pgbench"]).stdout);
+    for part in [
+        "benchmarking tool for PostgreSQL",
+        "Usage:",
+        "Initialization options:",
+        "Common options:",
+    ] {
+        assert!(help.stdout.contains(part), "{part}: {}", help.stdout);
+    }
     let list = s.run(&["pgbench", "-b", "list"]);
     assert_eq!(list.code, 0);
     assert!(list.stderr.contains("select-only: <builtin: select only>"));
@@ -514,4 +533,152 @@ fn pipelines_are_sent_as_pipelines() {
         ),
         "0"
     );
+}
+
+/// `dbmeter pgbench` whatever its exit status.
+fn ours_any(s: &Scratch, server: &Server, args: &[&str], db: &str) -> Run {
+    let mut all = vec!["pgbench".to_string()];
+    all.extend(argv(server, args, db));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let r = s.run(&all);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    r
+}
+
+/// Real pgbench's exit status and stderr, whatever they are.
+fn theirs_any(server: &Server, args: &[&str], db: &str) -> (i32, String) {
+    let program = PGBENCH
+        .find()
+        .expect("pgbench, looked for by the test first");
+    let out = Command::new(program)
+        .args(argv(server, args, db))
+        .output()
+        .unwrap_or_else(|e| panic!("run pgbench: {e}"));
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn scripts_pgbench_aborts_abort_and_unset_variables_bind_null() {
+    if PGBENCH.find_or_skip().is_none() {
+        return;
+    }
+    let Some(server) = start(Flavor::Postgres) else {
+        return;
+    };
+    ask(&server, "CREATE DATABASE theirs");
+    let s = Scratch::new();
+    let script = |name: &str, text: &str| {
+        let f = s.path(name);
+        std::fs::write(&f, text).unwrap_or_else(|e| panic!("{e}"));
+        f.to_string_lossy().to_string()
+    };
+    // A script that ends inside a transaction block: the client aborts,
+    // exit status 2, pgbench's message.
+    let open = script("open.sql", "BEGIN;\nSELECT 1;\n");
+    let args = ["-n", "-t", "3", "-f", open.as_str()];
+    let r = ours_any(&s, &server, &args, "test");
+    let (code, err) = theirs_any(&server, &args, "theirs");
+    let want = "client 0 aborted: end of script reached without completing the last transaction";
+    assert!(err.contains(want), "{err}");
+    assert_eq!(r.code, code, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains(want), "{}", r.stderr);
+    // The first transaction counts, as in pgbench; then the client stops.
+    assert!(
+        r.stdout
+            .contains("number of transactions actually processed: 1/3"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr
+            .contains("pgbench: error: Run was aborted; the above results are incomplete."),
+        "{}",
+        r.stderr
+    );
+    for db in ["test", "theirs"] {
+        psql(&server, db, "CREATE TABLE nulls(a int, b int)");
+    }
+    // COPY from the client is refused as pgbench refuses it.
+    let copy = script("copy.sql", "COPY nulls FROM stdin;\n");
+    let args = ["-n", "-t", "1", "-f", copy.as_str()];
+    let r = ours_any(&s, &server, &args, "test");
+    let (code, err) = theirs_any(&server, &args, "theirs");
+    let want = "COPY is not supported in pgbench, aborting";
+    assert!(err.contains(want), "{err}");
+    assert_eq!((r.code, code), (2, 2), "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains(want), "{}", r.stderr);
+    // Under -M prepared an unset variable is bound as NULL.
+    let nulls = script(
+        "nulls.sql",
+        "INSERT INTO nulls VALUES (:client_id, :nosuch);\n",
+    );
+    let args = ["-n", "-t", "2", "-M", "prepared", "-f", nulls.as_str()];
+    pgbench(&server, &args, "theirs");
+    ours(&s, &server, &args, "test");
+    let rows = "SELECT count(*), count(b), count(a) FROM nulls";
+    assert_eq!(psql(&server, "test", rows), "2|0|2");
+    assert_eq!(psql(&server, "test", rows), psql(&server, "theirs", rows));
+}
+
+#[test]
+fn init_partitions_pgbench_accounts_as_pgbench_does() {
+    if PGBENCH.find_or_skip().is_none() {
+        return;
+    }
+    let Some(server) = start(Flavor::Postgres) else {
+        return;
+    };
+    ask(&server, "CREATE DATABASE theirs");
+    let s = Scratch::new();
+    let shape = |db: &str| {
+        psql(
+            &server,
+            db,
+            "SELECT pg_get_partkeydef('pgbench_accounts'::regclass), \
+                    (SELECT string_agg(c.relname || ' ' || pg_get_expr(c.relpartbound, c.oid) || ' ' || \
+                             coalesce(array_to_string(c.reloptions, ','), ''), '; ' ORDER BY c.relname) \
+                     FROM pg_class c JOIN pg_inherits i ON i.inhrelid = c.oid \
+                     WHERE i.inhparent = 'pgbench_accounts'::regclass), \
+                    (SELECT count(*) || ' ' || sum(aid) FROM pgbench_accounts)",
+        )
+    };
+    for (args, said, reported) in [
+        (
+            vec!["-i", "-s", "2", "--partitions=3"],
+            "creating 3 partitions...",
+            "partition method: range\npartitions: 3\n",
+        ),
+        (
+            vec![
+                "-i",
+                "--partitions=2",
+                "--partition-method=hash",
+                "-F",
+                "90",
+            ],
+            "creating 2 partitions...",
+            "partition method: hash\npartitions: 2\n",
+        ),
+    ] {
+        pgbench(&server, &args, "theirs");
+        let r = ours(&s, &server, &args, "test");
+        assert!(r.stderr.contains(said), "{args:?}: {}", r.stderr);
+        let want = shape("theirs");
+        assert!(want.contains("pgbench_accounts_1"), "{want}");
+        assert_eq!(shape("test"), want, "{args:?}");
+        // A run on the partitioned table.
+        let r = ours(&s, &server, &["-n", "-S", "-t", "20", "-c", "2"], "test");
+        assert!(
+            r.stdout
+                .contains("number of transactions actually processed: 40/40"),
+            "{}",
+            r.stdout
+        );
+        // The report says how, as pgbench's does.
+        assert!(r.stdout.contains(reported), "{}", r.stdout);
+    }
 }

@@ -194,6 +194,16 @@ impl PgConn {
         self.stmts.register(sql)
     }
 
+    /// Whether the session is in a transaction block.
+    pub(crate) fn in_transaction(&self) -> bool {
+        self.conn.in_transaction()
+    }
+
+    /// The last error the server reported, as libpq words it.
+    pub(crate) fn last_report(&self) -> Option<&str> {
+        self.conn.last_report()
+    }
+
     #[inline]
     pub(crate) fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         let Some((sql, cached)) = self.stmts.get_mut(id) else {

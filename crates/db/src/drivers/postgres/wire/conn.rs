@@ -29,6 +29,8 @@ pub(crate) struct PgWire {
     /// The column types of the simple query being read (kept to reuse
     /// its room).
     types: Vec<u32>,
+    /// The last error the server reported, as libpq words it.
+    last_report: Option<String>,
 }
 
 /// A named prepared statement.
@@ -116,6 +118,7 @@ impl PgWire {
             prepared: 0,
             broken: false,
             types: Vec::new(),
+            last_report: None,
         })
     }
 
@@ -127,6 +130,12 @@ impl PgWire {
     /// The server's version, as `SHOW server_version` gives it.
     pub(crate) fn server_version(&self) -> &str {
         &self.session.version
+    }
+
+    /// Whether the session is in a transaction block (ReadyForQuery's
+    /// status `T` or `E`).
+    pub(crate) fn in_transaction(&self) -> bool {
+        self.io.tx_status != b'I'
     }
 
     /// True once the connection has failed.
@@ -155,8 +164,17 @@ impl PgWire {
                 Error::Server(s) if s.is_fatal() => self.broken = true,
                 _ => {}
             }
+            if let Error::Server(s) = e {
+                self.last_report = Some(s.report());
+            }
         }
         r
+    }
+
+    /// The last error the server reported (`ERROR:  ...` with its
+    /// DETAIL, HINT and CONTEXT lines).
+    pub(crate) fn last_report(&self) -> Option<&str> {
+        self.last_report.as_deref()
     }
 
     /// Reads up to ReadyForQuery after an error and returns the error.
@@ -239,11 +257,14 @@ impl PgWire {
         let mut described = false;
         let mut affected = 0u64;
         let mut error = None;
+        // Text results: the current result's columns and rows so far.
+        let mut set: (Option<Vec<String>>, usize) = (None, 0);
         loop {
             let (tag, body) = self.io.read()?;
             match tag {
                 m::DATA_ROW => {
                     n += 1;
+                    set.1 += 1;
                     match &mut rows {
                         Rows::Count => {}
                         Rows::Text(t) => {
@@ -263,19 +284,30 @@ impl PgWire {
                 }
                 m::ROW_DESCRIPTION => {
                     match &mut rows {
-                        Rows::Text(t) if !described => {
-                            t.columns = m::row_description(body)?
+                        Rows::Text(t) => {
+                            let names: Vec<String> = m::row_description(body)?
                                 .into_iter()
                                 .map(|c| c.name)
                                 .collect();
+                            if !described {
+                                t.columns = names.clone();
+                            }
+                            set.0 = Some(names);
                         }
                         Rows::Values(..) => m::row_types(body, types)?,
                         _ => {}
                     }
                     described = true;
                 }
-                m::COMMAND_COMPLETE => affected = m::command_rows(body),
-                m::EMPTY_QUERY_RESPONSE => {}
+                m::COMMAND_COMPLETE | m::EMPTY_QUERY_RESPONSE => {
+                    if tag == m::COMMAND_COMPLETE {
+                        affected = m::command_rows(body);
+                    }
+                    if let Rows::Text(t) = &mut rows {
+                        t.sets.push((set.0.take().unwrap_or_default(), set.1));
+                    }
+                    set.1 = 0;
+                }
                 m::ERROR_RESPONSE => {
                     let e = m::error_fields(body);
                     if e.is_fatal() {

@@ -50,6 +50,9 @@ pub(crate) struct Messages {
     rb: ReadBuf,
     /// What the next [`Messages::send`] writes.
     pub(crate) out: Vec<u8>,
+    /// The transaction status of the last ReadyForQuery: `I` idle, `T` in
+    /// a transaction block, `E` in a failed one.
+    pub(crate) tx_status: u8,
 }
 
 impl Messages {
@@ -58,6 +61,7 @@ impl Messages {
             stream,
             rb: ReadBuf::new(),
             out: Vec::with_capacity(256),
+            tx_status: b'I',
         }
     }
 
@@ -89,6 +93,9 @@ impl Messages {
         self.fill(5 + body)?;
         let start = self.rb.pos + 5;
         self.rb.pos = start + body;
+        if tag == READY_FOR_QUERY && body == 1 {
+            self.tx_status = self.rb.buf[start];
+        }
         Ok((tag, &self.rb.buf[start..start + body]))
     }
 
@@ -345,8 +352,9 @@ pub(crate) fn error_fields(body: &[u8]) -> ServerError {
             b'S' => localized_severity = text(v),
             b'C' => e.code = text(v),
             b'M' => e.message = text(v),
-            b'D' => e.detail = Some(text(v)),
-            b'H' => e.hint = Some(text(v)),
+            b'D' => e.detail = Some(text(v).into()),
+            b'H' => e.hint = Some(text(v).into()),
+            b'W' => e.context = Some(text(v).into()),
             _ => {}
         }
     }

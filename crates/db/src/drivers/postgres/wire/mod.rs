@@ -59,11 +59,29 @@ pub(crate) struct ServerError {
     /// The SQLSTATE.
     pub code: String,
     pub message: String,
-    pub detail: Option<String>,
-    pub hint: Option<String>,
+    pub detail: Option<Box<str>>,
+    pub hint: Option<Box<str>>,
+    /// Where it happened (the CONTEXT lines).
+    pub context: Option<Box<str>>,
 }
 
 impl ServerError {
+    /// The error as libpq words it: `ERROR:  message`, then its
+    /// `DETAIL:  `, `HINT:  ` and `CONTEXT:  ` lines.
+    pub(crate) fn report(&self) -> String {
+        let mut r = format!("{}:  {}", self.severity, self.message);
+        for (label, v) in [
+            ("DETAIL", self.detail.as_deref()),
+            ("HINT", self.hint.as_deref()),
+            ("CONTEXT", self.context.as_deref()),
+        ] {
+            if let Some(v) = v {
+                r.push_str(&format!("\n{label}:  {v}"));
+            }
+        }
+        r
+    }
+
     /// True when the server ends the session after it.
     pub(crate) fn is_fatal(&self) -> bool {
         matches!(self.severity.as_str(), "FATAL" | "PANIC")
