@@ -170,9 +170,15 @@ impl Printer {
     /// For a load (prepare and the other commands): lines on stdout, with
     /// a progress bar on a terminal.
     pub fn for_load() -> Printer {
+        Printer::for_load_in(Layout::Dbmeter)
+    }
+
+    /// [`Printer::for_load`], its lines presented as `layout` presents
+    /// them (sysbench's `--verbosity` silences them).
+    pub fn for_load_in(layout: Layout) -> Printer {
         Printer {
             presenter: Mutex::new(present::for_layout(
-                Layout::Dbmeter,
+                layout,
                 TextOptions {
                     lines: Stream::Out,
                     histogram: false,

@@ -44,12 +44,15 @@ pub fn for_layout(layout: Layout, options: TextOptions) -> Box<dyn Presenter> {
     match layout {
         Layout::Dbmeter => Box::new(Text {
             options,
-            sysbench: None,
             header: RunHeader::default(),
         }),
-        Layout::Sysbench { percentile_off } => Box::new(Text {
+        Layout::Sysbench {
+            percentile_off,
+            verbosity,
+        } => Box::new(Sysbench {
             options,
-            sysbench: Some(percentile_off),
+            percentile_off,
+            verbosity,
             header: RunHeader::default(),
         }),
         Layout::Pgbench { progress_timestamp } => Box::new(Pgbench {
@@ -59,12 +62,9 @@ pub fn for_layout(layout: Layout, options: TextOptions) -> Box<dyn Presenter> {
     }
 }
 
-/// dbmeter's text, and sysbench's (`sysbench`: Some(percentile_off)),
-/// which differ only in where the histogram goes and in sysbench's
-/// `--percentile=0`.
+/// dbmeter's text.
 struct Text {
     options: TextOptions,
-    sysbench: Option<bool>,
     /// The run's header, once started (what interval lines depend on).
     header: RunHeader,
 }
@@ -78,19 +78,16 @@ impl Text {
     }
 
     fn report(&self, doc: &RunDocument, section: Option<&str>) -> String {
-        let percentiles = self.sysbench != Some(true);
-        let report = text::final_report_with(doc, section, percentiles);
+        let report = text::final_report(doc, section);
         let histogram = self
             .options
             .histogram
             .then(|| doc.histogram())
             .flatten()
             .map(|h| text::histogram(&h));
-        match (histogram, self.sysbench.is_some()) {
-            (None, _) => format!("\n{report}"),
-            // sysbench prints the histogram first, then the report.
-            (Some(h), true) => format!("\n{h}\n{report}"),
-            (Some(h), false) => format!("\n{report}\n{h}"),
+        match histogram {
+            None => format!("\n{report}"),
+            Some(h) => format!("\n{report}\n{h}"),
         }
     }
 }
@@ -148,6 +145,125 @@ impl Presenter for Text {
                 }
             }
             RunEvent::Measuring | RunEvent::Live(_) | RunEvent::MeasurementEnded { .. } => {}
+        }
+    }
+}
+
+/// sysbench 1.0.20's layout, line for line: its run header ("Running the
+/// test with following options:" ... "Initializing worker threads..."),
+/// "Threads started!" when the users are let go, its interval lines, the
+/// histogram and its report; all on stdout (as sysbench's log), at its
+/// `--verbosity` levels. dbmeter's additions (its own report lines, the
+/// environment) come after sysbench's last line, from `--verbosity=4` on;
+/// warnings go to stderr.
+struct Sysbench {
+    options: TextOptions,
+    percentile_off: bool,
+    verbosity: u8,
+    /// The run's header, once started (what interval lines depend on).
+    header: RunHeader,
+}
+
+/// sysbench's log levels (`--verbosity`).
+const NOTICE: u8 = 3;
+const WARNING: u8 = 2;
+const INFO: u8 = 4;
+
+impl Sysbench {
+    fn line(&self, out: &mut Vec<Piece>, text: impl Into<String>) {
+        if self.verbosity >= NOTICE {
+            out.push(Piece {
+                stream: self.options.lines,
+                text: text.into(),
+            });
+        }
+    }
+
+    fn run_header(h: &RunHeader) -> String {
+        let mut lines = vec![
+            "Running the test with following options:".to_string(),
+            format!("Number of threads: {}", h.threads),
+        ];
+        if let Some(r) = h.rate {
+            lines.push(format!("Target transaction rate: {r:.0}/sec"));
+        }
+        if let Some(every) = h.report_interval_s {
+            lines.push(format!(
+                "Report intermediate results every {every} second(s)"
+            ));
+        }
+        if h.seed_given {
+            lines.push(format!(
+                "Initializing random number generator from seed ({}).\n",
+                h.seed
+            ));
+        } else {
+            lines.push("Initializing random number generator from current time\n".into());
+        }
+        lines.push(String::new());
+        lines.push("Initializing worker threads...\n".into());
+        lines.join("\n")
+    }
+}
+
+impl Presenter for Sysbench {
+    fn present(&mut self, event: &RunEvent, out: &mut Vec<Piece>) {
+        match event {
+            RunEvent::Note(t) => self.line(out, *t),
+            RunEvent::Warning(m) => {
+                if self.verbosity >= WARNING {
+                    warning(out, m);
+                }
+            }
+            RunEvent::Started(h) => {
+                self.line(out, Self::run_header(h));
+                self.header = (*h).clone();
+            }
+            RunEvent::Measuring => self.line(out, "Threads started!\n"),
+            RunEvent::Interval { words: Some(w), .. }
+            | RunEvent::MeasurementEnded { words: Some(w) } => {
+                if self.verbosity >= NOTICE {
+                    words(out, self.options.lines, w);
+                }
+            }
+            RunEvent::Interval {
+                interval,
+                percentile,
+                words: None,
+            } => {
+                let line = text::interval_line(interval, &self.header, *percentile);
+                self.line(out, line);
+            }
+            RunEvent::Finished { doc, section } => {
+                if self.options.lines != Stream::Out || self.verbosity < NOTICE {
+                    return;
+                }
+                let mut report = String::new();
+                if self.options.histogram
+                    && let Some(h) = doc.histogram()
+                {
+                    // sysbench: the histogram, a line of one space, then
+                    // the report.
+                    report.push_str(&text::histogram(&h));
+                    report.push_str(" \n");
+                }
+                report.push_str(&text::sysbench_report(doc, !self.percentile_off));
+                if let Some(s) = section {
+                    report.push_str(s);
+                }
+                if self.verbosity >= INFO {
+                    let extras = text::sysbench_extras(doc);
+                    if !extras.is_empty() {
+                        report.push_str(&extras);
+                        report.push('\n');
+                    }
+                }
+                out.push(Piece {
+                    stream: Stream::Out,
+                    text: report.strip_suffix('\n').unwrap_or(&report).to_string(),
+                });
+            }
+            RunEvent::Live(_) | RunEvent::MeasurementEnded { .. } => {}
         }
     }
 }

@@ -147,6 +147,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         time_limit_s: engine.time.map(|d| d.as_secs_f64()),
         warmup_s: engine.warmup.as_secs_f64(),
         seed: engine.seed,
+        seed_given: o.u64("rand-seed") != 0,
         line_percentile: percentile,
         measures: measures.iter().map(|m| m.info()).collect(),
     };
@@ -187,9 +188,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let result = {
         let mut on_start = || {
             plan.borrow_mut().measure_start();
-            if !engine.warmup.is_zero() {
-                obs.event(&RunEvent::Measuring);
-            }
+            obs.event(&RunEvent::Measuring);
         };
         dbmeter_engine::run_observed(&engine, users, stop, &mut on_interval, &mut on_start)
             .map_err(|e| RunError::Failed(e.to_string()))?

@@ -156,7 +156,10 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
 /// A benchmark command besides `run` (prepare, prewarm, check, cleanup,
 /// or the benchmark's own).
 pub fn verb(verb: &str, ctx: &Ctx) -> Result<i32, CliError> {
-    let printer = Printer::for_load();
+    let printer = match ctx.layout {
+        Layout::Sysbench { .. } => Printer::for_load_in(ctx.layout),
+        _ => Printer::for_load(),
+    };
     let r = dbmeter_run::command(verb, &ctx.request, &printer);
     let _ = printer.finish();
     r?;
