@@ -228,9 +228,10 @@ pub const PAGE: Page = Page {
          without effect in dbmeter is said so on standard error; one dbmeter cannot \
          honour is refused. dbmeter's own options (--db, --format, --store...) work \
          too. docs/sysbench.md has the table of every option.",
-        "`dbmeter sysbench TEST help` lists the test's options, as sysbench does; \
-         `dbmeter sysbench --help` shows this page. sysbench's cpu, memory, fileio, \
-         threads and mutex tests are not in dbmeter.",
+        "It prints as sysbench 1.0.20 prints: its banner, header, report, help \
+         (`dbmeter sysbench --help`, `dbmeter sysbench TEST help`), error texts and \
+         exit codes; this page is `dbmeter help sysbench`. sysbench's cpu, memory, \
+         fileio, threads and mutex tests are not in dbmeter.",
     ],
     options: &[
         opt("test", "TEST", "the test, as the word TEST (0.5's way)"),
@@ -246,17 +247,18 @@ pub const PAGE: Page = Page {
         opt(
             "version",
             "",
-            "dbmeter's version, and the sysbench it follows",
+            "prints `sysbench 1.0.20`, the version it follows (dbmeter's: `dbmeter --version`)",
         ),
     ],
     sections: &[Section {
         title: "Output",
         body: &[
-            "The report has sysbench's lines (transactions:, queries:, 95th \
-             percentile:, total time:, the [ 10s ] interval lines), then dbmeter's \
-             environment summary; --histogram=on prints the histogram before it, as \
-             sysbench. The header names dbmeter. Passwords never appear in output or \
-             results.",
+            "sysbench's, line for line, on standard output: the banner (`sysbench \
+             1.0.20 (using dbmeter VERSION)`), the header, the [ 10s ] interval lines, \
+             the report. --verbosity as sysbench's (0: only errors and what a script \
+             prints); from --verbosity=4 on, dbmeter's additions (all percentiles, the \
+             environment) follow sysbench's last line. Passwords never appear in output \
+             or results.",
         ],
     }],
     examples: &[
@@ -508,7 +510,7 @@ fn last<'a>(opts: &'a [Arg], name: &str) -> Option<&'a Arg> {
 pub fn main(args: &[String]) -> Result<i32, CliError> {
     let (opts, words) = match split(args) {
         Ok(x) => x,
-        Err(e) => return Ok(fatal(&e.to_string())),
+        Err(e) => return Ok(fatal(e.message())),
     };
     let test_opt = last(&opts, "test").map(|o| o.value.clone().unwrap_or_default());
     if test_opt.is_some() {
@@ -828,9 +830,9 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     match args::parse(&argv, specs_for).and_then(|inv| super::execute(inv, layout)) {
         Ok(code) => Ok(code),
         Err(e) => {
-            let code = e.exit_code().max(1);
-            println!("FATAL: {e}");
-            Ok(if code == 2 { 1 } else { code })
+            // sysbench ends with 1 for a bad command line too.
+            fatal(e.message());
+            Ok(1)
         }
     }
 }
