@@ -235,7 +235,11 @@ impl Presenter for Sysbench {
                 self.line(out, line);
             }
             RunEvent::Finished { doc, section } => {
-                if self.options.lines != Stream::Out || self.verbosity < NOTICE {
+                // sysbench prints no report after a failure.
+                if self.options.lines != Stream::Out
+                    || self.verbosity < NOTICE
+                    || doc.end.reason == "failed"
+                {
                     return;
                 }
                 let mut report = String::new();
