@@ -282,6 +282,13 @@ impl Observer for Printer {
                 let _ = std::io::stderr().flush();
                 *shown = true;
             }
+            // Presenters print nothing for it but may keep it (sysbench's
+            // checkpoint reports).
+            let mut pieces = Vec::new();
+            self.presenter.lock().present(event, &mut pieces);
+            if !pieces.is_empty() {
+                self.print(pieces);
+            }
             return;
         }
         let mut pieces = Vec::new();

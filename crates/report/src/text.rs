@@ -286,6 +286,13 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
 /// line sysbench ends with. Nothing of dbmeter's: that is
 /// [`sysbench_extras`], printed after it on request.
 pub fn sysbench_report(r: &RunDocument, percentiles: bool) -> String {
+    sysbench_report_at(r, percentiles, r.totals.duration_s)
+}
+
+/// [`sysbench_report`] of a part of a run (a checkpoint report): its
+/// rates over the part's `totals.duration_s`, its "total time" `total_s`,
+/// the time since the measurement started, as sysbench prints them.
+pub fn sysbench_report_at(r: &RunDocument, percentiles: bool, total_s: f64) -> String {
     let t = &r.totals;
     let mut out = String::new();
     let per_s = |n: u64| {
@@ -310,7 +317,7 @@ pub fn sysbench_report(r: &RunDocument, percentiles: bool) -> String {
         line(&mut out, "reconnects:", t.reconnects);
     }
     out.push_str("\nGeneral statistics:\n");
-    let _ = writeln!(out, "    total time:                          {:.4}s", t.duration_s);
+    let _ = writeln!(out, "    total time:                          {total_s:.4}s");
     let _ = writeln!(out, "    total number of events:              {}", t.events);
     let l = &r.latency_ms;
     out.push_str("\nLatency (ms):\n");

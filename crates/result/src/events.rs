@@ -62,6 +62,10 @@ pub struct RunHeader {
     pub late_limit_ms: Option<f64>,
     /// Seconds between interval reports, when the run reports intervals.
     pub report_interval_s: Option<f64>,
+    /// `--report-checkpoints`: seconds into the measurement at which a
+    /// full report of the time since the previous one is printed
+    /// (ascending).
+    pub checkpoints_s: Vec<f64>,
     /// The measured time the run is to last, if it has a time limit.
     pub time_limit_s: Option<f64>,
     /// Seconds of warm-up before the measurement (0: none).

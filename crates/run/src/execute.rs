@@ -144,6 +144,14 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
             .filter(|_| engine.rate.is_some())
             .map(|d| d.as_secs_f64() * 1e3),
         report_interval_s: every,
+        checkpoints_s: {
+            let mut at = dbmeter_benchmarks::options::parse_float_list(o.str("report-checkpoints"))
+                .unwrap_or_default();
+            at.retain(|t| *t > 0.0 && t.is_finite());
+            at.sort_by(f64::total_cmp);
+            at.dedup();
+            at
+        },
         time_limit_s: engine.time.map(|d| d.as_secs_f64()),
         warmup_s: engine.warmup.as_secs_f64(),
         seed: engine.seed,

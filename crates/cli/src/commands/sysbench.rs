@@ -89,13 +89,7 @@ pub(crate) const OPTIONS: &[(&str, Treat)] = &[
     ),
     ("rate", Same),
     ("report-interval", Same),
-    (
-        "report-checkpoints",
-        Refused(
-            "dbmeter does not reset its statistics during a run; --report-interval prints \
-             interval lines and --format=csv writes the whole series",
-        ),
-    ),
+    ("report-checkpoints", Same),
     (
         "debug",
         NoEffect("dbmeter has no debug trace; errors are reported as they happen"),
@@ -157,10 +151,7 @@ pub(crate) const OPTIONS: &[(&str, Treat)] = &[
     ),
     // --ignore-errors when the target is MySQL (see translate).
     ("mysql-ignore-errors", Own),
-    (
-        "mysql-dry-run",
-        OffOnly("dbmeter always sends its statements to the server"),
-    ),
+    ("mysql-dry-run", Same),
     // PostgreSQL.
     ("pgsql-host", Same),
     ("pgsql-port", Same),
