@@ -692,4 +692,82 @@ mod tests {
                 .any(|p| p.stream == Stream::Err && p.text == "WARNING: w")
         );
     }
+
+    /// sysbench's layout, line for line: its header, "Threads started!",
+    /// its report; nothing at --verbosity=1; dbmeter's additions from 4.
+    #[test]
+    fn sysbench_lines_as_sysbench_prints_them() {
+        let layout = |verbosity| {
+            for_layout(
+                Layout::Sysbench {
+                    percentile_off: false,
+                    verbosity,
+                },
+                TextOptions {
+                    lines: Stream::Out,
+                    histogram: false,
+                },
+            )
+        };
+        let h = header(&["reads", "writes", "others"]);
+        let mut doc = RunDocument {
+            measures: h.measures.clone(),
+            ..RunDocument::default()
+        };
+        doc.totals.duration_s = 2.0;
+        doc.totals.events = 10;
+        doc.totals.queries = 20;
+        doc.totals.counts.insert("reads".into(), 20);
+        doc.latency_ms.percentiles = vec![dbmeter_stats::Percentile {
+            percentile: 95.0,
+            ms: 1.5,
+        }];
+        let events = [
+            RunEvent::Started(&h),
+            RunEvent::Measuring,
+            RunEvent::Finished {
+                doc: &doc,
+                section: None,
+            },
+        ];
+        let text: Vec<String> = render(layout(3).as_mut(), &events)
+            .into_iter()
+            .map(|p| p.text)
+            .collect();
+        let text = text.join("\n") + "\n";
+        assert!(
+            text.starts_with(
+                "Running the test with following options:\nNumber of threads: 2\n\
+                 Initializing random number generator from current time\n\n\n\
+                 Initializing worker threads...\n\nThreads started!\n\nSQL statistics:\n"
+            ),
+            "{text}"
+        );
+        for line in [
+            "\n        read:                            20\n",
+            "\n    transactions:                        10     (5.00 per sec.)\n",
+            "\n    total time:                          2.0000s\n",
+            "\n         min:                                    0.00\n",
+            "\n         95th percentile:                        1.50\n",
+            "\n    events (avg/stddev):           0.0000/0.00\n",
+        ] {
+            assert!(text.contains(line), "{line:?} in:\n{text}");
+        }
+        assert!(
+            text.ends_with("execution time (avg/stddev):   0.0000/0.00\n\n"),
+            "{text}"
+        );
+        assert!(render(layout(1).as_mut(), &events).is_empty());
+        doc.environment.hostname = "h".into();
+        let events = [RunEvent::Finished {
+            doc: &doc,
+            section: None,
+        }];
+        let out = render(layout(4).as_mut(), &events);
+        assert!(
+            out[0].text.contains("\n\nEnvironment:\n"),
+            "{}",
+            out[0].text
+        );
+    }
 }

@@ -307,17 +307,36 @@ pub fn sysbench_report_at(r: &RunDocument, percentiles: bool, total_s: f64) -> S
             let _ = writeln!(out, "    {label:<37}{n:<6} ({:.2} per sec.)", per_s(n));
         };
         out.push_str("SQL statistics:\n    queries performed:\n");
-        let _ = writeln!(out, "        read:                            {}", r.count("reads"));
-        let _ = writeln!(out, "        write:                           {}", r.count("writes"));
-        let _ = writeln!(out, "        other:                           {}", r.count("others"));
-        let _ = writeln!(out, "        total:                           {}", t.queries);
+        let _ = writeln!(
+            out,
+            "        read:                            {}",
+            r.count("reads")
+        );
+        let _ = writeln!(
+            out,
+            "        write:                           {}",
+            r.count("writes")
+        );
+        let _ = writeln!(
+            out,
+            "        other:                           {}",
+            r.count("others")
+        );
+        let _ = writeln!(
+            out,
+            "        total:                           {}",
+            t.queries
+        );
         line(&mut out, "transactions:", t.events);
         line(&mut out, "queries:", t.queries);
         line(&mut out, "ignored errors:", t.ignored_errors);
         line(&mut out, "reconnects:", t.reconnects);
     }
     out.push_str("\nGeneral statistics:\n");
-    let _ = writeln!(out, "    total time:                          {total_s:.4}s");
+    let _ = writeln!(
+        out,
+        "    total time:                          {total_s:.4}s"
+    );
     let _ = writeln!(out, "    total number of events:              {}", t.events);
     let l = &r.latency_ms;
     out.push_str("\nLatency (ms):\n");

@@ -139,7 +139,11 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
     match doc.end.reason.as_str() {
         // sysbench prints no report after a failure.
         "failed" if matches!(ctx.layout, Layout::Sysbench { .. }) => Err(CliError::Failed(
-            doc.end.error.as_deref().unwrap_or("the run failed").to_string(),
+            doc.end
+                .error
+                .as_deref()
+                .unwrap_or("the run failed")
+                .to_string(),
         )),
         "failed" => Err(CliError::Failed(format!(
             "{} (the run stopped; the report above covers what was measured before)",

@@ -519,9 +519,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         eprintln!("Unrecognized command line argument: {extra}");
         return Ok(1);
     }
-    let flag = |name: &str| {
-        last(&opts, name).is_some_and(|o| o.from.is_none() && o.is_on())
-    };
+    let flag = |name: &str| last(&opts, name).is_some_and(|o| o.from.is_none() && o.is_on());
     if flag("help") {
         print!("{}", crate::help::sysbench::help());
         return Ok(0);
@@ -571,9 +569,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             .filter(|v| *v > 0.0)
             .or(value("events"))
             .unwrap_or(0.0);
-        let time = value("max-time")
-            .or(value("time"))
-            .unwrap_or(10.0);
+        let time = value("max-time").or(value("time")).unwrap_or(10.0);
         if events == 0.0 && time == 0.0 {
             println!("WARNING: Both event and time limits are disabled, running an endless test");
         }
@@ -590,9 +586,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     };
     if NON_DATABASE_TESTS.contains(&test.as_str()) {
         if command.is_none() {
-            eprintln!(
-                "The '{test}' test requires a command argument. See 'sysbench {test} help'"
-            );
+            eprintln!("The '{test}' test requires a command argument. See 'sysbench {test} help'");
             return Ok(1);
         }
         if let Some(o) = opts.iter().find(|o| {
@@ -691,7 +685,10 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             Some(NoEffect(why)) => notes.push(format!("{} has no effect: {why}", o.shown())),
             Some(OffOnly(_)) if !o.is_on() => {}
             Some(OffOnly(why)) | Some(Refused(why)) => {
-                return Ok(fatal(&format!("{}: not supported in dbmeter: {why}", o.shown())));
+                return Ok(fatal(&format!(
+                    "{}: not supported in dbmeter: {why}",
+                    o.shown()
+                )));
             }
             Some(Old(_)) if legacy => out.push((o.name.clone(), value)),
             Some(Old("")) => notes.push(format!("{} has no effect: {OLD_NO_EFFECT}", o.shown())),
@@ -751,7 +748,11 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     {
         fatal(&format!("invalid database driver name: '{driver}'"));
         if script {
-            let function = if command == "run" { "thread_init" } else { &command };
+            let function = if command == "run" {
+                "thread_init"
+            } else {
+                &command
+            };
             fatal(&format!(
                 "`{function}' function failed: {test}: failed to initialize the DB driver"
             ));
@@ -866,7 +867,9 @@ fn stdin_script(verbosity: u8) -> Result<i32, CliError> {
     }
     let mut source = String::new();
     if let Err(e) = std::io::stdin().read_to_string(&mut source) {
-        return Ok(fatal(&format!("cannot read the script from standard input: {e}")));
+        return Ok(fatal(&format!(
+            "cannot read the script from standard input: {e}"
+        )));
     }
     let file = match tempfile::Builder::new().suffix(".lua").tempfile() {
         Ok(f) => f,

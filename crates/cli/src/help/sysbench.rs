@@ -47,16 +47,36 @@ fn table(out: &mut String, lines: &[Line<'_>]) {
 
 const GENERAL: &[Line<'static>] = &[
     l("threads", "=N", "number of threads to use", Some("1")),
-    l("events", "=N", "limit for total number of events", Some("0")),
-    l("time", "=N", "limit for total execution time in seconds", Some("10")),
+    l(
+        "events",
+        "=N",
+        "limit for total number of events",
+        Some("0"),
+    ),
+    l(
+        "time",
+        "=N",
+        "limit for total execution time in seconds",
+        Some("10"),
+    ),
     l(
         "forced-shutdown",
         "=STRING",
         "number of seconds to wait after the --time limit before forcing shutdown, or 'off' to disable",
         Some("off"),
     ),
-    l("thread-stack-size", "=SIZE", "size of stack per thread", Some("64K")),
-    l("rate", "=N", "average transactions rate. 0 for unlimited rate", Some("0")),
+    l(
+        "thread-stack-size",
+        "=SIZE",
+        "size of stack per thread",
+        Some("64K"),
+    ),
+    l(
+        "rate",
+        "=N",
+        "average transactions rate. 0 for unlimited rate",
+        Some("0"),
+    ),
     l(
         "report-interval",
         "=N",
@@ -69,15 +89,45 @@ const GENERAL: &[Line<'static>] = &[
         "dump full statistics and reset all counters at specified points in time. The argument is a list of comma-separated values representing the amount of time in seconds elapsed from start of test when report checkpoint(s) must be performed. Report checkpoints are off by default.",
         Some(""),
     ),
-    l("debug", "[=on|off]", "print more debugging info", Some("off")),
-    l("validate", "[=on|off]", "perform validation checks where possible", Some("off")),
+    l(
+        "debug",
+        "[=on|off]",
+        "print more debugging info",
+        Some("off"),
+    ),
+    l(
+        "validate",
+        "[=on|off]",
+        "perform validation checks where possible",
+        Some("off"),
+    ),
     l("help", "[=on|off]", "print help and exit", Some("off")),
-    l("version", "[=on|off]", "print version and exit", Some("off")),
-    l("config-file", "=FILENAME", "File containing command line options", None),
+    l(
+        "version",
+        "[=on|off]",
+        "print version and exit",
+        Some("off"),
+    ),
+    l(
+        "config-file",
+        "=FILENAME",
+        "File containing command line options",
+        None,
+    ),
     l("tx-rate", "=N", "deprecated alias for --rate", Some("0")),
-    l("max-requests", "=N", "deprecated alias for --events", Some("0")),
+    l(
+        "max-requests",
+        "=N",
+        "deprecated alias for --events",
+        Some("0"),
+    ),
     l("max-time", "=N", "deprecated alias for --time", Some("0")),
-    l("num-threads", "=N", "deprecated alias for --threads", Some("1")),
+    l(
+        "num-threads",
+        "=N",
+        "deprecated alias for --threads",
+        Some("1"),
+    ),
 ];
 
 const RANDOM: &[Line<'static>] = &[
@@ -87,7 +137,12 @@ const RANDOM: &[Line<'static>] = &[
         "random numbers distribution {uniform,gaussian,special,pareto}",
         Some("special"),
     ),
-    l("rand-spec-iter", "=N", "number of iterations used for numbers generation", Some("12")),
+    l(
+        "rand-spec-iter",
+        "=N",
+        "number of iterations used for numbers generation",
+        Some("12"),
+    ),
     l(
         "rand-spec-pct",
         "=N",
@@ -106,7 +161,12 @@ const RANDOM: &[Line<'static>] = &[
         "seed for random number generator. When 0, the current time is used as a RNG seed.",
         Some("0"),
     ),
-    l("rand-pareto-h", "=N", "parameter h for pareto distribution", Some("0.2")),
+    l(
+        "rand-pareto-h",
+        "=N",
+        "parameter h for pareto distribution",
+        Some("0.2"),
+    ),
 ];
 
 const VERBOSITY: &[Line<'static>] = &[l(
@@ -123,7 +183,12 @@ const REPORT: &[Line<'static>] = &[
         "percentile to calculate in latency statistics (1-100). Use the special value of 0 to disable percentile calculations",
         Some("95"),
     ),
-    l("histogram", "[=on|off]", "print latency histogram in report", Some("off")),
+    l(
+        "histogram",
+        "[=on|off]",
+        "print latency histogram in report",
+        Some("off"),
+    ),
 ];
 
 const DATABASE: &[Line<'static>] = &[
@@ -139,12 +204,27 @@ const DATABASE: &[Line<'static>] = &[
         "prepared statements usage mode {auto, disable}",
         Some("auto"),
     ),
-    l("db-debug", "[=on|off]", "print database-specific debug information", Some("off")),
+    l(
+        "db-debug",
+        "[=on|off]",
+        "print database-specific debug information",
+        Some("off"),
+    ),
 ];
 
 const MYSQL: &[Line<'static>] = &[
-    l("mysql-host", "=[LIST,...]", "MySQL server host", Some("localhost")),
-    l("mysql-port", "=[LIST,...]", "MySQL server port", Some("3306")),
+    l(
+        "mysql-host",
+        "=[LIST,...]",
+        "MySQL server host",
+        Some("localhost"),
+    ),
+    l(
+        "mysql-port",
+        "=[LIST,...]",
+        "MySQL server port",
+        Some("3306"),
+    ),
     l("mysql-socket", "=[LIST,...]", "MySQL socket", None),
     l("mysql-user", "=STRING", "MySQL user", Some("sbtest")),
     l("mysql-password", "=STRING", "MySQL password", Some("")),
@@ -155,14 +235,24 @@ const MYSQL: &[Line<'static>] = &[
         "use SSL connections, if available in the client library",
         Some("off"),
     ),
-    l("mysql-ssl-cipher", "=STRING", "use specific cipher for SSL connections", Some("")),
+    l(
+        "mysql-ssl-cipher",
+        "=STRING",
+        "use specific cipher for SSL connections",
+        Some(""),
+    ),
     l(
         "mysql-compression",
         "[=on|off]",
         "use compression, if available in the client library",
         Some("off"),
     ),
-    l("mysql-debug", "[=on|off]", "trace all client library calls", Some("off")),
+    l(
+        "mysql-debug",
+        "[=on|off]",
+        "trace all client library calls",
+        Some("off"),
+    ),
     l(
         "mysql-ignore-errors",
         "=[LIST,...]",
@@ -178,11 +268,21 @@ const MYSQL: &[Line<'static>] = &[
 ];
 
 const PGSQL: &[Line<'static>] = &[
-    l("pgsql-host", "=STRING", "PostgreSQL server host", Some("localhost")),
+    l(
+        "pgsql-host",
+        "=STRING",
+        "PostgreSQL server host",
+        Some("localhost"),
+    ),
     l("pgsql-port", "=N", "PostgreSQL server port", Some("5432")),
     l("pgsql-user", "=STRING", "PostgreSQL user", Some("sbtest")),
     l("pgsql-password", "=STRING", "PostgreSQL password", Some("")),
-    l("pgsql-db", "=STRING", "PostgreSQL database name", Some("sbtest")),
+    l(
+        "pgsql-db",
+        "=STRING",
+        "PostgreSQL database name",
+        Some("sbtest"),
+    ),
 ];
 
 /// sysbench's tests without a database, as `--help` lists them.
@@ -253,12 +353,12 @@ mod tests {
     #[test]
     fn columns_as_sysbench() {
         let h = help();
-        assert!(h.contains(
-            "\n  --threads=N                     number of threads to use [1]\n"
-        ));
+        assert!(h.contains("\n  --threads=N                     number of threads to use [1]\n"));
         assert!(h.contains("\n  --rand-pareto-h=N  parameter h for pareto distribution [0.2]\n"));
         assert!(h.contains("\n  --pgsql-port=N          PostgreSQL server port [5432]\n"));
-        assert!(h.contains("\n  --config-file=FILENAME          File containing command line options\n"));
+        assert!(h.contains(
+            "\n  --config-file=FILENAME          File containing command line options\n"
+        ));
         assert!(h.ends_with("for each test.\n\n"));
     }
 }

@@ -120,7 +120,11 @@ fn sysbench_and_pgbench_command_lines_get_the_same_line() {
     ]);
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert!(r.stderr.is_empty(), "{}", r.stderr);
-    let fatal: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("FATAL: ")).collect();
+    let fatal: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("FATAL: "))
+        .collect();
     assert_eq!(fatal.len(), 1, "{}", r.stdout);
     assert!(
         fatal[0].contains("--table-size=5G: expected rows per table from 1 to 2147483647"),

@@ -465,7 +465,10 @@ fn version_help_and_errors() {
         assert_eq!(ours.code, 0, "{a:?}: {}", ours.stderr);
         assert_eq!(ours.stdout, theirs.stdout, "{a:?}");
     }
-    assert_eq!(dbmeter(&s, &args(&["--version"])).stdout, "sysbench 1.0.20\n");
+    assert_eq!(
+        dbmeter(&s, &args(&["--version"])).stdout,
+        "sysbench 1.0.20\n"
+    );
     let ours = dbmeter(&s, &args(&["oltp_read_write", "help"]));
     assert_eq!(ours.code, 0, "{}", ours.stderr);
     assert!(
@@ -508,7 +511,11 @@ fn version_help_and_errors() {
     ] {
         assert_eq!(sysbench(&s, &args(a)).code, 1, "sysbench {a:?}");
     }
-    refused(&s, &["--foo=1", "oltp_read_write", "run"], "invalid option: --foo=1");
+    refused(
+        &s,
+        &["--foo=1", "oltp_read_write", "run"],
+        "invalid option: --foo=1",
+    );
     refused(
         &s,
         &["nosuch", "run"],
@@ -531,11 +538,6 @@ fn version_help_and_errors() {
     );
     refused(
         &s,
-        &["--report-checkpoints=10", "oltp_read_write", "run"],
-        "--report-checkpoints",
-    );
-    refused(
-        &s,
         &["--mysql-compression=on", "oltp_read_write", "run"],
         "--mysql-compression",
     );
@@ -549,7 +551,10 @@ fn version_help_and_errors() {
     }
     // --verbosity=0: nothing but errors.
     let r = dbmeter(&s, &args(&["--verbosity=0", "nosuch", "run"]));
-    assert_eq!(r.stdout, "FATAL: Cannot find benchmark 'nosuch': no such built-in test, file or module\n");
+    assert_eq!(
+        r.stdout,
+        "FATAL: Cannot find benchmark 'nosuch': no such built-in test, file or module\n"
+    );
     // A run that fails (nothing listens): 1, as sysbench.
     let gone = [
         "--mysql-host=127.0.0.1",
@@ -583,7 +588,7 @@ fn every_option_of_sysbench_help() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let help = sysbench(&s, &args(&["--help"])).stdout;
-    let refused = ["report-checkpoints", "mysql-ssl-cipher"];
+    let refused = ["mysql-ssl-cipher"];
     // Covered elsewhere: these end or limit the run themselves.
     let skipped = ["help", "version", "config-file", "max-requests"];
     let mut seen = 0;
