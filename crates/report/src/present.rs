@@ -157,8 +157,8 @@ impl Presenter for Text {
 /// "Threads started!" when the users are let go, its interval lines, the
 /// histogram and its report; all on stdout (as sysbench's log), at its
 /// `--verbosity` levels. dbmeter's additions (its own report lines, the
-/// environment) come after sysbench's last line, from `--verbosity=4` on;
-/// warnings go to stderr.
+/// environment) come after sysbench's last line, and its warnings on
+/// stderr, from `--verbosity=4` on.
 struct Sysbench {
     options: TextOptions,
     percentile_off: bool,
@@ -174,7 +174,6 @@ struct Sysbench {
 
 /// sysbench's log levels (`--verbosity`).
 const NOTICE: u8 = 3;
-const WARNING: u8 = 2;
 const INFO: u8 = 4;
 
 impl Sysbench {
@@ -303,8 +302,11 @@ impl Presenter for Sysbench {
         }
         match event {
             RunEvent::Note(t) => self.line(out, *t),
+            // dbmeter's warnings (set-ups that distort a run) are its
+            // additions: on stderr from --verbosity=4 on (and in the
+            // environment summary there).
             RunEvent::Warning(m) => {
-                if self.verbosity >= WARNING {
+                if self.verbosity >= INFO {
                     warning(out, m);
                 }
             }
