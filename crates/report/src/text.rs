@@ -280,7 +280,8 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
 }
 
 /// The final report exactly as sysbench 1.0.20 lays it out (its
-/// `report_cumulative`): SQL statistics for a run that issued SQL, General
+/// `report_cumulative`): SQL statistics for a run that issued SQL (and
+/// sent some: a script that never queried has none), General
 /// statistics, Latency (one line per percentile, or "percentile stats:
 /// disabled" when `percentiles` is false), Threads fairness, and the blank
 /// line sysbench ends with. Nothing of dbmeter's: that is
@@ -302,7 +303,9 @@ pub fn sysbench_report_at(r: &RunDocument, percentiles: bool, total_s: f64) -> S
             0.0
         }
     };
-    if r.issues_sql() {
+    // sysbench prints SQL statistics once a script has used its SQL
+    // driver; a script that never queried gets the general report only.
+    if r.issues_sql() && (t.queries > 0 || t.ignored_errors > 0 || t.reconnects > 0) {
         let line = |out: &mut String, label: &str, n: u64| {
             let _ = writeln!(out, "    {label:<37}{n:<6} ({:.2} per sec.)", per_s(n));
         };

@@ -89,7 +89,8 @@ pub(crate) const OPTIONS: &[(&str, Treat)] = &[
     ),
     ("rate", Same),
     ("report-interval", Same),
-    ("report-checkpoints", Same),
+    // Same; empty (sysbench's default) is none.
+    ("report-checkpoints", Own),
     (
         "debug",
         NoEffect("dbmeter has no debug trace; errors are reported as they happen"),
@@ -538,8 +539,9 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             }
         },
     };
-    // sysbench's warnings about its options come before its banner.
-    if verbosity >= WARNING {
+    // sysbench's warnings about its options come before its banner, and
+    // before it reads --verbosity: at every verbosity.
+    {
         let positive = |name: &str, above: f64| {
             last(&opts, name)
                 .and_then(|o| o.value.as_deref())
@@ -707,6 +709,9 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
                 "oltp-read-only" if legacy => out.push((o.name.clone(), value)),
                 "oltp-read-only" => read_only = Some(o.is_on()),
                 "mysql-ignore-errors" => mysql_ignore = Some(o),
+                "report-checkpoints" if value.as_deref().is_some_and(|v| !v.trim().is_empty()) => {
+                    out.push((o.name.clone(), value))
+                }
                 // test, version, help, verbosity: read above.
                 _ => {}
             },

@@ -644,3 +644,47 @@ fn every_option_of_sysbench_help() {
     }
     assert!(seen > 40, "{seen} options in:\n{help}");
 }
+
+/// --mysql-dry-run needs no server (every statement is done at once), and
+/// --report-checkpoints prints sysbench's checkpoint reports, then a last
+/// report of the time since the last checkpoint; --verbosity=0 prints
+/// nothing of it, --verbosity=4 adds dbmeter's lines after sysbench's.
+#[test]
+fn dry_run_checkpoints_and_verbosity() {
+    let s = Scratch::new();
+    std::fs::write(
+        s.path("dry.lua"),
+        "function thread_init() con = sysbench.sql.driver():connect() end\n\
+         function event() con:query(\"SELECT 1\") end\n",
+    )
+    .unwrap();
+    let base = [
+        "dry.lua",
+        "--db-driver=mysql",
+        "--mysql-host=192.0.2.1",
+        "--mysql-dry-run",
+        "--time=2",
+        "--events=0",
+    ];
+    let go = |more: &[&str]| {
+        let mut a = args(&base);
+        a.extend(args(more));
+        a.push("run".into());
+        ok("dbmeter sysbench", dbmeter(&s, &a), &a)
+    };
+    let r = go(&["--report-checkpoints=1"]);
+    let out = said(&r);
+    assert!(out.contains("Report checkpoint(s) at 1 seconds\n"), "{out}");
+    let at = out.find("\n[ 1s ] Checkpoint report:\nSQL statistics:\n");
+    assert!(at.is_some(), "{out}");
+    assert_eq!(out.matches("SQL statistics:").count(), 2, "{out}");
+    let r = go(&["--verbosity=0"]);
+    assert_eq!(r.stdout, "", "{}", r.stderr);
+    let r = go(&["--verbosity=4"]);
+    let tail = r
+        .stdout
+        .rsplit("Threads fairness:")
+        .next()
+        .unwrap_or_default();
+    assert!(tail.contains("\nEnvironment:\n"), "{}", r.stdout);
+}
