@@ -650,7 +650,16 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     let verbs: Vec<String> = bench.verbs().iter().map(|v| v.name.to_string()).collect();
     match command.as_str() {
         c if verbs.iter().any(|v| v == c) => {}
-        "help" => return test_help(bench.as_ref(), &name),
+        "help" => {
+            // A bundled test's options as sysbench lists them: from its
+            // script, where sysbench's package keeps it.
+            let shared = format!("{SYSBENCH_SCRIPTS}/{word}.lua");
+            let listed = match script {
+                false if Path::new(&shared).is_file() => registry::resolve(&shared).ok(),
+                _ => None,
+            };
+            return test_help(listed.as_deref().unwrap_or(bench.as_ref()), &name);
+        }
         "prepare" | "cleanup" if script => {
             eprintln!("'{name}' test does not implement the '{command}' command.");
             return Ok(1);
