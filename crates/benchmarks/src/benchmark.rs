@@ -243,6 +243,25 @@ pub trait Benchmark: Send + Sync {
         false
     }
 
+    /// sysbench's `TEST help` for a benchmark that words its own help (a
+    /// sysbench script's `help()` function): prints it and returns true.
+    /// False (the default) when it has none; then `dbmeter sysbench`
+    /// lists [`Benchmark::sysbench_options`].
+    fn own_help(&self) -> Result<bool, BenchError> {
+        Ok(false)
+    }
+
+    /// The options sysbench's `TEST help` lists for it: its own options
+    /// as sysbench would list them (a script: the ones it declares, not
+    /// those dbmeter adds to every script). Empty: the test has none, and
+    /// sysbench says it "does not implement the 'help' command".
+    fn sysbench_options(&self) -> Vec<OptSpec> {
+        if self.takes_any_option() {
+            return Vec::new();
+        }
+        self.options()
+    }
+
     /// False for a benchmark that touches no database.
     fn needs_database(&self) -> bool {
         true

@@ -23,6 +23,16 @@ impl CliError {
     }
 }
 
+impl CliError {
+    /// The message alone, without the hint or prefix the display adds
+    /// (`dbmeter sysbench` prints it as sysbench prints its errors).
+    pub fn message(&self) -> &str {
+        match self {
+            CliError::Usage(m) | CliError::Failed(m) | CliError::SysbenchUsage(m) => m,
+        }
+    }
+}
+
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -170,14 +170,24 @@ impl Printer {
     /// For a load (prepare and the other commands): lines on stdout, with
     /// a progress bar on a terminal.
     pub fn for_load() -> Printer {
-        Printer::for_load_on(Stream::Out)
+        Printer::for_load_with(Layout::Dbmeter, Stream::Out)
     }
 
     /// For a load whose lines go to `lines` (pgbench's -i: stderr).
     pub fn for_load_on(lines: Stream) -> Printer {
+        Printer::for_load_with(Layout::Dbmeter, lines)
+    }
+
+    /// [`Printer::for_load`], its lines presented as `layout` presents
+    /// them (sysbench's `--verbosity` silences them).
+    pub fn for_load_in(layout: Layout) -> Printer {
+        Printer::for_load_with(layout, Stream::Out)
+    }
+
+    fn for_load_with(layout: Layout, lines: Stream) -> Printer {
         Printer {
             presenter: Mutex::new(present::for_layout(
-                Layout::Dbmeter,
+                layout,
                 TextOptions {
                     lines,
                     histogram: false,
@@ -280,6 +290,13 @@ impl Observer for Printer {
                 eprint!("{CLEAR_LINE}{line}");
                 let _ = std::io::stderr().flush();
                 *shown = true;
+            }
+            // Presenters print nothing for it but may keep it (sysbench's
+            // checkpoint reports).
+            let mut pieces = Vec::new();
+            self.presenter.lock().present(event, &mut pieces);
+            if !pieces.is_empty() {
+                self.print(pieces);
             }
             return;
         }

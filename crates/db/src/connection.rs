@@ -17,6 +17,10 @@ pub enum Connection {
     Sqlite(SqliteConn),
     Mysql(MysqlConn),
     Postgres(PgConn),
+    /// sysbench's `--mysql-dry-run`: a MySQL connection that connects to
+    /// nothing and takes every statement as done at once, without rows
+    /// (the number of statements registered so far).
+    Dry(usize),
 }
 
 impl Connection {
@@ -29,6 +33,7 @@ impl Connection {
     pub fn connect_nth(opts: &ConnectOptions, nth: usize) -> Result<Connection, DbError> {
         let shown = opts.target.to_string();
         match &opts.target {
+            Target::Mysql(_) if opts.dry_run => Ok(Connection::Dry(0)),
             Target::Sqlite { path, .. } => Ok(Connection::Sqlite(SqliteConn::open(
                 path,
                 &opts.sqlite,
@@ -55,7 +60,7 @@ impl Connection {
     pub fn dialect(&self) -> Dialect {
         match self {
             Connection::Sqlite(_) => Dialect::Sqlite,
-            Connection::Mysql(_) => Dialect::Mysql,
+            Connection::Mysql(_) | Connection::Dry(_) => Dialect::Mysql,
             Connection::Postgres(_) => Dialect::Postgres,
         }
     }
@@ -83,7 +88,7 @@ impl Connection {
     pub fn dialect_name(&self) -> &'static str {
         match self {
             Connection::Sqlite(_) => "SQLite",
-            Connection::Mysql(_) => "MySQL",
+            Connection::Mysql(_) | Connection::Dry(_) => "MySQL",
             Connection::Postgres(_) => "PostgreSQL",
         }
     }
@@ -95,6 +100,10 @@ impl Connection {
             Connection::Sqlite(c) => c.register(sql),
             Connection::Mysql(c) => c.register(sql),
             Connection::Postgres(c) => c.register(sql),
+            Connection::Dry(n) => {
+                *n += 1;
+                StmtId(*n - 1)
+            }
         }
     }
 
@@ -104,6 +113,7 @@ impl Connection {
             Connection::Sqlite(c) => c.run(id, params),
             Connection::Mysql(c) => c.run(id, params),
             Connection::Postgres(c) => c.run(id, params),
+            Connection::Dry(_) => Ok(Outcome::Affected(0)),
         }
     }
 
@@ -121,6 +131,7 @@ impl Connection {
             Connection::Sqlite(c) => c.fetch(id, params, out),
             Connection::Mysql(c) => c.fetch(id, params, out),
             Connection::Postgres(c) => c.fetch(id, params, out),
+            Connection::Dry(_) => Ok(0),
         }
     }
 
@@ -136,6 +147,7 @@ impl Connection {
             Connection::Sqlite(c) => c.query_values(sql, out),
             Connection::Mysql(c) => c.query_values(sql, out),
             Connection::Postgres(c) => c.query_values(sql, out),
+            Connection::Dry(_) => Ok(0),
         }
     }
 
@@ -175,7 +187,7 @@ impl Connection {
         match self {
             Connection::Sqlite(c) => c.last_columns(),
             Connection::Postgres(c) => c.last_columns(),
-            Connection::Mysql(_) => 0,
+            Connection::Mysql(_) | Connection::Dry(_) => 0,
         }
     }
 
@@ -185,6 +197,7 @@ impl Connection {
             Connection::Sqlite(c) => c.execute(sql),
             Connection::Mysql(c) => c.execute(sql),
             Connection::Postgres(c) => c.execute(sql),
+            Connection::Dry(_) => Ok(Outcome::Affected(0)),
         }
     }
 
@@ -200,7 +213,7 @@ impl Connection {
     ) -> Option<Result<u64, DbError>> {
         match self {
             Connection::Postgres(c) => Some(c.execute_unnamed(sql, params)),
-            Connection::Sqlite(_) | Connection::Mysql(_) => None,
+            Connection::Sqlite(_) | Connection::Mysql(_) | Connection::Dry(_) => None,
         }
     }
 
@@ -217,7 +230,7 @@ impl Connection {
     ) -> Option<Result<(), DbError>> {
         match self {
             Connection::Postgres(c) => Some(c.pipeline_queue(sql, params)),
-            Connection::Sqlite(_) | Connection::Mysql(_) => None,
+            Connection::Sqlite(_) | Connection::Mysql(_) | Connection::Dry(_) => None,
         }
     }
 
@@ -226,7 +239,7 @@ impl Connection {
     pub fn pipeline_sync(&mut self) -> Option<Result<(), DbError>> {
         match self {
             Connection::Postgres(c) => Some(c.pipeline_sync()),
-            Connection::Sqlite(_) | Connection::Mysql(_) => None,
+            Connection::Sqlite(_) | Connection::Mysql(_) | Connection::Dry(_) => None,
         }
     }
 
@@ -236,6 +249,7 @@ impl Connection {
             Connection::Sqlite(c) => c.query_i64(sql),
             Connection::Mysql(c) => c.query_i64(sql),
             Connection::Postgres(c) => c.query_i64(sql),
+            Connection::Dry(_) => Ok(None),
         }
     }
 
@@ -245,6 +259,7 @@ impl Connection {
             Connection::Sqlite(c) => c.tables(),
             Connection::Mysql(c) => c.tables(),
             Connection::Postgres(c) => c.tables(),
+            Connection::Dry(_) => Ok(Vec::new()),
         }
     }
 
@@ -261,6 +276,17 @@ impl Connection {
             Connection::Sqlite(c) => c.bulk_insert(table, columns, next_row),
             Connection::Mysql(c) => c.bulk_insert(table, columns, next_row),
             Connection::Postgres(c) => c.copy_in(table, columns, next_row),
+            Connection::Dry(_) => {
+                let mut row = Vec::new();
+                let mut n = 0;
+                while {
+                    row.clear();
+                    next_row(&mut row)
+                } {
+                    n += 1;
+                }
+                Ok(n)
+            }
         }
     }
 
@@ -287,7 +313,7 @@ impl Connection {
                     return Ok(n);
                 }
             }
-            Connection::Sqlite(_) => {}
+            Connection::Sqlite(_) | Connection::Dry(_) => {}
         }
         let mut text = Vec::new();
         let mut at = 0usize;
@@ -323,7 +349,7 @@ impl Connection {
                     return Ok("LOAD DATA LOCAL INFILE");
                 }
             }
-            Connection::Sqlite(_) => {}
+            Connection::Sqlite(_) | Connection::Dry(_) => {}
         }
         self.bulk_method()
     }
@@ -334,6 +360,7 @@ impl Connection {
             Connection::Sqlite(_) => "prepared INSERTs in one transaction",
             Connection::Mysql(c) => c.bulk_method()?,
             Connection::Postgres(_) => "COPY",
+            Connection::Dry(_) => "nothing (a dry run)",
         })
     }
 
@@ -343,6 +370,7 @@ impl Connection {
             Connection::Sqlite(c) => c.reopen(),
             Connection::Mysql(c) => c.reopen(),
             Connection::Postgres(c) => c.reopen(),
+            Connection::Dry(_) => Ok(()),
         }
     }
 
@@ -352,6 +380,7 @@ impl Connection {
             Connection::Sqlite(c) => Some(c.interrupter()),
             Connection::Mysql(c) => Some(c.interrupter()),
             Connection::Postgres(c) => Some(c.interrupter()),
+            Connection::Dry(_) => None,
         }
     }
 
@@ -361,6 +390,7 @@ impl Connection {
             Connection::Sqlite(_) => format!("SQLite {}", rusqlite::version()),
             Connection::Mysql(c) => c.version(),
             Connection::Postgres(c) => c.version(),
+            Connection::Dry(_) => String::new(),
         }
     }
 }

@@ -138,6 +138,8 @@ impl Connection {
     /// connection's statement timeout, as any statement).
     pub fn query_rows(&mut self, sql: &str) -> Result<Rows, DbError> {
         match self {
+            // sysbench's --mysql-dry-run: a server that tells nothing.
+            Connection::Dry(_) => Ok(Rows::default()),
             Connection::Mysql(c) => Ok(Rows::of(c.query_rows(sql)?)),
             Connection::Postgres(c) => Ok(Rows::of(c.query_rows(sql)?)),
             Connection::Sqlite(c) => c.with_timeout(|conn| {
@@ -168,6 +170,8 @@ impl Connection {
     /// unit, e.g. `16384 8kB`). Values are not masked here.
     pub fn server_variables(&mut self) -> Result<BTreeMap<String, String>, DbError> {
         match self {
+            // sysbench's --mysql-dry-run: a server that tells nothing.
+            Connection::Dry(_) => Ok(BTreeMap::new()),
             Connection::Mysql(_) => Ok(self.query_rows("SHOW GLOBAL VARIABLES")?.pairs()),
             Connection::Postgres(_) => {
                 let r =
@@ -210,6 +214,8 @@ impl Connection {
     /// (14+) as `wal.*`. SQLite has none.
     pub fn server_counters(&mut self) -> Result<BTreeMap<String, String>, DbError> {
         match self {
+            // sysbench's --mysql-dry-run: a server that tells nothing.
+            Connection::Dry(_) => Ok(BTreeMap::new()),
             Connection::Mysql(_) => Ok(self.query_rows("SHOW GLOBAL STATUS")?.pairs()),
             Connection::Postgres(_) => {
                 let mut m = self
@@ -273,6 +279,8 @@ impl Connection {
     /// A server's global counters include their work.
     pub fn active_other_sessions(&mut self) -> Result<u64, DbError> {
         let sql = match self {
+            // sysbench's --mysql-dry-run: a server that tells nothing.
+            Connection::Dry(_) => return Ok(0),
             Connection::Mysql(_) => {
                 "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() \
                  AND COMMAND NOT IN ('Sleep', 'Daemon', 'Binlog Dump', 'Binlog Dump GTID') \
@@ -315,6 +323,8 @@ impl Connection {
     /// server does not tell this user.
     pub fn datadir(&mut self) -> Result<Option<String>, DbError> {
         match self {
+            // sysbench's --mysql-dry-run: a server that tells nothing.
+            Connection::Dry(_) => Ok(None),
             Connection::Mysql(_) => Ok(self.query_rows("SELECT @@datadir")?.first_value()),
             Connection::Postgres(_) => Ok(self
                 .query_rows("SELECT setting FROM pg_settings WHERE name = 'data_directory'")?
@@ -326,6 +336,8 @@ impl Connection {
     /// How to find the server's process.
     pub fn pid_hint(&mut self) -> Result<PidHint, DbError> {
         match self {
+            // sysbench's --mysql-dry-run: a server that tells nothing.
+            Connection::Dry(_) => Ok(PidHint::None),
             Connection::Mysql(_) => Ok(self
                 .query_rows("SELECT @@pid_file")?
                 .first_value()
@@ -341,6 +353,8 @@ impl Connection {
     /// Sizes of the tables in the current database (schema).
     pub fn table_stats(&mut self) -> Result<Vec<TableStats>, DbError> {
         match self {
+            // sysbench's --mysql-dry-run: a server that tells nothing.
+            Connection::Dry(_) => Ok(Vec::new()),
             Connection::Mysql(_) => {
                 let r = self.query_rows(
                     "SELECT table_name, table_rows, data_length, index_length \

@@ -103,6 +103,10 @@ pub struct ConnectOptions {
     /// after this long: MariaDB max_statement_time, MySQL
     /// max_execution_time (SELECTs only), PostgreSQL statement_timeout.
     pub query_timeout: Option<std::time::Duration>,
+    /// sysbench's `--mysql-dry-run`: on a MySQL target, connect to nothing
+    /// and take every statement as done, without rows
+    /// ([`crate::Connection::Dry`]).
+    pub dry_run: bool,
 }
 
 impl ConnectOptions {
@@ -112,6 +116,7 @@ impl ConnectOptions {
             ps_mode: PsMode::Auto,
             sqlite: SqliteOptions::default(),
             query_timeout: None,
+            dry_run: false,
         }
     }
 }

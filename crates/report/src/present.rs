@@ -4,7 +4,7 @@
 //! go (a terminal, a file, a pipe) is its caller's.
 
 use crate::text;
-use dbmeter_result::{Layout, RunDocument, RunEvent, RunHeader};
+use dbmeter_result::{Interval, Layout, RunDocument, RunEvent, RunHeader};
 use std::fmt::Write as _;
 
 /// The stream a piece of output belongs on.
@@ -44,13 +44,19 @@ pub fn for_layout(layout: Layout, options: TextOptions) -> Box<dyn Presenter> {
     match layout {
         Layout::Dbmeter => Box::new(Text {
             options,
-            sysbench: None,
             header: RunHeader::default(),
         }),
-        Layout::Sysbench { percentile_off } => Box::new(Text {
+        Layout::Sysbench {
+            percentile_off,
+            verbosity,
+        } => Box::new(Sysbench {
             options,
-            sysbench: Some(percentile_off),
+            percentile_off,
+            verbosity,
             header: RunHeader::default(),
+            since_checkpoint: Vec::new(),
+            next_checkpoint: 0,
+            last_checkpoint_s: 0.0,
         }),
         Layout::Pgbench { progress_timestamp } => Box::new(Pgbench {
             progress_timestamp,
@@ -60,12 +66,9 @@ pub fn for_layout(layout: Layout, options: TextOptions) -> Box<dyn Presenter> {
     }
 }
 
-/// dbmeter's text, and sysbench's (`sysbench`: Some(percentile_off)),
-/// which differ only in where the histogram goes and in sysbench's
-/// `--percentile=0`.
+/// dbmeter's text.
 struct Text {
     options: TextOptions,
-    sysbench: Option<bool>,
     /// The run's header, once started (what interval lines depend on).
     header: RunHeader,
 }
@@ -79,19 +82,16 @@ impl Text {
     }
 
     fn report(&self, doc: &RunDocument, section: Option<&str>) -> String {
-        let percentiles = self.sysbench != Some(true);
-        let report = text::final_report_with(doc, section, percentiles);
+        let report = text::final_report(doc, section);
         let histogram = self
             .options
             .histogram
             .then(|| doc.histogram())
             .flatten()
             .map(|h| text::histogram(&h));
-        match (histogram, self.sysbench.is_some()) {
-            (None, _) => format!("\n{report}"),
-            // sysbench prints the histogram first, then the report.
-            (Some(h), true) => format!("\n{h}\n{report}"),
-            (Some(h), false) => format!("\n{report}\n{h}"),
+        match histogram {
+            None => format!("\n{report}"),
+            Some(h) => format!("\n{report}\n{h}"),
         }
     }
 }
@@ -149,6 +149,238 @@ impl Presenter for Text {
                 }
             }
             RunEvent::Measuring | RunEvent::Live(_) | RunEvent::MeasurementEnded { .. } => {}
+        }
+    }
+}
+
+/// sysbench 1.0.20's layout, line for line: its run header ("Running the
+/// test with following options:" ... "Initializing worker threads..."),
+/// "Threads started!" when the users are let go, its interval lines, the
+/// histogram and its report; all on stdout (as sysbench's log), at its
+/// `--verbosity` levels. dbmeter's additions (its own report lines, the
+/// environment) come after sysbench's last line, and its warnings on
+/// stderr, from `--verbosity=4` on.
+struct Sysbench {
+    options: TextOptions,
+    percentile_off: bool,
+    verbosity: u8,
+    /// The run's header, once started (what interval lines depend on).
+    header: RunHeader,
+    /// With `--report-checkpoints`: the intervals since the last
+    /// checkpoint report, the next checkpoint, and the time of the last.
+    since_checkpoint: Vec<Interval>,
+    next_checkpoint: usize,
+    last_checkpoint_s: f64,
+}
+
+/// sysbench's log levels (`--verbosity`).
+const NOTICE: u8 = 3;
+const INFO: u8 = 4;
+
+impl Sysbench {
+    fn line(&self, out: &mut Vec<Piece>, text: impl Into<String>) {
+        if self.verbosity >= NOTICE {
+            out.push(Piece {
+                stream: self.options.lines,
+                text: text.into(),
+            });
+        }
+    }
+
+    fn run_header(h: &RunHeader) -> String {
+        let mut lines = vec![
+            "Running the test with following options:".to_string(),
+            format!("Number of threads: {}", h.threads),
+        ];
+        if let Some(r) = h.rate {
+            lines.push(format!("Target transaction rate: {r:.0}/sec"));
+        }
+        if let Some(every) = h.report_interval_s {
+            lines.push(format!(
+                "Report intermediate results every {every} second(s)"
+            ));
+        }
+        if !h.checkpoints_s.is_empty() {
+            let at: Vec<String> = h.checkpoints_s.iter().map(|t| t.to_string()).collect();
+            lines.push(format!("Report checkpoint(s) at {} seconds", at.join(", ")));
+        }
+        if h.seed_given {
+            lines.push(format!(
+                "Initializing random number generator from seed ({}).\n",
+                h.seed
+            ));
+        } else {
+            lines.push("Initializing random number generator from current time\n".into());
+        }
+        lines.push(String::new());
+        lines.push("Initializing worker threads...\n".into());
+        lines.join("\n")
+    }
+}
+
+impl Sysbench {
+    /// A report of `intervals` (a part of the run), as a document the
+    /// report can be written from: their counts, their merged latency
+    /// histogram; the threads' fairness as averages (dbmeter keeps no
+    /// per-thread figures per interval: the deviations read 0).
+    fn part(&self, intervals: &[Interval]) -> RunDocument {
+        let h = &self.header;
+        let mut doc = RunDocument {
+            measures: h.measures.clone(),
+            ..RunDocument::default()
+        };
+        let mut latency = dbmeter_stats::LatencyHistogram::new();
+        let t = &mut doc.totals;
+        let (mut errors, mut reconnects) = (0.0, 0.0);
+        for i in intervals {
+            t.duration_s += i.duration_s;
+            t.events += i.events;
+            for (name, n) in &i.counts {
+                *t.counts.entry(name.clone()).or_default() += n;
+            }
+            errors += i.errors_per_s * i.duration_s;
+            reconnects += i.reconnects_per_s * i.duration_s;
+            if let Some(hist) = i.histogram() {
+                latency.merge(&hist);
+            }
+        }
+        t.ignored_errors = errors.round() as u64;
+        t.reconnects = reconnects.round() as u64;
+        t.queries = ["reads", "writes", "others"]
+            .iter()
+            .map(|m| t.counts.get(*m).copied().unwrap_or(0))
+            .sum();
+        doc.latency_ms =
+            dbmeter_stats::LatencySummary::from_histogram(&latency, &[h.line_percentile]);
+        let threads = h.threads.max(1) as f64;
+        doc.fairness.events_avg = doc.totals.events as f64 / threads;
+        doc.fairness.time_avg_s = doc.latency_ms.sum_ms / 1e3 / threads;
+        doc
+    }
+
+    /// The checkpoint reports due at the end of `i`.
+    fn checkpoint(&mut self, i: &Interval, out: &mut Vec<Piece>) {
+        let at = &self.header.checkpoints_s;
+        if at.is_empty() {
+            return;
+        }
+        self.since_checkpoint.push(i.clone());
+        let mut due = false;
+        while self
+            .header
+            .checkpoints_s
+            .get(self.next_checkpoint)
+            .is_some_and(|t| i.t_s + 0.005 >= *t)
+        {
+            self.next_checkpoint += 1;
+            due = true;
+        }
+        if !due {
+            return;
+        }
+        let part = self.part(&self.since_checkpoint);
+        let report = text::sysbench_report_at(&part, !self.percentile_off, i.t_s);
+        self.line(
+            out,
+            format!(
+                "[ {} ] Checkpoint report:\n{}",
+                i.time_label(),
+                report.strip_suffix('\n').unwrap_or(&report)
+            ),
+        );
+        self.since_checkpoint.clear();
+        self.last_checkpoint_s = i.t_s;
+    }
+}
+
+impl Presenter for Sysbench {
+    fn present(&mut self, event: &RunEvent, out: &mut Vec<Piece>) {
+        if let RunEvent::Interval { interval, .. } = event {
+            self.checkpoint(interval, out);
+        }
+        if let RunEvent::Live(l) = event {
+            self.checkpoint(&l.interval, out);
+        }
+        match event {
+            RunEvent::Note(t) => self.line(out, *t),
+            // dbmeter's warnings (set-ups that distort a run) are its
+            // additions: on stderr from --verbosity=4 on (and in the
+            // environment summary there).
+            RunEvent::Warning(m) => {
+                if self.verbosity >= INFO {
+                    warning(out, m);
+                }
+            }
+            RunEvent::Started(h) => {
+                self.line(out, Self::run_header(h));
+                self.header = (*h).clone();
+            }
+            RunEvent::Measuring => self.line(out, "Threads started!\n"),
+            RunEvent::Interval { words: Some(w), .. }
+            | RunEvent::MeasurementEnded { words: Some(w) } => {
+                if self.verbosity >= NOTICE {
+                    words(out, self.options.lines, w);
+                }
+            }
+            RunEvent::Interval {
+                interval,
+                percentile,
+                words: None,
+            } => {
+                let line = text::interval_line(interval, &self.header, *percentile);
+                self.line(out, line);
+            }
+            RunEvent::Finished { doc, section } => {
+                // sysbench prints no report after a failure.
+                if self.options.lines != Stream::Out
+                    || self.verbosity < NOTICE
+                    || doc.end.reason == "failed"
+                {
+                    return;
+                }
+                let mut report = String::new();
+                if self.options.histogram
+                    && let Some(h) = doc.histogram()
+                {
+                    // sysbench: the histogram, a line of one space, then
+                    // the report.
+                    report.push_str(&text::histogram(&h));
+                    report.push_str(" \n");
+                }
+                if self.last_checkpoint_s > 0.0 {
+                    // After checkpoint reports, sysbench's last report
+                    // covers the time since the last one.
+                    let rest: Vec<Interval> = doc
+                        .intervals
+                        .iter()
+                        .filter(|i| i.t_s > self.last_checkpoint_s + 0.005)
+                        .cloned()
+                        .collect();
+                    let part = self.part(&rest);
+                    report.push_str(&text::sysbench_report_at(
+                        &part,
+                        !self.percentile_off,
+                        doc.totals.duration_s,
+                    ));
+                } else {
+                    report.push_str(&text::sysbench_report(doc, !self.percentile_off));
+                }
+                if let Some(s) = section {
+                    report.push_str(s);
+                }
+                if self.verbosity >= INFO {
+                    let extras = text::sysbench_extras(doc);
+                    if !extras.is_empty() {
+                        report.push_str(&extras);
+                        report.push('\n');
+                    }
+                }
+                out.push(Piece {
+                    stream: Stream::Out,
+                    text: report.strip_suffix('\n').unwrap_or(&report).to_string(),
+                });
+            }
+            RunEvent::Live(_) | RunEvent::MeasurementEnded { .. } => {}
         }
     }
 }
@@ -467,6 +699,84 @@ mod tests {
         assert!(
             out.iter()
                 .any(|p| p.stream == Stream::Err && p.text == "WARNING: w")
+        );
+    }
+
+    /// sysbench's layout, line for line: its header, "Threads started!",
+    /// its report; nothing at --verbosity=1; dbmeter's additions from 4.
+    #[test]
+    fn sysbench_lines_as_sysbench_prints_them() {
+        let layout = |verbosity| {
+            for_layout(
+                Layout::Sysbench {
+                    percentile_off: false,
+                    verbosity,
+                },
+                TextOptions {
+                    lines: Stream::Out,
+                    histogram: false,
+                },
+            )
+        };
+        let h = header(&["reads", "writes", "others"]);
+        let mut doc = RunDocument {
+            measures: h.measures.clone(),
+            ..RunDocument::default()
+        };
+        doc.totals.duration_s = 2.0;
+        doc.totals.events = 10;
+        doc.totals.queries = 20;
+        doc.totals.counts.insert("reads".into(), 20);
+        doc.latency_ms.percentiles = vec![dbmeter_stats::Percentile {
+            percentile: 95.0,
+            ms: 1.5,
+        }];
+        let events = [
+            RunEvent::Started(&h),
+            RunEvent::Measuring,
+            RunEvent::Finished {
+                doc: &doc,
+                section: None,
+            },
+        ];
+        let text: Vec<String> = render(layout(3).as_mut(), &events)
+            .into_iter()
+            .map(|p| p.text)
+            .collect();
+        let text = text.join("\n") + "\n";
+        assert!(
+            text.starts_with(
+                "Running the test with following options:\nNumber of threads: 2\n\
+                 Initializing random number generator from current time\n\n\n\
+                 Initializing worker threads...\n\nThreads started!\n\nSQL statistics:\n"
+            ),
+            "{text}"
+        );
+        for line in [
+            "\n        read:                            20\n",
+            "\n    transactions:                        10     (5.00 per sec.)\n",
+            "\n    total time:                          2.0000s\n",
+            "\n         min:                                    0.00\n",
+            "\n         95th percentile:                        1.50\n",
+            "\n    events (avg/stddev):           0.0000/0.00\n",
+        ] {
+            assert!(text.contains(line), "{line:?} in:\n{text}");
+        }
+        assert!(
+            text.ends_with("execution time (avg/stddev):   0.0000/0.00\n\n"),
+            "{text}"
+        );
+        assert!(render(layout(1).as_mut(), &events).is_empty());
+        doc.environment.hostname = "h".into();
+        let events = [RunEvent::Finished {
+            doc: &doc,
+            section: None,
+        }];
+        let out = render(layout(4).as_mut(), &events);
+        assert!(
+            out[0].text.contains("\n\nEnvironment:\n"),
+            "{}",
+            out[0].text
         );
     }
 }

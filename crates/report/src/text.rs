@@ -279,6 +279,160 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
     out
 }
 
+/// The final report exactly as sysbench 1.0.20 lays it out (its
+/// `report_cumulative`): SQL statistics for a run that issued SQL (and
+/// sent some: a script that never queried has none), General
+/// statistics, Latency (one line per percentile, or "percentile stats:
+/// disabled" when `percentiles` is false), Threads fairness, and the blank
+/// line sysbench ends with. Nothing of dbmeter's: that is
+/// [`sysbench_extras`], printed after it on request.
+pub fn sysbench_report(r: &RunDocument, percentiles: bool) -> String {
+    sysbench_report_at(r, percentiles, r.totals.duration_s)
+}
+
+/// [`sysbench_report`] of a part of a run (a checkpoint report): its
+/// rates over the part's `totals.duration_s`, its "total time" `total_s`,
+/// the time since the measurement started, as sysbench prints them.
+pub fn sysbench_report_at(r: &RunDocument, percentiles: bool, total_s: f64) -> String {
+    let t = &r.totals;
+    let mut out = String::new();
+    let per_s = |n: u64| {
+        if t.duration_s > 0.0 {
+            n as f64 / t.duration_s
+        } else {
+            0.0
+        }
+    };
+    // sysbench prints SQL statistics once a script has used its SQL
+    // driver; a script that never queried gets the general report only.
+    if r.issues_sql() && (t.queries > 0 || t.ignored_errors > 0 || t.reconnects > 0) {
+        let line = |out: &mut String, label: &str, n: u64| {
+            let _ = writeln!(out, "    {label:<37}{n:<6} ({:.2} per sec.)", per_s(n));
+        };
+        out.push_str("SQL statistics:\n    queries performed:\n");
+        let _ = writeln!(
+            out,
+            "        read:                            {}",
+            r.count("reads")
+        );
+        let _ = writeln!(
+            out,
+            "        write:                           {}",
+            r.count("writes")
+        );
+        let _ = writeln!(
+            out,
+            "        other:                           {}",
+            r.count("others")
+        );
+        let _ = writeln!(
+            out,
+            "        total:                           {}",
+            t.queries
+        );
+        line(&mut out, "transactions:", t.events);
+        line(&mut out, "queries:", t.queries);
+        line(&mut out, "ignored errors:", t.ignored_errors);
+        line(&mut out, "reconnects:", t.reconnects);
+    }
+    out.push_str("\nGeneral statistics:\n");
+    let _ = writeln!(
+        out,
+        "    total time:                          {total_s:.4}s"
+    );
+    let _ = writeln!(out, "    total number of events:              {}", t.events);
+    let l = &r.latency_ms;
+    out.push_str("\nLatency (ms):\n");
+    let _ = writeln!(out, "         min: {:39.2}", l.min_ms);
+    let _ = writeln!(out, "         avg: {:39.2}", l.avg_ms);
+    let _ = writeln!(out, "         max: {:39.2}", l.max_ms);
+    if percentiles && !l.percentiles.is_empty() {
+        for p in &l.percentiles {
+            let label = format!("{:>3}th percentile:", p.percentile);
+            let _ = writeln!(out, "        {label} {:>w$.2}", p.ms, w = 44 - label.len());
+        }
+    } else {
+        out.push_str("         percentile stats:               disabled\n");
+    }
+    let _ = writeln!(out, "         sum: {:39.2}", l.sum_ms);
+    let f = &r.fairness;
+    out.push_str("\nThreads fairness:\n");
+    let _ = writeln!(
+        out,
+        "    events (avg/stddev):           {:.4}/{:3.2}",
+        f.events_avg, f.events_stddev
+    );
+    let _ = writeln!(
+        out,
+        "    execution time (avg/stddev):   {:.4}/{:3.2}",
+        f.time_avg_s, f.time_stddev_s
+    );
+    out.push('\n');
+    out
+}
+
+/// What dbmeter's report has beyond sysbench's (the lines
+/// [`final_report`] adds to sysbench's sections, and the environment), for
+/// `dbmeter sysbench` to print after sysbench's last line when asked
+/// (`--verbosity=4` or more). Empty when there is nothing to add.
+pub fn sysbench_extras(r: &RunDocument) -> String {
+    let t = &r.totals;
+    let mut out = String::new();
+    if t.timeouts > 0 {
+        row(&mut out, 4, "timed out events:", &t.timeouts.to_string());
+    }
+    if t.cancelled > 0 {
+        row(&mut out, 4, "cancelled events:", &t.cancelled.to_string());
+    }
+    if t.connection_errors > 0 || t.failed_reconnects > 0 {
+        row(
+            &mut out,
+            4,
+            "lost connections:",
+            &format!(
+                "{} ({} reconnect attempts failed)",
+                t.connection_errors, t.failed_reconnects
+            ),
+        );
+    }
+    for (code, n) in &r.errors {
+        row(&mut out, 4, &format!("errors {code}:"), &n.to_string());
+    }
+    if let Some(w) = &r.warmup {
+        row(
+            &mut out,
+            4,
+            "warm-up (not counted):",
+            &format!("{} events in {:.2}s", w.events, w.duration_s),
+        );
+    }
+    if let Some(rate) = &r.rate {
+        row(
+            &mut out,
+            4,
+            "achieved rate:",
+            &format!(
+                "{:.2} per sec. of {:.2}; max start lag {:.2} ms",
+                rate.achieved_per_s, rate.target_per_s, rate.max_lag_ms
+            ),
+        );
+    }
+    let l = &r.latency_ms;
+    if !l.percentiles.is_empty() {
+        let all: Vec<String> = l
+            .percentiles
+            .iter()
+            .map(|p| format!("{}% {:.2}", p.percentile, p.ms))
+            .collect();
+        row(&mut out, 4, "latency percentiles (ms):", &all.join(", "));
+    }
+    if !out.is_empty() {
+        out.insert_str(0, "dbmeter:\n");
+    }
+    out.push_str(&environment_summary(r));
+    out.trim_start_matches('\n').to_string()
+}
+
 /// Counters worth a line in the text report, by server.
 const KEY_COUNTERS: &[&str] = &[
     // MySQL / MariaDB

@@ -6,7 +6,8 @@
 //! 2. [`RunEvent::Started`] with the header's facts;
 //! 3. more notes (set-up steps that follow the header, e.g. pgbench's
 //!    vacuum), [`RunEvent::Warning`]s (distorting set-ups);
-//! 4. [`RunEvent::Measuring`] when a warm-up ends;
+//! 4. [`RunEvent::Measuring`] when the measurement starts (the users are
+//!    let go, or a warm-up ends);
 //! 5. an [`RunEvent::Interval`] at every interval boundary of a run that
 //!    reports intervals, or a [`RunEvent::Live`] once a second otherwise;
 //! 6. [`RunEvent::MeasurementEnded`] when the engine is done;
@@ -30,10 +31,13 @@ use serde::Serialize;
 pub enum Layout {
     #[default]
     Dbmeter,
-    /// sysbench 1.0's: the histogram (`--histogram`) before the report;
-    /// with `percentile_off` (sysbench's `--percentile=0`) the report
-    /// says "percentile stats: disabled".
-    Sysbench { percentile_off: bool },
+    /// sysbench 1.0's: its header, its report, the histogram
+    /// (`--histogram`) before the report; with `percentile_off`
+    /// (sysbench's `--percentile=0`) the report says "percentile stats:
+    /// disabled". `verbosity` is sysbench's `--verbosity` (0-5, default
+    /// 3): below 3 nothing but errors and what a script prints, below 2 no
+    /// warnings; from 4 on, dbmeter's additions after sysbench's report.
+    Sysbench { percentile_off: bool, verbosity: u8 },
     /// pgbench 15's: its first line on stdout, progress lines on stderr,
     /// its report; `progress_timestamp`: progress lines start with the
     /// Unix time (pgbench's `--progress-timestamp`).
@@ -58,11 +62,17 @@ pub struct RunHeader {
     pub late_limit_ms: Option<f64>,
     /// Seconds between interval reports, when the run reports intervals.
     pub report_interval_s: Option<f64>,
+    /// `--report-checkpoints`: seconds into the measurement at which a
+    /// full report of the time since the previous one is printed
+    /// (ascending).
+    pub checkpoints_s: Vec<f64>,
     /// The measured time the run is to last, if it has a time limit.
     pub time_limit_s: Option<f64>,
     /// Seconds of warm-up before the measurement (0: none).
     pub warmup_s: f64,
     pub seed: u64,
+    /// Whether the seed was given (`--rand-seed`), not drawn from the clock.
+    pub seed_given: bool,
     /// The percentile interval lines show.
     pub line_percentile: f64,
     /// The counters the benchmark declared beyond events.
@@ -92,7 +102,8 @@ pub enum RunEvent<'a> {
     Warning(&'a str),
     /// The run starts: its header.
     Started(&'a RunHeader),
-    /// The warm-up is over; the measurement starts.
+    /// The users are ready (connected, initialised) and the measurement
+    /// starts: when they are let go, or at the end of the warm-up.
     Measuring,
     /// An interval ended (`--report-interval`). `words`: the plan's own
     /// text for it (a script's report hook), which text presenters print

@@ -144,9 +144,18 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
             .filter(|_| engine.rate.is_some())
             .map(|d| d.as_secs_f64() * 1e3),
         report_interval_s: every,
+        checkpoints_s: {
+            let mut at = dbmeter_benchmarks::options::parse_float_list(o.str("report-checkpoints"))
+                .unwrap_or_default();
+            at.retain(|t| *t > 0.0 && t.is_finite());
+            at.sort_by(f64::total_cmp);
+            at.dedup();
+            at
+        },
         time_limit_s: engine.time.map(|d| d.as_secs_f64()),
         warmup_s: engine.warmup.as_secs_f64(),
         seed: engine.seed,
+        seed_given: o.u64("rand-seed") != 0,
         line_percentile: percentile,
         measures: measures.iter().map(|m| m.info()).collect(),
     };
@@ -187,9 +196,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let result = {
         let mut on_start = || {
             plan.borrow_mut().measure_start();
-            if !engine.warmup.is_zero() {
-                obs.event(&RunEvent::Measuring);
-            }
+            obs.event(&RunEvent::Measuring);
         };
         dbmeter_engine::run_observed(&engine, users, stop, &mut on_interval, &mut on_start)
             .map_err(|e| RunError::Failed(e.to_string()))?

@@ -53,6 +53,12 @@ pub const GENERAL: &[OptSpec] = &[
     ),
     opt("mysql-user", OptKind::Str, "sbtest", "MySQL/MariaDB user"),
     opt(
+        "mysql-dry-run",
+        OptKind::Bool,
+        "off",
+        "MySQL/MariaDB target: connect to nothing and take every statement as done at once, without rows (sysbench's dry run: measures the client alone)",
+    ),
+    opt(
         "mysql-password",
         OptKind::Str,
         "",
@@ -180,6 +186,12 @@ pub const GENERAL: &[OptSpec] = &[
         OptKind::FloatList,
         "50,95,99,99.9",
         "latency percentiles to report",
+    ),
+    opt(
+        "report-checkpoints",
+        OptKind::FloatList,
+        "",
+        "seconds into the measurement (e.g. 60,120) at which to print a full report of the time since the previous one, as sysbench's checkpoint reports",
     ),
     opt(
         "histogram",

@@ -154,6 +154,7 @@ pub fn connect_options(o: &OptValues, target: Target) -> ConnectOptions {
         },
         // Only the virtual users' connections get --query-timeout.
         query_timeout: None,
+        dry_run: o.bool("mysql-dry-run"),
     }
 }
 

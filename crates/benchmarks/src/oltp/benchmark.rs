@@ -103,7 +103,21 @@ impl Benchmark for Oltp {
     fn command(&self, verb: &str, ctx: &Context) -> Result<(), BenchError> {
         let cfg = self.config(ctx)?;
         let opts = ctx.setup_connection()?;
-        let say = |l: String| ctx.say(&l);
+        // Under `dbmeter sysbench`, sysbench's words and only those.
+        let sysbench = matches!(ctx.layout, dbmeter_result::Layout::Sysbench { .. });
+        let say = |l: String| match sysbench {
+            false => ctx.say(&l),
+            true => {
+                if let Some(l) = sysbench_words(&l) {
+                    ctx.say(&l);
+                }
+            }
+        };
+        let summary = |l: &str| {
+            if !sysbench {
+                ctx.say(l);
+            }
+        };
         match verb {
             "prepare" => {
                 let r = prepare(
@@ -115,21 +129,21 @@ impl Benchmark for Oltp {
                     &say,
                     ctx.console.progress(),
                 )?;
-                ctx.say(&load_line("Loaded", &r));
+                summary(&load_line("Loaded", &r));
             }
             "prewarm" => {
                 let r = prewarm(&opts, &cfg, &say)?;
-                ctx.say(&load_line("Read", &r));
+                summary(&load_line("Read", &r));
             }
             "cleanup" => {
                 let dropped = cleanup(&opts, &say)?;
                 if dropped.is_empty() {
-                    ctx.say(&format!(
+                    summary(&format!(
                         "No sbtest tables in {}: nothing to drop",
                         opts.target
                     ));
                 } else {
-                    ctx.say(&format!("Dropped {} table(s)", dropped.len()));
+                    summary(&format!("Dropped {} table(s)", dropped.len()));
                 }
             }
             _ => return Err(no_such_verb(self, verb)),
@@ -194,4 +208,24 @@ impl Benchmark for Oltp {
             users: Arc::new(users),
         }))
     }
+}
+
+/// A step line of the loader as sysbench's OLTP scripts word it (None: a
+/// line of dbmeter's that sysbench does not print).
+fn sysbench_words(line: &str) -> Option<String> {
+    if line.starts_with("Loading rows with ") {
+        return None;
+    }
+    if let Some(rest) = line.strip_prefix("Inserting ")
+        && let Some((n, table)) = rest.split_once(" rows into ")
+    {
+        return Some(format!("Inserting {n} records into {table}"));
+    }
+    if let Some(table) = line
+        .strip_prefix("Prewarming '")
+        .and_then(|t| t.strip_suffix("'..."))
+    {
+        return Some(format!("Prewarming table {table}"));
+    }
+    Some(line.to_string())
 }

@@ -50,6 +50,11 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
     if args.first().is_some_and(|a| a == "pgbench") {
         return pgbench::main(&args[1..]);
     }
+    // sysbench's: its --help is sysbench's own (`dbmeter help sysbench`
+    // is dbmeter's page for it).
+    if args.first().is_some_and(|a| a == "sysbench") {
+        return sysbench::main(&args[1..]);
+    }
     if let Some(text) = crate::help::help_request(&args)? {
         print!("{text}");
         return Ok(0);
@@ -63,7 +68,6 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
         Some("report") => return report::main(&args[1..]),
         Some("completions") => return completions(&args[1..]),
         Some("man") => return man(&args[1..]),
-        Some("sysbench") => return sysbench::main(&args[1..]),
         _ => {}
     }
     let args = store_option(args);

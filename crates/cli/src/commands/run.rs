@@ -137,6 +137,14 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
         None => true,
     };
     match doc.end.reason.as_str() {
+        // sysbench prints no report after a failure.
+        "failed" if matches!(ctx.layout, Layout::Sysbench { .. }) => Err(CliError::Failed(
+            doc.end
+                .error
+                .as_deref()
+                .unwrap_or("the run failed")
+                .to_string(),
+        )),
         "failed" => Err(CliError::Failed(format!(
             "{} (the run stopped; the report above covers what was measured before)",
             doc.end.error.as_deref().unwrap_or("the run failed")
@@ -156,7 +164,10 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
 /// A benchmark command besides `run` (prepare, prewarm, check, cleanup,
 /// or the benchmark's own).
 pub fn verb(verb: &str, ctx: &Ctx) -> Result<i32, CliError> {
-    let printer = Printer::for_load();
+    let printer = match ctx.layout {
+        Layout::Sysbench { .. } => Printer::for_load_in(ctx.layout),
+        _ => Printer::for_load(),
+    };
     let r = dbmeter_run::command(verb, &ctx.request, &printer);
     let _ = printer.finish();
     r?;

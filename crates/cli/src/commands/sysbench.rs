@@ -89,13 +89,8 @@ pub(crate) const OPTIONS: &[(&str, Treat)] = &[
     ),
     ("rate", Same),
     ("report-interval", Same),
-    (
-        "report-checkpoints",
-        Refused(
-            "dbmeter does not reset its statistics during a run; --report-interval prints \
-             interval lines and --format=csv writes the whole series",
-        ),
-    ),
+    // Same; empty (sysbench's default) is none.
+    ("report-checkpoints", Own),
     (
         "debug",
         NoEffect("dbmeter has no debug trace; errors are reported as they happen"),
@@ -122,10 +117,7 @@ pub(crate) const OPTIONS: &[(&str, Treat)] = &[
     ("rand-init", Own),
     ("init-rng", Own),
     // Log options.
-    (
-        "verbosity",
-        NoEffect("dbmeter prints its report at every level, and its messages on standard error"),
-    ),
+    ("verbosity", Own),
     ("percentile", Own),
     ("histogram", Same),
     // General database options.
@@ -160,10 +152,7 @@ pub(crate) const OPTIONS: &[(&str, Treat)] = &[
     ),
     // --ignore-errors when the target is MySQL (see translate).
     ("mysql-ignore-errors", Own),
-    (
-        "mysql-dry-run",
-        OffOnly("dbmeter always sends its statements to the server"),
-    ),
+    ("mysql-dry-run", Same),
     // PostgreSQL.
     ("pgsql-host", Same),
     ("pgsql-port", Same),
@@ -231,9 +220,10 @@ pub const PAGE: Page = Page {
          without effect in dbmeter is said so on standard error; one dbmeter cannot \
          honour is refused. dbmeter's own options (--db, --format, --store...) work \
          too. docs/sysbench.md has the table of every option.",
-        "`dbmeter sysbench TEST help` lists the test's options, as sysbench does; \
-         `dbmeter sysbench --help` shows this page. sysbench's cpu, memory, fileio, \
-         threads and mutex tests are not in dbmeter.",
+        "It prints as sysbench 1.0.20 prints: its banner, header, report, help \
+         (`dbmeter sysbench --help`, `dbmeter sysbench TEST help`), error texts and \
+         exit codes; this page is `dbmeter help sysbench`. sysbench's cpu, memory, \
+         fileio, threads and mutex tests are not in dbmeter.",
     ],
     options: &[
         opt("test", "TEST", "the test, as the word TEST (0.5's way)"),
@@ -249,17 +239,18 @@ pub const PAGE: Page = Page {
         opt(
             "version",
             "",
-            "dbmeter's version, and the sysbench it follows",
+            "prints `sysbench 1.0.20`, the version it follows (dbmeter's: `dbmeter --version`)",
         ),
     ],
     sections: &[Section {
         title: "Output",
         body: &[
-            "The report has sysbench's lines (transactions:, queries:, 95th \
-             percentile:, total time:, the [ 10s ] interval lines), then dbmeter's \
-             environment summary; --histogram=on prints the histogram before it, as \
-             sysbench. The header names dbmeter. Passwords never appear in output or \
-             results.",
+            "sysbench's, line for line, on standard output: the banner (`sysbench \
+             1.0.20 (using dbmeter VERSION)`), the header, the [ 10s ] interval lines, \
+             the report. --verbosity as sysbench's (0: only errors and what a script \
+             prints); from --verbosity=4 on, dbmeter's additions (all percentiles, the \
+             environment) follow sysbench's last line. Passwords never appear in output \
+             or results.",
         ],
     }],
     examples: &[
@@ -290,6 +281,8 @@ pub const PAGE: Page = Page {
 /// One `--name[=value]` of the command line or of a config file.
 #[derive(Clone, Debug)]
 struct Arg {
+    /// As written (`--name=value`), for sysbench's "invalid option".
+    raw: String,
     /// Canonical (dashes, lower case).
     name: String,
     value: Option<String>,
@@ -342,6 +335,7 @@ fn config_file(path: &str) -> Result<Vec<Arg>, CliError> {
             )));
         }
         out.push(Arg {
+            raw: format!("--{line}"),
             name,
             value,
             from: Some(format!("{path}:{}", i + 1)),
@@ -371,6 +365,7 @@ fn split(args: &[String]) -> Result<(Vec<Arg>, Vec<String>), CliError> {
             continue;
         }
         opts.push(Arg {
+            raw: a.clone(),
             name,
             value,
             from: None,
@@ -387,22 +382,20 @@ struct Found {
     /// Said on standard error: what runs when it is not what the word
     /// literally names.
     note: Option<String>,
+    /// A script (its commands are the ones it defines), not one of
+    /// dbmeter's native workloads.
+    script: bool,
 }
 
 /// The benchmark a sysbench test word names, found as sysbench finds
-/// tests.
-fn find_test(word: &str) -> Result<Found, CliError> {
-    if NON_DATABASE_TESTS.contains(&word) {
-        return Err(CliError::Failed(format!(
-            "sysbench's {word} test is not in dbmeter yet (dbmeter has none of cpu, \
-             memory, fileio, threads, mutex); run it with sysbench itself"
-        )));
-    }
-    let load = |path: &str| -> Result<Found, CliError> {
+/// tests. The error is sysbench's message (printed after `FATAL: `).
+fn find_test(word: &str) -> Result<Found, String> {
+    let load = |path: &str| -> Result<Found, String> {
         Ok(Found {
-            bench: registry::resolve(path).map_err(CliError::Failed)?,
+            bench: registry::resolve(path)?,
             word: path.to_string(),
             note: None,
+            script: true,
         })
     };
     let local = format!("./{word}.lua");
@@ -423,6 +416,7 @@ fn find_test(word: &str) -> Result<Found, CliError> {
             bench: b,
             word: word.to_string(),
             note: None,
+            script: false,
         });
     }
     let shared = format!("{SYSBENCH_SCRIPTS}/{word}.lua");
@@ -440,65 +434,243 @@ fn find_test(word: &str) -> Result<Found, CliError> {
             bench: b,
             word: "oltp_read_write".into(),
             note: Some(note),
+            script: false,
         });
     }
-    Err(usage(format!(
-        "cannot find test '{word}': no such sysbench test, file or module"
-    )))
+    Err(format!(
+        "Cannot find benchmark '{word}': no such built-in test, file or module"
+    ))
 }
 
-/// `dbmeter sysbench ARGS...`.
+/// sysbench's `--verbosity` levels: notices (the header, the report) and
+/// warnings.
+const NOTICE: u8 = 3;
+const WARNING: u8 = 2;
+
+/// The options of sysbench's tests without a database, which sysbench
+/// checks before it runs one (dbmeter does not have these tests).
+const NON_DATABASE_OPTIONS: &[&str] = &[
+    "file-num",
+    "file-block-size",
+    "file-total-size",
+    "file-test-mode",
+    "file-io-mode",
+    "file-async-backlog",
+    "file-extra-flags",
+    "file-fsync-freq",
+    "file-fsync-all",
+    "file-fsync-end",
+    "file-fsync-mode",
+    "file-merged-requests",
+    "file-rw-ratio",
+    "cpu-max-prime",
+    "memory-block-size",
+    "memory-total-size",
+    "memory-scope",
+    "memory-hugetlb",
+    "memory-oper",
+    "memory-access-mode",
+    "thread-yields",
+    "thread-locks",
+    "mutex-num",
+    "mutex-locks",
+    "mutex-loops",
+];
+
+/// A failure as sysbench reports it: `FATAL: ` and the message on
+/// standard output (sysbench's log), exit code 1.
+fn fatal(message: &str) -> i32 {
+    println!("FATAL: {message}");
+    1
+}
+
+/// The general options sysbench itself takes before it knows the test.
+fn sysbench_general(name: &str) -> bool {
+    OPTIONS
+        .iter()
+        .any(|(n, t)| *n == name && !matches!(t, Old(_)) && *n != "oltp-read-only")
+}
+
+/// The last value given for `name`, if any.
+fn last<'a>(opts: &'a [Arg], name: &str) -> Option<&'a Arg> {
+    opts.iter().rev().find(|o| o.name == name)
+}
+
+/// `dbmeter sysbench ARGS...`: what sysbench 1.0.20's `main` does, in its
+/// order: the command line, `--help`, `--version`, the warnings of its
+/// options, the banner, the test, the test's options, the command.
 pub fn main(args: &[String]) -> Result<i32, CliError> {
-    let (opts, words) = split(args)?;
-    if opts
-        .iter()
-        .any(|o| o.name == "version" && o.from.is_none() && o.is_on())
-    {
-        println!("dbmeter {VERSION} (sysbench {SYSBENCH_VERSION} command lines)");
-        return Ok(0);
-    }
-    if opts
-        .iter()
-        .any(|o| o.name == "help" && o.from.is_none() && o.is_on())
-        || (words.first().is_some_and(|w| w == "help") && !opts.iter().any(|o| o.name == "test"))
-    {
-        return crate::help::print_page(&PAGE);
-    }
-    // The test: --test=TEST (then every word is the command), else the
-    // first word.
-    let test_opt = opts
-        .iter()
-        .rev()
-        .find(|o| o.name == "test")
-        .map(|o| o.value.clone().unwrap_or_default());
-    let mut words = words.into_iter();
-    let Some(test) = test_opt.or_else(|| words.next()) else {
-        return Err(usage(
-            "which test? e.g. `dbmeter sysbench oltp_read_write run` (dbmeter reads \
-             no script from standard input)",
-        ));
+    let (opts, words) = match split(args) {
+        Ok(x) => x,
+        Err(e) => return Ok(fatal(e.message())),
     };
+    let test_opt = last(&opts, "test").map(|o| o.value.clone().unwrap_or_default());
+    if test_opt.is_some() {
+        eprintln!(
+            "WARNING: the --test option is deprecated. You can pass a script name or path on \
+             the command line without any options."
+        );
+    }
+    // The test (unless --test names it) and the command; a third word is
+    // an error, as in sysbench.
+    let mut words = words.into_iter();
+    let test = test_opt.or_else(|| words.next());
     let command = words.next();
     if let Some(extra) = words.next() {
-        return Err(usage(format!(
-            "unrecognized command line argument: {extra}"
+        eprintln!("Unrecognized command line argument: {extra}");
+        return Ok(1);
+    }
+    let flag = |name: &str| last(&opts, name).is_some_and(|o| o.from.is_none() && o.is_on());
+    if flag("help") {
+        print!("{}", crate::help::sysbench::help());
+        return Ok(0);
+    }
+    if flag("version") {
+        println!("sysbench {SYSBENCH_VERSION}");
+        return Ok(0);
+    }
+    let verbosity = match last(&opts, "verbosity").and_then(|o| o.value.as_deref()) {
+        None => NOTICE,
+        Some(v) => match v.trim().parse::<u8>() {
+            Ok(n) if n <= 5 => n,
+            _ => {
+                eprintln!("invalid option: --verbosity={v}");
+                return Ok(1);
+            }
+        },
+    };
+    // sysbench's warnings about its options come before its banner, and
+    // before it reads --verbosity: at every verbosity.
+    {
+        let positive = |name: &str, above: f64| {
+            last(&opts, name)
+                .and_then(|o| o.value.as_deref())
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .is_some_and(|v| v > above)
+        };
+        for (old, new, above) in [
+            ("num-threads", "threads", 1.0),
+            ("max-requests", "events", 0.0),
+            ("max-time", "time", 0.0),
+        ] {
+            if positive(old, above) {
+                println!("WARNING: --{old} is deprecated, use --{new} instead");
+            }
+        }
+        if positive("tx-rate", 0.0) {
+            println!("WARNING: --tx-rate is deprecated, use --rate instead");
+        }
+        // The limits the run gets: a deprecated name given wins (dbmeter
+        // reads --max-time=0 as no time limit, 0.5's meaning).
+        let value = |name: &str| {
+            last(&opts, name)
+                .and_then(|o| o.value.as_deref())
+                .map(|v| v.trim().parse::<f64>().unwrap_or(-1.0))
+        };
+        let events = value("max-requests")
+            .filter(|v| *v > 0.0)
+            .or(value("events"))
+            .unwrap_or(0.0);
+        let time = value("max-time").or(value("time")).unwrap_or(10.0);
+        if events == 0.0 && time == 0.0 {
+            println!("WARNING: Both event and time limits are disabled, running an endless test");
+        }
+    }
+    if verbosity >= NOTICE {
+        println!("sysbench {SYSBENCH_VERSION} (using dbmeter {VERSION})\n");
+    }
+
+    // The test: a script on standard input, one of sysbench's tests
+    // without a database, a script or one of the bundled OLTP tests.
+    let test = match test.as_deref() {
+        None | Some("-") => return stdin_script(verbosity),
+        Some(t) => t.to_string(),
+    };
+    if NON_DATABASE_TESTS.contains(&test.as_str()) {
+        if command.is_none() {
+            eprintln!("The '{test}' test requires a command argument. See 'sysbench {test} help'");
+            return Ok(1);
+        }
+        if let Some(o) = opts.iter().find(|o| {
+            !sysbench_general(&o.name) && !NON_DATABASE_OPTIONS.contains(&o.name.as_str())
+        }) {
+            eprintln!("invalid option: {}", o.raw);
+            return Ok(1);
+        }
+        return Ok(fatal(&format!(
+            "sysbench's {test} test is not in dbmeter yet (dbmeter has none of cpu, memory, \
+             fileio, threads, mutex); run it with sysbench itself"
         )));
     }
     let Found {
         mut bench,
         mut word,
         mut note,
-    } = find_test(&test)?;
+        script,
+    } = match find_test(&test) {
+        Ok(f) => f,
+        Err(m) => return Ok(fatal(&m)),
+    };
+    // Without a command sysbench loads the script (its body runs) and
+    // stops there.
+    let Some(command) = command else {
+        return Ok(0);
+    };
+    let name = Path::new(&test)
+        .file_name()
+        .map_or(test.clone(), |n| n.to_string_lossy().into_owned());
     let legacy = bench.takes_any_option();
     let specs = specs_for(Some(bench.as_ref()));
     let own: Vec<String> = bench.options().iter().map(|s| canonical(&s.name)).collect();
-    let known = |name: &str| {
+    let spec_of = |name: &str| {
         let name = ALIASES
             .iter()
             .find(|(a, _)| *a == name)
             .map_or(name, |(_, to)| to);
-        specs.iter().any(|s| canonical(&s.name) == name)
+        specs.iter().find(|s| canonical(&s.name) == name)
     };
+
+    // The test's options, checked as sysbench checks them: an option
+    // neither sysbench's, dbmeter's nor the test's is invalid (a 0.5
+    // script takes any); a flag takes on/off, true/false, 1/0.
+    for o in &opts {
+        let spec = spec_of(&o.name);
+        let known = spec.is_some() || treat(&o.name).is_some();
+        let bad_flag = spec.is_some_and(|s| {
+            s.kind == dbmeter_benchmarks::options::OptKind::Bool
+                && o.value.as_deref().is_some_and(|v| parse_bool(v).is_none())
+        });
+        if o.from.is_none() && ((!known && !legacy) || bad_flag) {
+            eprintln!("invalid option: {}", o.raw);
+            return Ok(1);
+        }
+    }
+
+    // The command, as sysbench's main takes it.
+    let verbs: Vec<String> = bench.verbs().iter().map(|v| v.name.to_string()).collect();
+    match command.as_str() {
+        c if verbs.iter().any(|v| v == c) => {}
+        "help" => {
+            // A bundled test's options as sysbench lists them: from its
+            // script, where sysbench's package keeps it.
+            let shared = format!("{SYSBENCH_SCRIPTS}/{word}.lua");
+            let listed = match script {
+                false if Path::new(&shared).is_file() => registry::resolve(&shared).ok(),
+                _ => None,
+            };
+            return test_help(listed.as_deref().unwrap_or(bench.as_ref()), &name);
+        }
+        "prepare" | "cleanup" if script => {
+            eprintln!("'{name}' test does not implement the '{command}' command.");
+            return Ok(1);
+        }
+        "run" | "check" => {}
+        "prepare" | "prewarm" | "cleanup" if !script => {}
+        _ => {
+            eprintln!("Unknown command: {command}");
+            return Ok(1);
+        }
+    }
 
     // Each option: what it becomes.
     let mut out: Vec<(String, Option<String>)> = Vec::new();
@@ -524,7 +696,10 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             Some(NoEffect(why)) => notes.push(format!("{} has no effect: {why}", o.shown())),
             Some(OffOnly(_)) if !o.is_on() => {}
             Some(OffOnly(why)) | Some(Refused(why)) => {
-                return Err(usage(format!("{}: not supported: {why}", o.shown())));
+                return Ok(fatal(&format!(
+                    "{}: not supported in dbmeter: {why}",
+                    o.shown()
+                )));
             }
             Some(Old(_)) if legacy => out.push((o.name.clone(), value)),
             Some(Old("")) => notes.push(format!("{} has no effect: {OLD_NO_EFFECT}", o.shown())),
@@ -543,10 +718,13 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
                 "oltp-read-only" if legacy => out.push((o.name.clone(), value)),
                 "oltp-read-only" => read_only = Some(o.is_on()),
                 "mysql-ignore-errors" => mysql_ignore = Some(o),
-                // test, version, help: read above.
+                "report-checkpoints" if value.as_deref().is_some_and(|v| !v.trim().is_empty()) => {
+                    out.push((o.name.clone(), value))
+                }
+                // test, version, help, verbosity: read above.
                 _ => {}
             },
-            None if o.from.is_some() && !legacy && !known(&o.name) => {
+            None if o.from.is_some() && !legacy && spec_of(&o.name).is_none() => {
                 // As sysbench, which ignores what it does not know in a
                 // config file; but say so.
                 notes.push(format!(
@@ -560,7 +738,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     }
     if read_only == Some(true) {
         if bench.name() != "oltp_read_write" {
-            return Err(usage(format!(
+            return Ok(fatal(&format!(
                 "--oltp-read-only=on: sysbench 0.5's option of oltp.lua; with {} use the \
                  test oltp_read_only",
                 bench.name()
@@ -572,16 +750,33 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     if let Some(n) = note.take() {
         notes.insert(0, format!("{n} ({word})"));
     }
+    let last_out = |out: &[(String, Option<String>)], name: &str| {
+        out.iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| v.clone())
+    };
+    // sysbench knows two drivers (dbmeter a third, sqlite).
+    if let Some(driver) = last_out(&out, "db-driver")
+        && !["mysql", "pgsql", "sqlite"].contains(&driver.trim())
+    {
+        fatal(&format!("invalid database driver name: '{driver}'"));
+        if script {
+            let function = if command == "run" {
+                "thread_init"
+            } else {
+                &command
+            };
+            fatal(&format!(
+                "`{function}' function failed: {test}: failed to initialize the DB driver"
+            ));
+        }
+        return Ok(1);
+    }
     // As in sysbench, --mysql-ignore-errors concerns the mysql driver only:
     // MySQL's codes mean nothing to another target (and are refused there).
     if let Some(o) = mysql_ignore {
-        let last = |name: &str| {
-            out.iter()
-                .rev()
-                .find(|(n, _)| n == name)
-                .and_then(|(_, v)| v.clone())
-        };
-        let mysql = match (last("db"), last("db-driver")) {
+        let mysql = match (last_out(&out, "db"), last_out(&out, "db-driver")) {
             (Some(url), _) if !url.trim().is_empty() => {
                 let url = url.trim().to_ascii_lowercase();
                 url.starts_with("mysql:") || url.starts_with("mariadb:")
@@ -617,34 +812,10 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     if fixed_seed && !given("rand-seed") {
         defaults.push(("rand-seed".into(), Some("1".into())));
     }
-
-    // The command.
-    let command = match command {
-        None => {
-            return Err(usage(format!(
-                "missing command: say what to do with {test} (prepare, prewarm, run, \
-                 cleanup or help)"
-            )));
+    if verbosity >= WARNING {
+        for n in &notes {
+            eprintln!("dbmeter: {n}");
         }
-        Some(c) if c == "help" => {
-            print!(
-                "{}",
-                crate::help::test_options_help(bench.as_ref(), crate::help::width())
-            );
-            return Ok(0);
-        }
-        Some(c) => c,
-    };
-    let ok_command = ["prepare", "prewarm", "run", "cleanup", "check"].contains(&command.as_str())
-        || bench.verbs().iter().any(|v| v.name == command);
-    if !ok_command {
-        return Err(usage(format!(
-            "unknown command '{command}' for {test} (prepare, prewarm, run, cleanup, help{})",
-            own_verbs(bench.as_ref())
-        )));
-    }
-    for n in &notes {
-        eprintln!("dbmeter: {n}");
     }
 
     // The command line of `dbmeter COMMAND WORKLOAD`, parsed as ever.
@@ -657,23 +828,75 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             None => format!("--{name}"),
         });
     }
-    let inv = args::parse(&argv, specs_for).map_err(|e| match e {
-        CliError::Usage(m) => CliError::SysbenchUsage(m),
-        other => other,
-    })?;
-    super::execute(inv, Layout::Sysbench { percentile_off }).map_err(|e| match e {
-        CliError::Usage(m) => CliError::SysbenchUsage(m),
-        other => other,
-    })
+    let layout = Layout::Sysbench {
+        percentile_off,
+        verbosity,
+    };
+    // What fails is reported as sysbench reports it: FATAL on stdout.
+    match args::parse(&argv, specs_for).and_then(|inv| super::execute(inv, layout)) {
+        Ok(code) => Ok(code),
+        Err(e) => {
+            // sysbench ends with 1 for a bad command line too.
+            fatal(e.message());
+            Ok(1)
+        }
+    }
 }
 
-/// `, name, name` of a benchmark's own commands besides the usual ones.
-fn own_verbs(b: &dyn Benchmark) -> String {
-    b.verbs()
+/// `sysbench TEST help`: the test's own help (a script's `help()`), else
+/// its options as sysbench lists them, else sysbench's word that it has
+/// no help.
+fn test_help(bench: &dyn Benchmark, name: &str) -> Result<i32, CliError> {
+    match bench.own_help() {
+        Ok(true) => return Ok(0),
+        Ok(false) => {}
+        Err(e) => return Ok(fatal(&e.to_string())),
+    }
+    // The options dbmeter adds to every script and workload are sysbench's
+    // general ones (`sysbench --help`), or dbmeter's.
+    let added: Vec<String> = dbmeter_benchmarks::oltp::RAND_OPTIONS
         .iter()
-        .filter(|v| !["prepare", "prewarm", "run", "cleanup", "check"].contains(&v.name.as_ref()))
-        .map(|v| format!(", {}", v.name))
-        .collect()
+        .map(|o| canonical(&o.name))
+        .chain([canonical(dbmeter_benchmarks::script::REPORT_STATEMENTS)])
+        .collect();
+    let specs: Vec<_> = bench
+        .sysbench_options()
+        .into_iter()
+        .filter(|s| !added.contains(&canonical(&s.name)))
+        .collect();
+    if specs.is_empty() {
+        eprintln!("'{name}' test does not implement the 'help' command.");
+        return Ok(1);
+    }
+    print!("{}", crate::help::sysbench::test_options(name, &specs));
+    Ok(0)
+}
+
+/// A script on standard input (`sysbench` with no test, or `-`): sysbench
+/// runs its body and stops, whatever the command.
+fn stdin_script(verbosity: u8) -> Result<i32, CliError> {
+    use std::io::{IsTerminal, Read};
+    if verbosity >= NOTICE && std::io::stdin().is_terminal() {
+        println!("Reading the script from the standard input:\n");
+    }
+    let mut source = String::new();
+    if let Err(e) = std::io::stdin().read_to_string(&mut source) {
+        return Ok(fatal(&format!(
+            "cannot read the script from standard input: {e}"
+        )));
+    }
+    let file = match tempfile::Builder::new().suffix(".lua").tempfile() {
+        Ok(f) => f,
+        Err(e) => return Ok(fatal(&format!("cannot keep the script: {e}"))),
+    };
+    if let Err(e) = std::fs::write(file.path(), source) {
+        return Ok(fatal(&format!("cannot keep the script: {e}")));
+    }
+    let path = file.path().to_string_lossy().into_owned();
+    match registry::resolve(&path) {
+        Ok(_) => Ok(0),
+        Err(m) => Ok(fatal(&m)),
+    }
 }
 
 #[cfg(test)]
@@ -722,6 +945,7 @@ mod tests {
     #[test]
     fn passwords_are_not_shown() {
         let a = Arg {
+            raw: "--mysql-password=s3cret".into(),
             name: "mysql-password".into(),
             value: Some("s3cret".into()),
             from: None,

@@ -8,16 +8,18 @@
 //! - `render.rs`: a page as text, wrapped to the terminal's width;
 //! - `pages.rs`: every command's page, and `dbmeter help TOPIC`;
 //! - `man.rs`: the man page (roff);
-//! - `completions.rs`: bash, zsh and fish completion scripts.
+//! - `completions.rs`: bash, zsh and fish completion scripts;
+//! - `sysbench.rs`: sysbench's own `--help` and `TEST help`, for `dbmeter sysbench`.
 
 mod completions;
 mod man;
 mod page;
 pub(crate) mod pages;
 mod render;
+pub mod sysbench;
 
 pub use completions::completions;
 pub use man::man_page;
 pub use page::{Example, Opt, Page, Section, Sub, flag, opt};
-pub use pages::{general_help, help_request, print_page, test_options_help, workload_help};
+pub use pages::{general_help, help_request, print_page, workload_help};
 pub use render::width;

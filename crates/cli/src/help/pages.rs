@@ -444,24 +444,6 @@ pub fn workload_help(w: &dyn Benchmark, width: usize) -> String {
     out
 }
 
-/// `dbmeter sysbench TEST help`: as `sysbench TEST help`, the test's own
-/// options.
-pub fn test_options_help(w: &dyn Benchmark, width: usize) -> String {
-    let mut out = format!("{} options:\n", w.name());
-    let own = w.options();
-    if w.takes_any_option() {
-        paragraph(
-            &mut out,
-            "a sysbench 0.5 script: any --name=value option becomes its global \
-             variable name (dashes as underscores)",
-            2,
-            width,
-        );
-    }
-    spec_table(&mut out, &own, width);
-    out
-}
-
 /// Prints the page `dbmeter help NAME` shows.
 pub fn print_page(page: &Page) -> Result<i32, crate::CliError> {
     print!("{}", page_text(page, render::width()));

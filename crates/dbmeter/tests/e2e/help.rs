@@ -74,6 +74,12 @@ fn help_on_a_command_is_its_page_both_ways() {
     }
     for name in &names {
         let a = plain(&s, &["help", name]);
+        if name == "sysbench" {
+            // `dbmeter sysbench --help` is sysbench's own help, as a
+            // drop-in prints it (sysbench_cli.rs checks it).
+            assert!(a.starts_with("Usage: dbmeter sysbench"), "{a}");
+            continue;
+        }
         let b = plain(&s, &[name, "--help"]);
         assert_eq!(
             a, b,
