@@ -70,7 +70,7 @@ impl Connection {
     pub fn in_transaction(&self) -> Option<bool> {
         match self {
             Connection::Postgres(c) => Some(c.in_transaction()),
-            Connection::Sqlite(_) | Connection::Mysql(_) => None,
+            Connection::Sqlite(_) | Connection::Mysql(_) | Connection::Dry(_) => None,
         }
     }
 
@@ -80,7 +80,7 @@ impl Connection {
     pub fn last_error_report(&self) -> Option<String> {
         match self {
             Connection::Postgres(c) => c.last_report().map(str::to_string),
-            Connection::Sqlite(_) | Connection::Mysql(_) => None,
+            Connection::Sqlite(_) | Connection::Mysql(_) | Connection::Dry(_) => None,
         }
     }
 
