@@ -10,7 +10,9 @@
 # that went second last round going first. Per cell: the median of each
 # tool's `tps = ` lines and dbmeter/pgbench. Goal: >= 1 in every cell.
 # Each run also counts its process's voluntary context switches (its
-# threads waiting: on a socket, a poll, a lock), shown per transaction.
+# threads waiting: on a socket, a poll, a lock) and its CPU time (user +
+# system), both shown per transaction: on a busy machine, where tps
+# wander, CPU per transaction still compares the tools' own costs.
 #
 # Environment overrides:
 #   TIME=10 RUNS=3 SCALE=16 CLIENTS="1 4 16 64"
@@ -53,7 +55,7 @@ CPUS="$(nproc)"
 STAMP="$(date +%Y%m%d-%H%M%S)"
 OUT="$ROOT/bench/out/pgbench/$STAMP"
 mkdir -p "$OUT"
-RESULTS="$OUT/results.tsv"   # workload clients round tool tps vcsw transactions
+RESULTS="$OUT/results.tsv"   # workload clients round tool tps vcsw transactions cpu_s
 : > "$RESULTS"
 
 build_dbmeter
@@ -68,12 +70,13 @@ log "pgbench -i -s $SCALE"
 "$PGBENCH" "${CONN[@]}" -i -s "$SCALE" -q "$DB" > "$OUT/init.txt" 2>&1 ||
     fail_tool "$OUT/init.txt" "pgbench -i failed"
 
-# One run; prints its tps, voluntary context switches and transactions.
+# One run; prints its tps, voluntary context switches, transactions and
+# CPU seconds.
 # usage: one TOOL TAG ARGS...
 one() {
     local tool="$1" tag="$2"; shift 2
-    local logf="$OUT/$tag.$tool.txt" tps vcsw tx
-    local timed=(/usr/bin/time -f '%w' -o "$logf.vcsw")
+    local logf="$OUT/$tag.$tool.txt" tps vcsw tx cpu
+    local timed=(/usr/bin/time -f '%w %U %S' -o "$logf.vcsw")
     case "$tool" in
         pgbench) "${timed[@]}" "$PGBENCH" "${CONN[@]}" "$@" "$DB" > "$logf" 2>&1 ;;
         dbmeter) "${timed[@]}" "$DBMETER_BIN" pgbench "${CONN[@]}" "$@" "$DB" > "$logf" 2>&1 ;;
@@ -81,8 +84,9 @@ one() {
     tps="$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$logf" | head -1)"
     [ -n "$tps" ] || fail_tool "$logf" "no 'tps = ' line from $tool"
     tx="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$logf" | head -1)"
-    vcsw="$(tail -1 "$logf.vcsw")"
-    echo "$tps ${vcsw:-0} ${tx:-0}"
+    read -r vcsw user sys < <(tail -1 "$logf.vcsw")
+    cpu="$(python3 -c 'import sys; print(float(sys.argv[1]) + float(sys.argv[2]))' "${user:-0}" "${sys:-0}")"
+    echo "$tps ${vcsw:-0} ${tx:-0} $cpu"
 }
 
 log "raw output: $OUT"
@@ -96,9 +100,9 @@ for w in $WORKLOADS; do
         for r in $(seq 1 "$RUNS"); do
             if [ "$first" = pgbench ]; then order="pgbench dbmeter"; else order="dbmeter pgbench"; fi
             for tool in $order; do
-                read -r tps vcsw tx < <(one "$tool" "$w.c$c.r$r" "${args[@]}")
-                log "$w c=$c round $r $tool: $tps tps, $vcsw voluntary context switches, $tx transactions"
-                printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$c" "$r" "$tool" "$tps" "$vcsw" "$tx" >> "$RESULTS"
+                read -r tps vcsw tx cpu < <(one "$tool" "$w.c$c.r$r" "${args[@]}")
+                log "$w c=$c round $r $tool: $tps tps, $vcsw voluntary context switches, $tx transactions, ${cpu} s CPU"
+                printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$c" "$r" "$tool" "$tps" "$vcsw" "$tx" "$cpu" >> "$RESULTS"
             done
             if [ "$first" = pgbench ]; then first=dbmeter; else first=pgbench; fi
         done
@@ -108,17 +112,19 @@ done
 python3 - "$RESULTS" "$SCALE" "$TIME" "$RUNS" <<'EOF' | tee "$OUT/report.txt"
 import statistics, sys
 results, scale, secs, runs = sys.argv[1:]
-cells, switches = {}, {}
+cells, switches, cpu = {}, {}, {}
 for line in open(results):
     if line.strip():
-        w, c, r, tool, tps, vcsw, tx = line.split("\t")
+        w, c, r, tool, tps, vcsw, tx, cpu_s = line.split("\t")
         cells.setdefault((w, int(c)), {}).setdefault(tool, []).append(float(tps))
-        per_tx = int(vcsw) / int(tx) if int(tx) else 0.0
-        switches.setdefault((w, int(c)), {}).setdefault(tool, []).append(per_tx)
+        n = int(tx)
+        switches.setdefault((w, int(c)), {}).setdefault(tool, []).append(int(vcsw) / n if n else 0.0)
+        cpu.setdefault((w, int(c)), {}).setdefault(tool, []).append(float(cpu_s) * 1e6 / n if n else 0.0)
 print(f"pgbench -M prepared, scale {scale}, {secs} s runs, median of {runs}; "
-      "cs/tx: voluntary context switches of the process per transaction")
+      "cs/tx: voluntary context switches of the process per transaction; "
+      "CPU us/tx: the process's user + system CPU per transaction")
 head = ["workload", "clients", "pgbench tps", "dbmeter tps", "dbmeter/pgbench",
-        "pgbench cs/tx", "dbmeter cs/tx"]
+        "pgbench cs/tx", "dbmeter cs/tx", "pgbench CPU us/tx", "dbmeter CPU us/tx"]
 rows, below = [], []
 for (w, c), t in cells.items():
     p, d = statistics.median(t["pgbench"]), statistics.median(t["dbmeter"])
@@ -128,7 +134,9 @@ for (w, c), t in cells.items():
     sw = switches[(w, c)]
     rows.append([w, str(c), f"{p:,.0f}", f"{d:,.0f}", f"{ratio:.2f}",
                  f"{statistics.median(sw['pgbench']):.2f}",
-                 f"{statistics.median(sw['dbmeter']):.2f}"])
+                 f"{statistics.median(sw['dbmeter']):.2f}",
+                 f"{statistics.median(cpu[(w, c)]['pgbench']):.1f}",
+                 f"{statistics.median(cpu[(w, c)]['dbmeter']):.1f}"])
 widths = [max(len(x) for x in col) for col in zip(head, *rows)]
 fmt = lambda cols: "| " + " | ".join(
     x.ljust(wd) if i == 0 else x.rjust(wd) for i, (x, wd) in enumerate(zip(cols, widths))) + " |"
