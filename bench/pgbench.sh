@@ -9,12 +9,16 @@
 # which vacuum and empty pgbench_history first, as pgbench does), the one
 # that went second last round going first. Per cell: the median of each
 # tool's `tps = ` lines and dbmeter/pgbench. Goal: >= 1 in every cell.
+# Each run also counts its process's voluntary context switches (its
+# threads waiting: on a socket, a poll, a lock) and its CPU time (user +
+# system), both shown per transaction: on a busy machine, where tps
+# wander, CPU per transaction still compares the tools' own costs.
 #
 # Environment overrides:
 #   TIME=10 RUNS=3 SCALE=16 CLIENTS="1 4 16 64"
 #   WORKLOADS="select-only tpcb-like"
-#   JOBS=                    pgbench's -j (default: the clients, at most the
-#                            CPUs); dbmeter runs a thread per client anyway
+#   JOBS=                    -j for both (default: the clients, at most the
+#                            CPUs)
 #   PG_SETTINGS="shared_buffers=1GB max_wal_size=4GB synchronous_commit=off max_connections=200"
 #   PGBENCH=pgbench          the pgbench to compare with
 #   DBMETER_BIN=path         use this binary instead of building one (release)
@@ -45,12 +49,13 @@ if [ -z "${PGBENCH:-}" ]; then
 fi
 [ -n "$PGBENCH" ] && [ -x "$PGBENCH" ] || die "pgbench not found (PGBENCH=path)"
 command -v python3 >/dev/null || die "python3 is required"
+[ -x /usr/bin/time ] || die "/usr/bin/time (GNU time) is required: it counts the context switches"
 CPUS="$(nproc)"
 
 STAMP="$(date +%Y%m%d-%H%M%S)"
 OUT="$ROOT/bench/out/pgbench/$STAMP"
 mkdir -p "$OUT"
-RESULTS="$OUT/results.tsv"   # workload clients round tool tps
+RESULTS="$OUT/results.tsv"   # workload clients round tool tps vcsw transactions cpu_s
 : > "$RESULTS"
 
 build_dbmeter
@@ -65,16 +70,23 @@ log "pgbench -i -s $SCALE"
 "$PGBENCH" "${CONN[@]}" -i -s "$SCALE" -q "$DB" > "$OUT/init.txt" 2>&1 ||
     fail_tool "$OUT/init.txt" "pgbench -i failed"
 
-# One run; prints its tps. usage: one TOOL TAG ARGS...
+# One run; prints its tps, voluntary context switches, transactions and
+# CPU seconds.
+# usage: one TOOL TAG ARGS...
 one() {
     local tool="$1" tag="$2"; shift 2
-    local logf="$OUT/$tag.$tool.txt"
+    local logf="$OUT/$tag.$tool.txt" tps vcsw tx cpu
+    local timed=(/usr/bin/time -f '%w %U %S' -o "$logf.vcsw")
     case "$tool" in
-        pgbench) "$PGBENCH" "${CONN[@]}" "$@" "$DB" > "$logf" 2>&1 ;;
-        dbmeter) "$DBMETER_BIN" pgbench "${CONN[@]}" "$@" "$DB" > "$logf" 2>&1 ;;
+        pgbench) "${timed[@]}" "$PGBENCH" "${CONN[@]}" "$@" "$DB" > "$logf" 2>&1 ;;
+        dbmeter) "${timed[@]}" "$DBMETER_BIN" pgbench "${CONN[@]}" "$@" "$DB" > "$logf" 2>&1 ;;
     esac || fail_tool "$logf" "$tool $* failed"
-    sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$logf" | head -1 | grep . ||
-        fail_tool "$logf" "no 'tps = ' line from $tool"
+    tps="$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$logf" | head -1)"
+    [ -n "$tps" ] || fail_tool "$logf" "no 'tps = ' line from $tool"
+    tx="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$logf" | head -1)"
+    read -r vcsw user sys < <(tail -1 "$logf.vcsw")
+    cpu="$(python3 -c 'import sys; print(float(sys.argv[1]) + float(sys.argv[2]))' "${user:-0}" "${sys:-0}")"
+    echo "$tps ${vcsw:-0} ${tx:-0} $cpu"
 }
 
 log "raw output: $OUT"
@@ -88,9 +100,9 @@ for w in $WORKLOADS; do
         for r in $(seq 1 "$RUNS"); do
             if [ "$first" = pgbench ]; then order="pgbench dbmeter"; else order="dbmeter pgbench"; fi
             for tool in $order; do
-                tps="$(one "$tool" "$w.c$c.r$r" "${args[@]}")"
-                log "$w c=$c round $r $tool: $tps tps"
-                printf '%s\t%s\t%s\t%s\t%s\n' "$w" "$c" "$r" "$tool" "$tps" >> "$RESULTS"
+                read -r tps vcsw tx cpu < <(one "$tool" "$w.c$c.r$r" "${args[@]}")
+                log "$w c=$c round $r $tool: $tps tps, $vcsw voluntary context switches, $tx transactions, ${cpu} s CPU"
+                printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$c" "$r" "$tool" "$tps" "$vcsw" "$tx" "$cpu" >> "$RESULTS"
             done
             if [ "$first" = pgbench ]; then first=dbmeter; else first=pgbench; fi
         done
@@ -100,20 +112,31 @@ done
 python3 - "$RESULTS" "$SCALE" "$TIME" "$RUNS" <<'EOF' | tee "$OUT/report.txt"
 import statistics, sys
 results, scale, secs, runs = sys.argv[1:]
-cells = {}
+cells, switches, cpu = {}, {}, {}
 for line in open(results):
     if line.strip():
-        w, c, r, tool, tps = line.split("\t")
+        w, c, r, tool, tps, vcsw, tx, cpu_s = line.split("\t")
         cells.setdefault((w, int(c)), {}).setdefault(tool, []).append(float(tps))
-print(f"pgbench -M prepared, scale {scale}, {secs} s runs, median of {runs}")
-head = ["workload", "clients", "pgbench tps", "dbmeter tps", "dbmeter/pgbench"]
+        n = int(tx)
+        switches.setdefault((w, int(c)), {}).setdefault(tool, []).append(int(vcsw) / n if n else 0.0)
+        cpu.setdefault((w, int(c)), {}).setdefault(tool, []).append(float(cpu_s) * 1e6 / n if n else 0.0)
+print(f"pgbench -M prepared, scale {scale}, {secs} s runs, median of {runs}; "
+      "cs/tx: voluntary context switches of the process per transaction; "
+      "CPU us/tx: the process's user + system CPU per transaction")
+head = ["workload", "clients", "pgbench tps", "dbmeter tps", "dbmeter/pgbench",
+        "pgbench cs/tx", "dbmeter cs/tx", "pgbench CPU us/tx", "dbmeter CPU us/tx"]
 rows, below = [], []
 for (w, c), t in cells.items():
     p, d = statistics.median(t["pgbench"]), statistics.median(t["dbmeter"])
     ratio = d / p if p else float("inf")
     if ratio < 1:
         below.append(f"{w}@{c}={ratio:.2f}")
-    rows.append([w, str(c), f"{p:,.0f}", f"{d:,.0f}", f"{ratio:.2f}"])
+    sw = switches[(w, c)]
+    rows.append([w, str(c), f"{p:,.0f}", f"{d:,.0f}", f"{ratio:.2f}",
+                 f"{statistics.median(sw['pgbench']):.2f}",
+                 f"{statistics.median(sw['dbmeter']):.2f}",
+                 f"{statistics.median(cpu[(w, c)]['pgbench']):.1f}",
+                 f"{statistics.median(cpu[(w, c)]['dbmeter']):.1f}"])
 widths = [max(len(x) for x in col) for col in zip(head, *rows)]
 fmt = lambda cols: "| " + " | ".join(
     x.ljust(wd) if i == 0 else x.rjust(wd) for i, (x, wd) in enumerate(zip(cols, widths))) + " |"

@@ -3,10 +3,12 @@
 //! (with TCP_NODELAY), a Unix socket, or TLS over TCP (rustls); and what
 //! both clients do to open one: connect with a timeout, upgrade to TLS.
 
+use dbmeter_coop::Interest;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -179,11 +181,80 @@ impl Stream {
     }
 }
 
+/// A read or write on a socket of a client that runs as a task of a
+/// thread's loop (`dbmeter_coop`, pgbench's `-j`): the call itself never
+/// blocks (MSG_DONTWAIT); when the socket is not ready the task waits in
+/// its thread's poll and tries again. Outside a task: None (the caller
+/// does the blocking call).
+fn in_task(
+    fd: RawFd,
+    interest: Interest,
+    mut op: impl FnMut() -> isize,
+) -> Option<io::Result<usize>> {
+    if !dbmeter_coop::active() {
+        return None;
+    }
+    loop {
+        let n = op();
+        if n >= 0 {
+            return Some(Ok(n as usize));
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::WouldBlock => {
+                dbmeter_coop::wait_fd(fd, interest);
+            }
+            io::ErrorKind::Interrupted => {}
+            _ => return Some(Err(e)),
+        }
+    }
+}
+
+fn recv_in_task(fd: RawFd, buf: &mut [u8]) -> Option<io::Result<usize>> {
+    in_task(fd, Interest::Read, || {
+        // SAFETY: `buf` is a live, writable buffer of its length.
+        unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) }
+    })
+}
+
+fn send_in_task(fd: RawFd, buf: &[u8]) -> Option<io::Result<usize>> {
+    in_task(fd, Interest::Write, || {
+        // SAFETY: `buf` is a live buffer of its length.
+        unsafe {
+            libc::send(
+                fd,
+                buf.as_ptr().cast(),
+                buf.len(),
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        }
+    })
+}
+
+impl Stream {
+    /// Reads what has arrived, without waiting (WouldBlock when nothing
+    /// has); TLS: WouldBlock.
+    pub(crate) fn read_now(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let fd = match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+            _ => return Err(io::ErrorKind::WouldBlock.into()),
+        };
+        // SAFETY: `buf` is a live, writable buffer of its length.
+        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+}
+
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
+            Stream::Tcp(s) => recv_in_task(s.as_raw_fd(), buf).unwrap_or_else(|| s.read(buf)),
+            Stream::Unix(s) => recv_in_task(s.as_raw_fd(), buf).unwrap_or_else(|| s.read(buf)),
             Stream::Tls(t) => t.read(buf),
             Stream::Closed => Err(closed()),
         }
@@ -193,8 +264,8 @@ impl Read for Stream {
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
+            Stream::Tcp(s) => send_in_task(s.as_raw_fd(), buf).unwrap_or_else(|| s.write(buf)),
+            Stream::Unix(s) => send_in_task(s.as_raw_fd(), buf).unwrap_or_else(|| s.write(buf)),
             Stream::Tls(t) => t.write(buf),
             Stream::Closed => Err(closed()),
         }

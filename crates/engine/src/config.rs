@@ -6,6 +6,12 @@ use std::time::Duration;
 pub struct EngineConfig {
     /// Number of virtual users.
     pub threads: usize,
+    /// How the users share OS threads: `None` = a thread of its own for
+    /// each user (blocking I/O); `Some(j)` = pgbench's `-j`: `j` threads
+    /// (at most one per user), each running its block of the users as
+    /// tasks of one poll loop (`dbmeter_coop`): their sockets are read
+    /// and written without blocking and their waits are the loop's.
+    pub jobs: Option<usize>,
     /// Measured duration; `None` = no time limit.
     pub time: Option<Duration>,
     /// Measured event count limit; `None` = no limit.
@@ -59,6 +65,7 @@ impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
             threads: 1,
+            jobs: None,
             time: Some(Duration::from_secs(10)),
             events: None,
             warmup: Duration::ZERO,

@@ -228,7 +228,8 @@ pub fn run_observed(
         kinds: cfg.kinds,
     });
     let (done_tx, done_rx) = mpsc::channel();
-    let parties = n + 1;
+    let os_threads = cfg.jobs.map_or(n, |j| j.clamp(1, n));
+    let parties = os_threads + 1;
     let created = Arc::new(Barrier::new(parties));
     let go = Arc::new(Barrier::new(parties));
     let setup_errors: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -246,7 +247,10 @@ pub fn run_observed(
         interrupters: interrupters.clone(),
         done: done_tx,
     };
-    let handles = launch_threads(n, factory, launch)?;
+    let handles = match cfg.jobs {
+        None => launch_threads(n, factory, launch)?,
+        Some(_) => launch_jobs(n, os_threads, factory, launch)?,
+    };
 
     created.wait();
     {
@@ -671,6 +675,67 @@ fn launch_threads(
     Ok(handles)
 }
 
+/// pgbench's `-j`: `jobs` threads, each with its block of the users (the
+/// first threads take the larger blocks, as pgbench deals its clients).
+/// A thread opens its users' connections one after the other, then runs
+/// them as tasks of its poll loop: a user waiting on its socket or
+/// sleeping lets the thread run the others.
+fn launch_jobs(
+    n: usize,
+    jobs: usize,
+    factory: Arc<dyn UserFactory>,
+    launch: Launch,
+) -> Result<Vec<JoinHandle<()>>, EngineError> {
+    let launch = Arc::new(launch);
+    let mut handles = Vec::with_capacity(jobs);
+    let mut first = 0;
+    for job in 0..jobs {
+        let count = (n - first).div_ceil(jobs - job);
+        let ids = first..first + count;
+        first += count;
+        let factory = factory.clone();
+        let l = launch.clone();
+        let h = std::thread::Builder::new()
+            .name(format!("dbmeter-job-{job}"))
+            .spawn(move || {
+                let mut tasks = dbmeter_coop::Scheduler::new();
+                for id in ids {
+                    std::thread::sleep(l.connect_delay(id));
+                    let created = {
+                        let _turn = l.connecting.take();
+                        factory.create(id)
+                    };
+                    let Some(user) = l.register(id, created) else {
+                        continue;
+                    };
+                    let lt = l.clone();
+                    let spawned = tasks.spawn(move || {
+                        if lt.shared.setup_failed.load(Relaxed) {
+                            return;
+                        }
+                        let guard = ExitGuard {
+                            shared: lt.shared.clone(),
+                            done: lt.done.clone(),
+                        };
+                        user_loop(user, id, &lt.shared);
+                        drop(guard);
+                    });
+                    if let Err(e) = spawned {
+                        l.setup_errors
+                            .lock()
+                            .push(format!("cannot make the stack of user {id}: {e}"));
+                    }
+                }
+                l.created.wait();
+                l.go.wait();
+                tasks.run();
+            })
+            .map_err(|e| EngineError::Runtime(format!("cannot start thread {job}: {e}")))?;
+        handles.push(h);
+    }
+    Ok(handles)
+}
+
 /// A counting semaphore: at most N holders of a turn at once.
 #[derive(Clone)]
 struct Turns(Arc<(Mutex<usize>, parking_lot::Condvar)>);
@@ -719,7 +784,8 @@ fn sleep_until(at: u64, shared: &Shared) -> bool {
             return true;
         }
         let d = shared.ticks.between(now, at).min(Duration::from_millis(50));
-        std::thread::sleep(d);
+        // A user run as a task (pgbench's -j) lets its thread run the others.
+        dbmeter_coop::sleep(d);
     }
 }
 

@@ -963,3 +963,89 @@ fn events_failed_for_good_are_counted_and_not_restarted() {
     assert_eq!(r.measured.counters.ignored_errors, 20);
     assert_eq!(r.measured.errors.get("40001"), Some(&20));
 }
+
+/// A user that notes its thread and how many users are inside an event
+/// at once, sleeping through the engine's cooperative sleep.
+struct Multiplexed {
+    inside: Arc<AtomicU64>,
+    most: Arc<AtomicU64>,
+    threads: Arc<parking_lot::Mutex<Vec<(usize, String)>>>,
+    id: usize,
+}
+
+impl User for Multiplexed {
+    fn event(&mut self, _tally: &mut Tally) -> Result<Flow, EventError> {
+        let now = self.inside.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+        let name = std::thread::current().name().unwrap_or("").to_string();
+        self.threads.lock().push((self.id, name));
+        dbmeter_coop::sleep(Duration::from_millis(5));
+        self.inside.fetch_sub(1, Ordering::SeqCst);
+        Ok(Flow::Continue)
+    }
+}
+
+struct MultiplexedFactory(Multiplexed);
+
+impl UserFactory for MultiplexedFactory {
+    fn create(&self, id: usize) -> Result<Box<dyn User>, String> {
+        Ok(Box::new(Multiplexed {
+            inside: self.0.inside.clone(),
+            most: self.0.most.clone(),
+            threads: self.0.threads.clone(),
+            id,
+        }))
+    }
+}
+
+/// `jobs`: 5 users on 2 threads, dealt in blocks (3 and 2) as pgbench
+/// deals its clients; the users of a thread are in their events at once
+/// (each sleep lets the thread run the others), and the event limit stays
+/// exact.
+#[test]
+fn jobs_run_blocks_of_users_on_shared_threads() {
+    let seen = Multiplexed {
+        inside: Arc::default(),
+        most: Arc::default(),
+        threads: Arc::default(),
+        id: 0,
+    };
+    let (most, threads) = (seen.most.clone(), seen.threads.clone());
+    let c = EngineConfig {
+        threads: 5,
+        jobs: Some(2),
+        events: Some(40),
+        ..cfg()
+    };
+    let r = run(
+        &c,
+        Arc::new(MultiplexedFactory(seen)),
+        &StopHandle::new(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(r.measured.counters.events, 40);
+    assert_eq!(r.threads, 5);
+    assert!(most.load(Ordering::SeqCst) >= 3, "{most:?}");
+    let mut by_user = std::collections::BTreeMap::new();
+    for (id, name) in threads.lock().iter() {
+        by_user
+            .entry(*id)
+            .or_insert_with(std::collections::BTreeSet::new)
+            .insert(name.clone());
+    }
+    let names: Vec<Vec<String>> = by_user
+        .values()
+        .map(|s| s.iter().cloned().collect())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            vec!["dbmeter-job-0"],
+            vec!["dbmeter-job-0"],
+            vec!["dbmeter-job-0"],
+            vec!["dbmeter-job-1"],
+            vec!["dbmeter-job-1"]
+        ]
+    );
+}

@@ -27,6 +27,9 @@ pub struct Checks<'a> {
     pub env: &'a Environment,
     /// Connections the run opens (virtual users).
     pub threads: usize,
+    /// The OS threads that run them: `threads`, but fewer where the
+    /// benchmark shares threads among its users (pgbench's `-j`).
+    pub os_threads: usize,
     /// File descriptors one connection takes (SQLite: file, WAL, shm).
     pub fds_per_connection: usize,
     /// Measured time limit; None without one.
@@ -80,12 +83,12 @@ pub fn check(c: &Checks<'_>) -> Vec<Warning> {
         let ours = process::cpus_allowed(None).unwrap_or_default();
         let theirs = process::cpus_allowed(Some(pid)).unwrap_or_default();
         let shared = ours.iter().filter(|c| theirs.contains(c)).count();
-        if shared > 0 && c.threads > ours.len() {
+        if shared > 0 && c.os_threads > ours.len() {
             w.push(Warning::new(
                 "shared_cpus",
                 format!(
                     "the client and the local server share {shared} CPUs and {} threads exceed the client's {} CPUs: they compete for CPU (pin them apart)",
-                    c.threads,
+                    c.os_threads,
                     ours.len()
                 ),
             ));
@@ -187,6 +190,7 @@ mod tests {
         let c = Checks {
             env: &e,
             threads: 100,
+            os_threads: 100,
             fds_per_connection: 1,
             time_s: Some(5.0),
             warmup_s: 10.0,
@@ -217,6 +221,7 @@ mod tests {
         let c = Checks {
             env: &e,
             threads: 1,
+            os_threads: 1,
             fds_per_connection: 3,
             time_s: Some(0.0),
             warmup_s: 10.0,

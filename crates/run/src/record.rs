@@ -229,6 +229,9 @@ impl Recorder {
         warnings.extend(warnings::check(&Checks {
             env: &environment,
             threads: engine.threads,
+            os_threads: engine
+                .jobs
+                .map_or(engine.threads, |j| j.clamp(1, engine.threads.max(1))),
             fds_per_connection: fds_per_connection(target),
             time_s: engine.time.map(|d| d.as_secs_f64()),
             warmup_s: engine.warmup.as_secs_f64(),

@@ -342,6 +342,8 @@ impl General {
     pub fn engine_config(&self, seed: u64) -> EngineConfig {
         EngineConfig {
             threads: self.threads,
+            // A benchmark with pgbench's -j sets it (RunPlan::shape_engine).
+            jobs: None,
             time: self.time,
             events: self.events,
             warmup: self.warmup,

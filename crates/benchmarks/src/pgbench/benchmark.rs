@@ -4,7 +4,10 @@
 //! dbmeter's own.
 //!
 //! Each virtual user is one pgbench client ([`Client`]) over its own
-//! connection ([`DbSession`]); one event is one transaction. The events'
+//! connection ([`DbSession`]); one event is one transaction. As in
+//! pgbench, `--jobs` threads run the clients, each its block of them as
+//! tasks of one poll loop over their sockets (the engine's
+//! `EngineConfig::jobs`). The events'
 //! kinds are the scripts; each command's latency and failures are kept by
 //! its client and summed into the result's `pgbench` section at the end.
 
@@ -82,6 +85,9 @@ pub struct Section {
     pub partitions: i64,
     pub query_mode: String,
     pub clients: usize,
+    /// The threads that ran the clients (`--jobs`, at most one per
+    /// client); 0 in documents from before it was kept: one per client.
+    pub threads: usize,
     pub max_tries: u32,
     /// `--transactions` (per client); 0 when the run is timed.
     pub transactions_per_client: u64,
@@ -446,7 +452,7 @@ impl Benchmark for Pgbench {
                 "jobs",
                 OptKind::Int,
                 "1",
-                "pgbench -j: --log writes one file per job, the clients split over them in blocks as pgbench splits them; runs are not affected (each client has its own thread)",
+                "threads that run the clients (pgbench -j): the clients are dealt to them in blocks as pgbench deals them, each thread running its clients over non-blocking connections in one poll loop; at most one per client; --log writes one file per thread",
             ),
         ]
     }
@@ -522,6 +528,7 @@ impl Benchmark for Pgbench {
         });
         let set = Arc::new(set);
         let clients = ctx.threads.max(1);
+        let jobs = cfg.jobs.clamp(1, clients);
         let setup = Setup::new(
             Arc::clone(&set),
             clients,
@@ -551,6 +558,7 @@ impl Benchmark for Pgbench {
             scale,
             query_mode: mode.name().into(),
             clients,
+            threads: jobs,
             max_tries,
             transactions_per_client: transactions,
             duration_s: cfg.time,
@@ -748,8 +756,8 @@ fn report(s: &Section, doc: &RunDocument) -> String {
     }
     let _ = writeln!(t, "query mode: {}", s.query_mode);
     let _ = writeln!(t, "number of clients: {}", s.clients);
-    // dbmeter runs one thread per client, whatever -j says.
-    let _ = writeln!(t, "number of threads: {}", s.clients);
+    let threads = if s.threads > 0 { s.threads } else { s.clients };
+    let _ = writeln!(t, "number of threads: {threads}");
     let _ = writeln!(t, "maximum number of tries: {}", s.max_tries);
     let processed = doc.totals.events;
     if s.transactions_per_client > 0 {
@@ -1033,6 +1041,7 @@ impl RunPlan for PgbenchPlan {
             engine.time = None;
         }
         engine.late_limit = self.late_limit;
+        engine.jobs = Some(self.section.threads.max(1));
     }
 
     fn finish(&mut self, _result: &RunResult, doc: &mut RunDocument) -> Vec<Warning> {

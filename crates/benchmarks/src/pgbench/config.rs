@@ -21,8 +21,9 @@ pub const MIN_LATENCY_LIMIT_MS: f64 = 0.001;
 /// The largest `--aggregate-interval`, in seconds (a day).
 pub const MAX_AGGREGATE_S: u64 = 86_400;
 
-/// The largest `--jobs` (as many as `--threads` can be).
-pub const MAX_JOBS: u64 = 100_000;
+/// The largest `--jobs` (pgbench's limit; a run uses at most one thread
+/// per client).
+pub const MAX_JOBS: u64 = i32::MAX as u64;
 
 /// `--log` and its options.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,6 +75,8 @@ pub struct PgbenchConfig {
     pub verbose_errors: bool,
     /// `--log`, with its options; None without `--log`.
     pub log: Option<LogOptions>,
+    /// `--jobs` (pgbench's `-j`): the threads the clients are dealt to.
+    pub jobs: usize,
 }
 
 impl PgbenchConfig {
@@ -169,8 +172,19 @@ impl PgbenchConfig {
             connect: o.bool("connect"),
             debug: o.bool("debug"),
             verbose_errors: o.bool("verbose-errors"),
+            jobs: log.as_ref().map_or_else(|| Self::jobs(o), |l| Ok(l.jobs))?,
             log,
         })
+    }
+
+    /// `--jobs`.
+    fn jobs(o: &OptValues) -> Result<usize, BenchError> {
+        let jobs = o.u64_in(
+            "jobs",
+            1..=MAX_JOBS,
+            &format!("a number of jobs from 1 to {MAX_JOBS}"),
+        )?;
+        Ok(usize::try_from(jobs).unwrap_or(usize::MAX))
     }
 
     /// `--log` and the options that go with it (refused without it).
@@ -185,11 +199,7 @@ impl PgbenchConfig {
             |v| v > 0.0 && v <= 1.0,
             "a share above 0 and at most 1, e.g. 0.01",
         )?;
-        let jobs = o.u64_in(
-            "jobs",
-            1..=MAX_JOBS,
-            &format!("a number of jobs from 1 to {MAX_JOBS}"),
-        )?;
+        let jobs = Self::jobs(o)?;
         let prefix = o.str("log-prefix").to_string();
         if !o.bool("log") {
             for name in ["aggregate-interval", "sampling-rate", "log-prefix"] {
@@ -208,7 +218,7 @@ impl PgbenchConfig {
         }
         Ok(Some(LogOptions {
             prefix,
-            jobs: jobs as usize,
+            jobs,
             sampling_rate: sampling,
             aggregate: (aggregate > 0).then_some(aggregate),
         }))

@@ -34,7 +34,8 @@ pub trait Host {
     }
 }
 
-/// The real clock, `thread::sleep`, `sh` and stderr.
+/// The real clock, sleeping (the thread, or the client's task of it), `sh`
+/// and stderr.
 #[derive(Debug)]
 pub struct SystemHost {
     start: Instant,
@@ -59,8 +60,9 @@ impl Host for SystemHost {
         self.start.elapsed()
     }
 
+    /// In a thread's poll loop (`--jobs`): the other clients run meanwhile.
     fn sleep(&mut self, d: Duration) {
-        std::thread::sleep(d);
+        dbmeter_coop::sleep(d);
     }
 }
 

@@ -113,6 +113,8 @@ pub fn env(rest: &[String]) -> Result<i32, CliError> {
     warns.extend(warnings::check(&Checks {
         env: &environment,
         threads: setup::threads(&o)?,
+        // `dbmeter env` checks a thread per connection (no benchmark's -j).
+        os_threads: setup::threads(&o)?,
         fds_per_connection: fds_per_connection(target.as_ref()).max(1),
         time_s: (time > 0.0).then_some(time),
         warmup_s: o.f64("warmup-time"),

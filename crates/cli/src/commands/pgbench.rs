@@ -62,7 +62,7 @@ const OPTIONS: &[Opt] = &[
     opt(
         "jobs",
         "NUM",
-        "-j: pgbench's threads: only the -l files follow it",
+        "-j: threads that run the clients (default 1)",
     ),
     flag("log", "-l: per-transaction log, pgbench_log.PID[.N]"),
     opt(

@@ -682,3 +682,48 @@ fn init_partitions_pgbench_accounts_as_pgbench_does() {
         assert!(r.stdout.contains(reported), "{}", r.stdout);
     }
 }
+
+/// `-j`: the clients run on that many threads (one without `-j`, at most
+/// one per client), as pgbench says in its report, and every client runs
+/// its `-t` transactions whatever thread it shares.
+#[test]
+fn jobs_are_the_threads_the_clients_run_on() {
+    if PGBENCH.find_or_skip().is_none() {
+        return;
+    }
+    let Some(server) = start(Flavor::Postgres) else {
+        return;
+    };
+    let s = Scratch::new();
+    ours(&s, &server, &["-i", "-s", "1", "-q"], "test");
+    for (args, threads, processed) in [
+        (&["-c", "5", "-j", "2", "-t", "20"][..], 2, "100/100"),
+        (&["-c", "5", "-t", "20"][..], 1, "100/100"),
+        (&["-c", "2", "-j", "4", "-t", "7", "-S"][..], 2, "14/14"),
+    ] {
+        let theirs = pgbench(&server, args, "test");
+        let r = ours(&s, &server, args, "test");
+        for text in [&theirs, &r.stdout] {
+            assert_eq!(
+                number(text, "number of threads:"),
+                threads,
+                "{args:?}:\n{text}"
+            );
+            assert!(
+                text.contains(&format!(
+                    "number of transactions actually processed: {processed}\n"
+                )),
+                "{args:?}:\n{text}"
+            );
+        }
+        if !args.contains(&"-S") {
+            // Each transaction of tpcb-like inserts one history row (the
+            // run empties the table first).
+            assert_eq!(
+                psql(&server, "test", "SELECT count(*) FROM pgbench_history"),
+                "100",
+                "{args:?}"
+            );
+        }
+    }
+}

@@ -21,7 +21,9 @@ fn busy_handler(attempt: i32) -> bool {
     {
         return false;
     }
-    std::thread::sleep(std::time::Duration::from_millis(1));
+    // A client run as a task of a thread's loop (pgbench's -j) lets the
+    // thread's other clients run meanwhile: one of them may hold the lock.
+    dbmeter_coop::sleep(std::time::Duration::from_millis(1));
     true
 }
 

@@ -155,6 +155,12 @@ pub(crate) type Infile<'a> = &'a mut dyn FnMut(&mut Vec<u8>) -> bool;
 impl WireConn {
     /// Connects and authenticates.
     pub(crate) fn connect(p: &Params) -> Result<WireConn, Error> {
+        // A connect blocks its thread, timeouts and all, even for a client
+        // that runs as a task of a thread's loop.
+        dbmeter_coop::blocking(|| Self::open(p))
+    }
+
+    fn open(p: &Params) -> Result<WireConn, Error> {
         let stream = crate::wire_stream::connect(&p.addr, &p.net)?;
         let mut io = Packets::new(stream);
         let (greeting, caps) = handshake::connect(&mut io, p).map_err(|e| match e {

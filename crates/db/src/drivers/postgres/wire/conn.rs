@@ -110,7 +110,9 @@ impl Statement {
 impl PgWire {
     /// Connects and authenticates.
     pub(crate) fn connect(p: &Params) -> Result<PgWire, Error> {
-        let (io, session) = startup::connect(p)?;
+        // A connect blocks its thread, timeouts and all, even for a client
+        // that runs as a task of a thread's loop (as pgbench's does).
+        let (io, session) = dbmeter_coop::blocking(|| startup::connect(p))?;
         Ok(PgWire {
             io,
             session,

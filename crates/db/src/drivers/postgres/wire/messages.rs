@@ -10,7 +10,7 @@
 
 use super::{Error, ServerError};
 use crate::wire_stream::{ReadBuf, Stream};
-use std::io::{Read, Write};
+use std::io::Write;
 
 /// A write buffer grown past this is shrunk back after it is sent.
 const KEEP_WBUF: usize = 1024 * 1024;
@@ -105,16 +105,15 @@ impl Messages {
         if self.buffered() > 0 {
             return true;
         }
-        if self.stream.is_tls() || self.stream.set_nonblocking(true).is_err() {
+        if self.stream.is_tls() {
             return false;
         }
         if self.rb.buf.len() == self.rb.end {
             self.rb.buf.resize(self.rb.buf.len() * 2, 0);
         }
-        if let Ok(n) = self.stream.read(&mut self.rb.buf[self.rb.end..]) {
+        if let Ok(n) = self.stream.read_now(&mut self.rb.buf[self.rb.end..]) {
             self.rb.end += n;
         }
-        let _ = self.stream.set_nonblocking(false);
         self.buffered() > 0
     }
 
