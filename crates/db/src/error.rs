@@ -23,6 +23,9 @@ pub struct DbError {
     /// The driver's error code: `SQLITE_BUSY`, a MySQL number, an SQLSTATE.
     pub code: String,
     pub message: String,
+    /// MySQL/MariaDB's SQLSTATE beside its error number (empty elsewhere:
+    /// PostgreSQL's code is its SQLSTATE).
+    pub sqlstate: String,
 }
 
 impl DbError {
@@ -31,6 +34,7 @@ impl DbError {
             kind: ErrorKind::Usage,
             code: "usage".into(),
             message,
+            sqlstate: String::new(),
         }
     }
 
@@ -39,6 +43,7 @@ impl DbError {
             kind: ErrorKind::Other,
             code: code.into(),
             message: message.into(),
+            sqlstate: String::new(),
         }
     }
 

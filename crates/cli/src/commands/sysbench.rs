@@ -405,6 +405,9 @@ fn find_test(word: &str) -> Result<Found, CliError> {
             note: None,
         })
     };
+    if word == "-" {
+        return load(word);
+    }
     let local = format!("./{word}.lua");
     if Path::new(word).is_file() {
         if !word.contains('/') && !word.ends_with(".lua") {
@@ -472,7 +475,9 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         .find(|o| o.name == "test")
         .map(|o| o.value.clone().unwrap_or_default());
     let mut words = words.into_iter();
-    let Some(test) = test_opt.or_else(|| words.next()) else {
+    // No test named and a script piped in: sysbench reads it (as `-`).
+    let piped = || (!std::io::IsTerminal::is_terminal(&std::io::stdin())).then(|| "-".to_string());
+    let Some(test) = test_opt.or_else(|| words.next()).or_else(piped) else {
         return Err(usage(
             "which test? e.g. `dbmeter sysbench oltp_read_write run` (dbmeter reads \
              no script from standard input)",
@@ -620,13 +625,17 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
 
     // The command.
     let command = match command {
+        // A script's body ran when it was loaded: that is all (or it
+        // runs now, with the database).
+        None if bench.default_command().is_some_and(|c| c.is_empty()) => return Ok(0),
+        None if bench.default_command().is_some() => bench.default_command().unwrap_or_default(),
         None => {
             return Err(usage(format!(
                 "missing command: say what to do with {test} (prepare, prewarm, run, \
                  cleanup or help)"
             )));
         }
-        Some(c) if c == "help" => {
+        Some(c) if c == "help" && !bench.verbs().iter().any(|v| v.name == "help") => {
             print!(
                 "{}",
                 crate::help::test_options_help(bench.as_ref(), crate::help::width())

@@ -51,18 +51,21 @@ pub(crate) fn map_err(e: wire::Error) -> DbError {
                 kind,
                 code: db.code,
                 message: db.message,
+                sqlstate: String::new(),
             }
         }
         E::Io(io) => DbError {
             kind: ErrorKind::ConnectionLost,
             code: LOST.into(),
             message: format!("lost connection: {io}"),
+            sqlstate: String::new(),
         },
         // The session is in an unknown state: start a new one.
         E::Protocol(m) => DbError {
             kind: ErrorKind::ConnectionLost,
             code: "08P01".into(),
             message: format!("protocol error: {m}"),
+            sqlstate: String::new(),
         },
         E::Tls(m) => DbError::other("08001", format!("TLS: {m}")),
         E::NoServerTls => DbError::other("08001", "the server does not support TLS"),
@@ -192,6 +195,20 @@ impl PgConn {
 
     pub(crate) fn register(&mut self, sql: &str) -> StmtId {
         self.stmts.register(sql)
+    }
+
+    /// Prepares registered statement `id` now (with prepared statements
+    /// on), so that a statement the server refuses fails here.
+    pub(crate) fn prepare_now(&mut self, id: StmtId) -> Result<(), DbError> {
+        if !self.ps {
+            return Ok(());
+        }
+        if let Some((sql, cached)) = self.stmts.get_mut(id)
+            && cached.is_none()
+        {
+            *cached = Some(self.conn.prepare(&numbered(sql)).map_err(map_err)?);
+        }
+        Ok(())
     }
 
     #[inline]
