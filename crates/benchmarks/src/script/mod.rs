@@ -761,7 +761,14 @@ impl RunPlan for ScriptPlan {
             ("latency_sum", l.sum_ms / 1000.0),
         ];
         if let Some(mut text) = self.report("report_cumulative", &stat) {
-            text.push_str(self.close_reports().trim_end_matches('\n'));
+            let close = self.close_reports();
+            let close = close.trim_end_matches('\n');
+            if !close.is_empty() {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(close);
+            }
             // A hook that printed nothing leaves no section.
             if !text.is_empty() {
                 doc.set_section(
@@ -836,12 +843,8 @@ impl UserFactory for ScriptUsers {
             None => state::global_fn(&lua, "event")
                 .ok_or_else(|| format!("{}: no event() function", self.env.script.display()))?,
         };
-        if self.env.legacy
-            && let Some(connect) = state::global_fn(&lua, "db_connect")
-        {
-            // sysbench 0.5 connects each thread before thread_init().
-            state::call(&connect, ())?;
-        }
+        // As sysbench 1.0 runs a 0.5 script: its db_*() calls connect
+        // when they first need to, not before thread_init().
         if let Some(init) = state::global_fn(&lua, "thread_init") {
             state::call(&init, user_id)?;
         }

@@ -61,7 +61,6 @@ sysbench.cmdline = {
    command = info.command,
    script_path = info.script,
    argv = info.argv,
-   options = {},
    commands = {},
    PARALLEL_COMMAND = true,
    ARG_NULL = 0, ARG_BOOL = 1, ARG_INT = 2, ARG_SIZE = 3, ARG_DOUBLE = 4,
@@ -100,6 +99,43 @@ sysbench.rand = {
    uniform_uint64 = function() return F.rand_uint64(ctx) end,
 }
 strict(sysbench.rand, "sysbench.rand.")
+
+-- Histograms (sysbench.histogram): `size` buckets on a logarithmic scale
+-- from range_min to range_max; values outside go to the end buckets.
+local histogram_methods = {}
+local histogram_mt = {__index = histogram_methods,
+                      __tostring = function() return "<sb_histogram>" end}
+sysbench.histogram = {}
+function sysbench.histogram.new(size, range_min, range_max)
+   size = math.floor(tonumber(size))
+   local deduct = math.log(range_min)
+   local h = {size = size, deduct = deduct,
+              mult = (size - 1) / (math.log(range_max) - deduct), counts = {}}
+   return setmetatable(h, histogram_mt)
+end
+function histogram_methods.update(self, value)
+   local i = math.floor((math.log(value) - self.deduct) * self.mult + 0.5)
+   if i ~= i or i < 0 then i = 0 elseif i >= self.size then i = self.size - 1 end
+   self.counts[i] = (self.counts[i] or 0) + 1
+end
+function histogram_methods.print(self)
+   local max = 0
+   for i = 0, self.size - 1 do
+      local n = self.counts[i] or 0
+      if n > max then max = n end
+   end
+   if max == 0 then return end
+   local out = {"       value  ------------- distribution ------------- count\n"}
+   for i = 0, self.size - 1 do
+      local n = self.counts[i] or 0
+      if n > 0 then
+         local width = math.floor(n * 40 / max + 0.5)
+         out[#out + 1] = string.format("%12.3f |%-40s %d\n",
+            math.exp(i / self.mult + self.deduct), string.rep("*", width), n)
+      end
+   end
+   io.write(table.concat(out))
+end
 
 -- SQL.
 sysbench.sql = {}
@@ -382,6 +418,7 @@ local function new_connection(level)
    if type(id) == "table" then
       -- What the driver logs, then sysbench's error.
       for _, line in ipairs(id) do log("FATAL: " .. line) end
+      if level == nil then error(dbm.user_position() .. "connection creation failed", 0) end
       error("connection creation failed", level)
    end
    local con = setmetatable({id = id}, connection_mt)
@@ -472,7 +509,7 @@ db_driver = dbm.driver_name()
 local old_con
 function db_connect()
    if old_con == nil then
-      old_con = new_connection(2)
+      old_con = new_connection()
    end
    db_driver = dbm.driver_name()
 end
@@ -558,7 +595,10 @@ function db_execute(stmt)
 end
 function db_store_results(rs) end
 function db_free_results(rs)
-   if type(rs) == "table" and rs.rs ~= nil then rs.rs:free(); rs.rs = nil end
+   if type(rs) == "table" and rs.rs ~= nil then
+      rs.rs.nrows, rs.rs.at = 0, 0
+      rs.rs = nil
+   end
 end
 function db_close(stmt) end
 
@@ -580,8 +620,13 @@ local function export_options(opt, globals, legacy)
       num_threads = opt.threads
       max_requests = opt.events
       max_time = opt.time
-      mysql_table_engine = mysql_table_engine or "innodb"
-      myisam_max_rows = myisam_max_rows or 1000000
+      -- Defaults that the options given later replace.
+      if mysql_table_engine == nil then
+         mysql_table_engine, exported.mysql_table_engine = "innodb", true
+      end
+      if myisam_max_rows == nil then
+         myisam_max_rows, exported.myisam_max_rows = 1000000, true
+      end
    end
 end
 export_options(info.opt, info.export_globals, info.legacy)
