@@ -217,6 +217,7 @@ impl Script {
             loop_events: std::sync::atomic::AtomicU64::new(0),
             ignore: IgnoreList::parse("none"),
             reconnects: std::sync::atomic::AtomicU64::new(0),
+            stopping: std::sync::atomic::AtomicBool::new(false),
         });
         let command = state::command_of(path).unwrap_or_default();
         let lua = match state::new_state(&env, &command, 0) {
@@ -390,6 +391,7 @@ impl Script {
             loop_events: std::sync::atomic::AtomicU64::new(0),
             ignore: ctx.ignore.clone(),
             reconnects: std::sync::atomic::AtomicU64::new(0),
+            stopping: std::sync::atomic::AtomicBool::new(false),
         }))
     }
 
@@ -999,10 +1001,19 @@ impl User for ScriptUser {
             s.connections().filter_map(|c| c.interrupter()).collect()
         })
         .unwrap_or_default();
-        if all.is_empty() {
+        // A script's own loop asks sb_more_events() whether to go on.
+        let env = self
+            .own_loop
+            .then(|| state::with_shared(&self.lua, |s| s.env.clone()))
+            .flatten();
+        if all.is_empty() && env.is_none() {
             return None;
         }
         Some(Arc::new(move || {
+            if let Some(env) = &env {
+                env.stopping
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
             for i in &all {
                 i();
             }

@@ -122,6 +122,8 @@ pub(crate) struct Env {
     pub ignore: dbmeter_db::IgnoreList,
     /// Reconnects the script asked for (`con:reconnect()`).
     pub reconnects: std::sync::atomic::AtomicU64,
+    /// The run is stopping: a script's own loop ends (`sb_more_events`).
+    pub stopping: AtomicBool,
 }
 
 impl Env {
@@ -703,6 +705,9 @@ fn api_table(lua: &Lua, p: Ptr) -> mlua::Result<Table> {
         "more_events",
         lua.create_function(move |_, ()| {
             let env = &unsafe { p.get() }.env;
+            if env.stopping.load(Ordering::Relaxed) {
+                return Ok(false);
+            }
             let start = *env.loop_start.get_or_init(Instant::now);
             let time = env.num_opt("time");
             if time > 0.0 && start.elapsed().as_secs_f64() >= time {
