@@ -569,9 +569,12 @@ impl Benchmark for Script {
             state::call(&init, ()).map_err(BenchError::Failed)?;
         }
         if state::global_fn(&main, "event").is_none() {
-            return Err(BenchError::Usage(format!(
-                "{}: the script defines no event() function, so it has nothing to run",
-                self.path
+            // sysbench's words: the script by its file name.
+            let name = std::path::Path::new(&self.path)
+                .file_name()
+                .map_or_else(|| self.path.clone(), |n| n.to_string_lossy().to_string());
+            return Err(BenchError::Failed(format!(
+                "cannot find the event() function in {name}"
             )));
         }
         Ok(Box::new(ScriptPlan {

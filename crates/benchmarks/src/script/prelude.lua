@@ -52,7 +52,7 @@ package.path = info.script_dir .. "/?.lua;" .. "./?.lua;" ..
 
 sysbench = {}
 sysbench.version = "1.0.20"
-sysbench.version_string = "sysbench 1.0.20 (dbmeter)"
+sysbench.version_string = "sysbench 1.0.20"
 sysbench.tid = info.tid
 sysbench.opt = info.opt
 sysbench.hooks = {}
@@ -70,6 +70,35 @@ function sysbench.cmdline.command_defined(name)
    return type(sysbench.cmdline.commands) == "table" and
       sysbench.cmdline.commands[name] ~= nil and
       sysbench.cmdline.commands[name][1] ~= nil
+end
+-- The script's options as sysbench's help lists them.
+function sysbench.cmdline.print_test_options()
+   local opts = sysbench.cmdline.options
+   if type(opts) ~= "table" then return end
+   local formats = {[1] = "[=on|off]", [2] = "=N", [3] = "=SIZE", [4] = "=N",
+                    [5] = "=STRING", [6] = "=[LIST,...]", [7] = "=FILENAME"}
+   local kinds = {boolean = 1, number = 4, string = 5, table = 6}
+   local names, rows, width = {}, {}, 0
+   for name in pairs(opts) do names[#names + 1] = name end
+   table.sort(names)
+   for _, name in ipairs(names) do
+      local def = opts[name]
+      local kind = def[3] or (def[2] ~= nil and kinds[type(def[2])]) or 5
+      local value = def[2]
+      if type(value) == "table" then value = table.concat(value, ",")
+      elseif type(value) == "boolean" then value = value and "on" or "off"
+      elseif value ~= nil then value = tostring(value) end
+      local head = name .. (formats[kind] or "=UNKNOWN")
+      if #head > width then width = #head end
+      rows[#rows + 1] = {head, tostring(def[1]), value}
+   end
+   local out = {}
+   for _, r in ipairs(rows) do
+      local line = "  --" .. r[1] .. string.rep(" ", width - #r[1] + 1) .. r[2]
+      if r[3] ~= nil then line = line .. " [" .. r[3] .. "]" end
+      out[#out + 1] = line .. "\n"
+   end
+   io.write(table.concat(out), "\n")
 end
 function sysbench.cmdline.command_parallel(name)
    return sysbench.cmdline.command_defined(name) and
