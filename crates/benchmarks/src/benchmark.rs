@@ -219,6 +219,13 @@ pub trait RunPlan: Send {
         let _ = (result, doc);
         Vec::new()
     }
+
+    /// Called once the final report is out (a sysbench script's `done()`,
+    /// which sysbench calls after its report): its warnings, said but no
+    /// longer part of the stored result.
+    fn after_report(&mut self) -> Vec<Warning> {
+        Vec::new()
+    }
 }
 
 /// One benchmark.

@@ -240,6 +240,9 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         doc: &doc,
         section: section.as_deref(),
     });
+    for w in plan.after_report() {
+        warn(&w);
+    }
     Ok(Outcome {
         document: doc,
         stored,

@@ -820,15 +820,18 @@ impl RunPlan for ScriptPlan {
             });
             doc.kinds.extend(kinds);
         }
-        if let Some(done) = state::global_fn(&self.main, "done")
-            && let Err(e) = state::call(&done, ())
-        {
-            warnings.push(dbmeter_env::Warning {
+        warnings
+    }
+
+    /// done(), after the report, as sysbench calls it.
+    fn after_report(&mut self) -> Vec<dbmeter_env::Warning> {
+        match state::global_fn(&self.main, "done").map(|done| state::call(&done, ())) {
+            Some(Err(e)) => vec![dbmeter_env::Warning {
                 code: "script_done".into(),
                 message: format!("the script's done() failed: {e}"),
-            });
+            }],
+            _ => Vec::new(),
         }
-        warnings
     }
 }
 

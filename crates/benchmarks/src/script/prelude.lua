@@ -348,14 +348,14 @@ function param_methods.set(self, value)
    else
       -- Cut to the bind's length, as sysbench copies it into its buffer.
       value = tostring(value)
-      local max = self.max_len
+      local max = rawget(self, "max_len")
       if max ~= nil and #value > max then value = value:sub(1, max) end
       self.value = value
    end
 end
 function param_methods.set_rand_str(self, fmt)
    local value = rand_string(fmt)
-   local max = self.max_len
+   local max = rawget(self, "max_len")
    if max ~= nil and #value > max then value = value:sub(1, max) end
    self.value = value
 end
