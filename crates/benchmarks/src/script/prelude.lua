@@ -59,7 +59,7 @@ sysbench.hooks = {}
 sysbench.error = {NONE = 0, RESTART_EVENT = 1, FATAL = 2}
 sysbench.cmdline = {
    command = info.command,
-   script_path = info.script,
+   script_path = info.script ~= "-" and info.script or nil,
    argv = info.argv,
    commands = {},
    PARALLEL_COMMAND = true,
