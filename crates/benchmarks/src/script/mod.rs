@@ -317,11 +317,18 @@ impl Script {
                 }
             }
             let mut commands = Vec::new();
-            if let Some(cmds) = cmdline.get::<Option<Table>>("commands")? {
-                for pair in cmds.pairs::<String, Table>() {
-                    let (name, def) = pair?;
+            if let LuaValue::Table(cmds) = cmdline.get::<LuaValue>("commands")? {
+                for pair in cmds.pairs::<LuaValue, LuaValue>() {
+                    // As in sysbench, an entry that is not {function, ...}
+                    // defines no command.
+                    let (LuaValue::String(name), LuaValue::Table(def)) = pair? else {
+                        continue;
+                    };
+                    if !matches!(def.get::<LuaValue>(1)?, LuaValue::Function(_)) {
+                        continue;
+                    }
                     let parallel = def.get::<LuaValue>(2)? == LuaValue::Boolean(true);
-                    commands.push((name, parallel));
+                    commands.push((name.to_string_lossy(), parallel));
                 }
             }
             commands.sort();
