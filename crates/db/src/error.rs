@@ -26,6 +26,9 @@ pub struct DbError {
     /// MySQL/MariaDB's SQLSTATE beside its error number (empty elsewhere:
     /// PostgreSQL's code is its SQLSTATE).
     pub sqlstate: String,
+    /// Where in the statement the error is (1-based, in characters), when
+    /// the server says (PostgreSQL).
+    pub position: Option<u32>,
 }
 
 impl DbError {
@@ -35,6 +38,7 @@ impl DbError {
             code: "usage".into(),
             message,
             sqlstate: String::new(),
+            position: None,
         }
     }
 
@@ -44,6 +48,7 @@ impl DbError {
             code: code.into(),
             message: message.into(),
             sqlstate: String::new(),
+            position: None,
         }
     }
 

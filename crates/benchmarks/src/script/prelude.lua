@@ -363,7 +363,7 @@ strict(param_methods, "param:")
 
 function connection_methods.prepare(self, query)
    if rawget(self, "closed") then closed_con() end
-   local ok, id, state, msg = dbm.prepare(self.id, query)
+   local ok, id, state, msg, _, pos = dbm.prepare(self.id, query)
    if not ok then
       -- As sysbench's drivers say it; then its "API error".
       local drv = dbm.driver_name()
@@ -371,7 +371,18 @@ function connection_methods.prepare(self, query)
          log("FATAL: mysql_stmt_prepare() failed")
          log(string.format('FATAL: MySQL error: %d "%s"', id, msg))
       elseif drv == "pgsql" then
-         log("FATAL: PQprepare() failed: ERROR:  " .. msg .. "\n")
+         -- libpq's excerpt of the statement, with a caret under the spot.
+         local excerpt = ""
+         if pos ~= nil then
+            local before = query:sub(1, pos - 1)
+            local line_no = select(2, before:gsub("\n", "")) + 1
+            local line_start = (before:match(".*()\n") or 0) + 1
+            local line = query:sub(line_start):match("[^\n]*")
+            local head = "LINE " .. line_no .. ": "
+            excerpt = "\n" .. head .. line .. "\n" ..
+               string.rep(" ", #head + pos - line_start) .. "^"
+         end
+         log("FATAL: PQprepare() failed: ERROR:  " .. msg .. excerpt .. "\n")
       end
       error("SQL API error", 0)
    end

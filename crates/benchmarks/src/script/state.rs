@@ -461,6 +461,9 @@ fn failure(lua: &Lua, sh: &mut Shared, e: DbError) -> mlua::Result<MultiValue> {
     let (errno, state) = errno_state(&e, dialect);
     let msg = e.message.clone();
     let ignorable = sh.env.ignore.contains(&e.code);
+    let position = e
+        .position
+        .map_or(LuaValue::Nil, |p| LuaValue::Integer(i64::from(p)));
     sh.pending = Some(e);
     Ok(MultiValue::from_vec(vec![
         LuaValue::Boolean(false),
@@ -468,6 +471,7 @@ fn failure(lua: &Lua, sh: &mut Shared, e: DbError) -> mlua::Result<MultiValue> {
         LuaValue::String(lua.create_string(state)?),
         LuaValue::String(lua.create_string(msg)?),
         LuaValue::Boolean(ignorable),
+        position,
     ]))
 }
 

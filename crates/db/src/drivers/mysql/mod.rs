@@ -87,6 +87,7 @@ pub(crate) fn map_err(e: wire::Error) -> DbError {
                 code: code.to_string(),
                 message,
                 sqlstate: state,
+                position: None,
             }
         }
         E::Io(io) => DbError {
@@ -94,6 +95,7 @@ pub(crate) fn map_err(e: wire::Error) -> DbError {
             code: LOST.into(),
             message: format!("lost connection: {io}"),
             sqlstate: "HY000".into(),
+            position: None,
         },
         // The connection is in an unknown state: start a new one.
         E::Protocol(m) => DbError {
@@ -101,6 +103,7 @@ pub(crate) fn map_err(e: wire::Error) -> DbError {
             code: "2027".into(),
             message: format!("malformed packet from the server: {m}"),
             sqlstate: "HY000".into(),
+            position: None,
         },
         E::Tls(m) => DbError::other("2026", format!("TLS: {m}")),
         E::NoServerTls => DbError::other("2026", "the server does not support TLS"),

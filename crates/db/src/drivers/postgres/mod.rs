@@ -52,6 +52,7 @@ pub(crate) fn map_err(e: wire::Error) -> DbError {
                 code: db.code,
                 message: db.message,
                 sqlstate: String::new(),
+                position: db.position,
             }
         }
         E::Io(io) => DbError {
@@ -59,6 +60,7 @@ pub(crate) fn map_err(e: wire::Error) -> DbError {
             code: LOST.into(),
             message: format!("lost connection: {io}"),
             sqlstate: String::new(),
+            position: None,
         },
         // The session is in an unknown state: start a new one.
         E::Protocol(m) => DbError {
@@ -66,6 +68,7 @@ pub(crate) fn map_err(e: wire::Error) -> DbError {
             code: "08P01".into(),
             message: format!("protocol error: {m}"),
             sqlstate: String::new(),
+            position: None,
         },
         E::Tls(m) => DbError::other("08001", format!("TLS: {m}")),
         E::NoServerTls => DbError::other("08001", "the server does not support TLS"),

@@ -346,7 +346,7 @@ pub(crate) fn error_fields(body: &[u8]) -> ServerError {
             b'C' => e.code = text(v),
             b'M' => e.message = text(v),
             b'D' => e.detail = Some(text(v)),
-            b'H' => e.hint = Some(text(v)),
+            b'P' => e.position = text(v).parse().ok(),
             _ => {}
         }
     }

@@ -60,7 +60,8 @@ pub(crate) struct ServerError {
     pub code: String,
     pub message: String,
     pub detail: Option<String>,
-    pub hint: Option<String>,
+    /// Where in the statement the error is (1-based, in characters).
+    pub position: Option<u32>,
 }
 
 impl ServerError {
