@@ -156,6 +156,13 @@ pub trait RunPlan: Send {
     /// The server's (or library's) version, for the header and the record.
     fn server_version(&self) -> String;
 
+    /// True for a plan whose users may never touch the server (a sysbench
+    /// script connects only if it wants to): the run then reads the
+    /// server's facts only if it answers, and says nothing when it does not.
+    fn server_optional(&self) -> bool {
+        false
+    }
+
     /// The counters its users add to beyond events ([`Tally::measures`]
     /// by index), in that order: the SQL benchmarks'
     /// [`dbmeter_stats::measure::sql::MEASURES`] (reads, writes, others),
@@ -212,6 +219,13 @@ pub trait RunPlan: Send {
         let _ = (result, doc);
         Vec::new()
     }
+
+    /// Called once the final report is out (a sysbench script's `done()`,
+    /// which sysbench calls after its report): its warnings, said but no
+    /// longer part of the stored result.
+    fn after_report(&mut self) -> Vec<Warning> {
+        Vec::new()
+    }
 }
 
 /// One benchmark.
@@ -265,6 +279,13 @@ pub trait Benchmark: Send + Sync {
     /// False for a benchmark that touches no database.
     fn needs_database(&self) -> bool {
         true
+    }
+
+    /// What a command line that names no command does: None, nothing (it
+    /// is a usage error); "" when loading did it all (a sysbench script:
+    /// its body ran); else the command to run.
+    fn default_command(&self) -> Option<String> {
+        None
     }
 
     /// The family of data its `prepare` makes: benchmarks of one family

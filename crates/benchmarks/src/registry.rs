@@ -114,6 +114,10 @@ pub fn resolve(word: &str) -> Result<Arc<dyn Benchmark>, String> {
     if let Some(b) = find(word) {
         return Ok(b);
     }
+    // `-`: a script on standard input, as sysbench reads one.
+    if word == "-" {
+        return load_script(word);
+    }
     if looks_like_path(word) {
         let p = Path::new(word);
         if !p.exists() {
@@ -124,9 +128,26 @@ pub fn resolve(word: &str) -> Result<Arc<dyn Benchmark>, String> {
                 "{word}: dbmeter does not run SQL script files yet; Lua scripts (.lua) in sysbench's API run"
             ));
         }
-        return crate::script::Script::load(word).map(|s| Arc::new(s) as Arc<dyn Benchmark>);
+        return load_script(word);
     }
     Err(format!("unknown workload '{word}'"))
+}
+
+/// A script, loaded once per process: its body runs when it is loaded (as
+/// sysbench runs it once in its main state), however often the command
+/// line names it.
+fn load_script(word: &str) -> Result<Arc<dyn Benchmark>, String> {
+    static LOADED: std::sync::Mutex<Vec<(String, Arc<dyn Benchmark>)>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut loaded = LOADED
+        .lock()
+        .map_err(|_| "a script failed to load".to_string())?;
+    if let Some((_, b)) = loaded.iter().find(|(w, _)| w == word) {
+        return Ok(b.clone());
+    }
+    let b = crate::script::Script::load(word).map(|s| Arc::new(s) as Arc<dyn Benchmark>)?;
+    loaded.push((word.to_string(), b.clone()));
+    Ok(b)
 }
 
 #[cfg(test)]

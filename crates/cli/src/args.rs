@@ -128,7 +128,7 @@ pub fn parse(
             command = command.or(Some(c));
         } else if workload.is_none() && !is_option(a) {
             workload = registry::find(a).or_else(|| {
-                registry::looks_like_path(a)
+                (registry::looks_like_path(a) || a == "-")
                     .then(|| registry::resolve(a).ok())
                     .flatten()
             });
@@ -268,6 +268,21 @@ pub fn parse(
         return Err(CliError::Usage(format!(
             "unknown workload '{w}'{hint}; `dbmeter list` shows them"
         )));
+    }
+    // `help SCRIPT` calls the script's own help() when it has one (as
+    // sysbench does for `sysbench SCRIPT help`).
+    if !help
+        && command == Some(Command::Help)
+        && workload
+            .as_ref()
+            .is_some_and(|b| b.verbs().iter().any(|v| v.name == "help"))
+    {
+        return Ok(Invocation {
+            command: Command::Own,
+            workload,
+            given,
+            verb: Some("help".into()),
+        });
     }
     let command = if help {
         Command::Help

@@ -107,6 +107,17 @@ impl Connection {
         }
     }
 
+    /// Prepares a registered statement on the server now, where the
+    /// driver prepares statements (MySQL/MariaDB, PostgreSQL with prepared
+    /// statements on): an error the server finds in it comes here.
+    pub fn prepare_now(&mut self, id: StmtId) -> Result<(), DbError> {
+        match self {
+            Connection::Sqlite(_) => Ok(()),
+            Connection::Mysql(c) => c.prepare_now(id),
+            Connection::Postgres(c) => c.prepare_now(id),
+        }
+    }
+
     /// Runs a registered statement, fetching every row it returns.
     pub fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         match self {

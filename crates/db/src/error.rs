@@ -23,6 +23,12 @@ pub struct DbError {
     /// The driver's error code: `SQLITE_BUSY`, a MySQL number, an SQLSTATE.
     pub code: String,
     pub message: String,
+    /// MySQL/MariaDB's SQLSTATE beside its error number (empty elsewhere:
+    /// PostgreSQL's code is its SQLSTATE).
+    pub sqlstate: String,
+    /// Where in the statement the error is (1-based, in characters), when
+    /// the server says (PostgreSQL).
+    pub position: Option<u32>,
 }
 
 impl DbError {
@@ -31,6 +37,8 @@ impl DbError {
             kind: ErrorKind::Usage,
             code: "usage".into(),
             message,
+            sqlstate: String::new(),
+            position: None,
         }
     }
 
@@ -39,6 +47,8 @@ impl DbError {
             kind: ErrorKind::Other,
             code: code.into(),
             message: message.into(),
+            sqlstate: String::new(),
+            position: None,
         }
     }
 

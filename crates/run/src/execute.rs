@@ -163,7 +163,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     plan.before_run(obs);
 
     let warn = |w: &dbmeter_env::Warning| obs.event(&RunEvent::Warning(&w.message));
-    let recorder = Recorder::start(o, target.as_ref(), &engine, &warn);
+    let recorder = Recorder::start(o, target.as_ref(), &engine, &warn, plan.server_optional());
     let mut errors = 0u64;
     // The engine calls on_interval and on_start one at a time, from the
     // thread that runs it: the plan is borrowed by one of them at a time,
@@ -230,6 +230,11 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         &engine.percentiles,
     );
     recorder.finish(&mut doc, result.abandoned > 0, &warn);
+    if doc.target.server_version.is_empty()
+        && let Some(s) = &doc.server
+    {
+        doc.target.server_version = s.version.clone();
+    }
     for w in plan.finish(&result, &mut doc) {
         warn(&w);
         doc.warnings.push(w);
@@ -242,6 +247,9 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         doc: &doc,
         section: section.as_deref(),
     });
+    for w in plan.after_report() {
+        warn(&w);
+    }
     Ok(Outcome {
         document: doc,
         stored,

@@ -203,6 +203,7 @@ impl Recorder {
         target: Option<&Target>,
         engine: &EngineConfig,
         warn: &dyn Fn(&Warning),
+        server_optional: bool,
     ) -> Recorder {
         let connect = target.map(|t| settings::connect_options(o, t.clone()));
         let mut warnings = Vec::new();
@@ -222,7 +223,8 @@ impl Recorder {
                     active_before = f.active_sessions;
                     server = Some(f.record);
                 }
-                Err(w) => warnings.push(w),
+                Err(w) if !server_optional => warnings.push(w),
+                Err(_) => {}
             }
         }
         let environment = environment(target, server.as_ref());

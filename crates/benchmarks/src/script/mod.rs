@@ -14,7 +14,7 @@ mod state;
 use crate::benchmark::{BenchError, Benchmark, Context, RunPlan, Verb, no_such_verb};
 use crate::options::{OptKind, OptSpec, OptValues, canonical, parse_bool, parse_float_list};
 use crate::random::RandSpec;
-use dbmeter_db::{Connection, ErrorKind, IgnoreList};
+use dbmeter_db::{ErrorKind, IgnoreList};
 use dbmeter_engine::{EventError, Flow, Interrupter, Tally, User, UserFactory};
 use dbmeter_result::RunEvent;
 use dbmeter_stats::measure::sql;
@@ -118,8 +118,17 @@ pub struct Script {
     source: String,
     summary: String,
     options: Vec<OptSpec>,
-    /// Options declared without a default: nil in `sysbench.opt` unless given.
+    /// Options declared without a default: sysbench's zero value of their
+    /// type in `sysbench.opt` unless given (0, true, "", an empty list).
     nil_default: Vec<String>,
+    /// List options (`ARG_LIST`, or a table default): tables in `sysbench.opt`.
+    lists: Vec<String>,
+    /// The script declares `sysbench.cmdline.options`: without them it takes
+    /// any option, and sees them as global variables too (as in sysbench).
+    declares_options: bool,
+    /// The state that ran the script when it was loaded: sysbench's main
+    /// state, used again for init(), done(), the hooks and the commands.
+    loaded: std::sync::Mutex<Option<Lua>>,
     /// The script's commands (`sysbench.cmdline.commands`): name, parallel.
     commands: Vec<(String, bool)>,
     /// Global functions that stand for commands (`cleanup`, `prepare`...).
@@ -167,16 +176,36 @@ fn default_text(v: &LuaValue) -> Result<String, String> {
     })
 }
 
+/// The command that only runs a script's body (for a script whose body
+/// connects, so that it runs with the command line's database).
+const BODY: &str = "body";
+
+/// sysbench's words for a malformed `sysbench.cmdline.options`.
+fn options_error(what: &str) -> mlua::Error {
+    mlua::Error::RuntimeError(format!(
+        "`sysbench.cmdline.read_cmdline_options' function failed: [string \"sysbench.cmdline.lua\"]:1: {what}"
+    ))
+}
+
 impl Script {
-    /// Loads the script at `path`: runs it once to read what it declares.
+    /// Loads the script at `path` (`-`: standard input): runs it once to
+    /// read what it declares.
     pub fn load(path: &str) -> Result<Script, String> {
-        let source = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+        let source = if path == "-" {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+                .map_err(|e| format!("<stdin>: {e}"))?;
+            s
+        } else {
+            std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?
+        };
         // sysbench 0.5 scripts know nothing of `sysbench.*`: they read
         // their options as global variables and call `db_query()`.
         let old_style = !source.contains("sysbench.");
         let env = Arc::new(Env {
             statements: None,
             legacy: old_style,
+            export_globals: false,
             script: PathBuf::from(path),
             source: source.clone(),
             connect: None,
@@ -184,22 +213,80 @@ impl Script {
             seed: 0,
             opts: Vec::new(),
             unique: AtomicU32::new(0),
+            loop_start: std::sync::OnceLock::new(),
+            loop_events: std::sync::atomic::AtomicU64::new(0),
+            ignore: IgnoreList::parse("none"),
+            reconnects: std::sync::atomic::AtomicU64::new(0),
+            stopping: std::sync::atomic::AtomicBool::new(false),
         });
-        let lua = state::new_state(&env, "run", 0)?;
+        let command = state::command_of(path).unwrap_or_default();
+        let lua = match state::new_state(&env, &command, 0) {
+            Ok(lua) => lua,
+            // Its body connects: it runs once the command has a database,
+            // and declares nothing dbmeter could read before.
+            Err(e) if e.contains(state::NEEDS_DB) => {
+                return Ok(Script {
+                    legacy: false,
+                    path: path.to_string(),
+                    source,
+                    summary: format!("sysbench Lua script {path}"),
+                    options: crate::oltp::RAND_OPTIONS.to_vec(),
+                    nil_default: Vec::new(),
+                    lists: Vec::new(),
+                    declares_options: false,
+                    commands: Vec::new(),
+                    globals: vec![BODY.to_string()],
+                    loaded: std::sync::Mutex::new(None),
+                });
+            }
+            Err(e) => return Err(e),
+        };
         let read = || -> mlua::Result<Script> {
             let sb: Table = lua.globals().get("sysbench")?;
             let cmdline: Table = sb.get("cmdline")?;
             let mut options = Vec::new();
             let mut nil_default = Vec::new();
-            if let Some(opts) = cmdline.get::<Option<Table>>("options")? {
-                for pair in opts.pairs::<String, Table>() {
+            let mut lists = Vec::new();
+            let declared: LuaValue = cmdline.get("options")?;
+            let declared = match declared {
+                LuaValue::Nil => None,
+                LuaValue::Table(t) => Some(t),
+                other => {
+                    return Err(options_error(&format!(
+                        "wrong type for sysbench.cmdline.options: {}",
+                        other.type_name()
+                    )));
+                }
+            };
+            if let Some(opts) = &declared {
+                for pair in opts.pairs::<LuaValue, LuaValue>() {
                     let (name, def) = pair?;
-                    let help: String = def.get::<Option<String>>(1)?.unwrap_or_default();
+                    let (LuaValue::String(name), LuaValue::Table(def)) = (name, def) else {
+                        return Err(options_error(
+                            "wrong table structure in sysbench.cmdline.options",
+                        ));
+                    };
+                    let name = name.to_string_lossy();
+                    let help = match def.get::<LuaValue>(1)? {
+                        LuaValue::Nil => {
+                            return Err(options_error(&format!(
+                                "nil description for option {name}"
+                            )));
+                        }
+                        LuaValue::String(s) => s.to_string_lossy(),
+                        other => lua
+                            .coerce_string(other)?
+                            .map(|s| s.to_string_lossy())
+                            .unwrap_or_default(),
+                    };
                     let default: LuaValue = def.get(2)?;
                     let arg_type: Option<i64> = def.get(3)?;
                     let text = default_text(&default).map_err(mlua::Error::RuntimeError)?;
                     if default.is_nil() {
                         nil_default.push(canonical(&name));
+                    }
+                    if arg_type == Some(6) || matches!(default, LuaValue::Table(_)) {
+                        lists.push(canonical(&name));
                     }
                     options.push(OptSpec {
                         name: Cow::Owned(name.clone()),
@@ -211,7 +298,7 @@ impl Script {
                 }
             }
             options.sort_by(|a, b| a.name.cmp(&b.name));
-            let declares_options = !options.is_empty();
+            let declares_options = declared.is_some();
             options.push(OptSpec {
                 name: Cow::Borrowed(REPORT_STATEMENTS),
                 kind: OptKind::Bool,
@@ -230,15 +317,22 @@ impl Script {
                 }
             }
             let mut commands = Vec::new();
-            if let Some(cmds) = cmdline.get::<Option<Table>>("commands")? {
-                for pair in cmds.pairs::<String, Table>() {
-                    let (name, def) = pair?;
+            if let LuaValue::Table(cmds) = cmdline.get::<LuaValue>("commands")? {
+                for pair in cmds.pairs::<LuaValue, LuaValue>() {
+                    // As in sysbench, an entry that is not {function, ...}
+                    // defines no command.
+                    let (LuaValue::String(name), LuaValue::Table(def)) = pair? else {
+                        continue;
+                    };
+                    if !matches!(def.get::<LuaValue>(1)?, LuaValue::Function(_)) {
+                        continue;
+                    }
                     let parallel = def.get::<LuaValue>(2)? == LuaValue::Boolean(true);
-                    commands.push((name, parallel));
+                    commands.push((name.to_string_lossy(), parallel));
                 }
             }
             commands.sort();
-            let globals = ["prepare", "cleanup", "prewarm"]
+            let globals = ["prepare", "cleanup", "prewarm", "help"]
                 .iter()
                 .filter(|n| state::global_fn(&lua, n).is_some())
                 .map(|n| n.to_string())
@@ -251,11 +345,35 @@ impl Script {
                 summary: format!("sysbench Lua script {path}"),
                 options,
                 nil_default,
+                lists,
+                declares_options,
                 commands,
                 globals,
+                loaded: std::sync::Mutex::new(None),
             })
         };
-        read().map_err(|e| format!("{path}: {}", state::lua_message(&e)))
+        let script = read().map_err(|e| match &e {
+            mlua::Error::RuntimeError(m) if m.starts_with("`sysbench.cmdline") => m.clone(),
+            _ => format!("{path}: {}", state::lua_message(&e)),
+        })?;
+        if let Ok(mut slot) = script.loaded.lock() {
+            *slot = Some(lua);
+        }
+        Ok(script)
+    }
+
+    /// The state the script was loaded in, made ready for `env` as thread
+    /// `tid` running `command` (sysbench's main state); a new state once it
+    /// has been taken.
+    fn main_state(&self, env: &Arc<Env>, command: &str, tid: usize) -> Result<Lua, String> {
+        let kept = self.loaded.lock().ok().and_then(|mut s| s.take());
+        match kept {
+            Some(lua) => {
+                state::refresh(&lua, env, command, tid)?;
+                Ok(lua)
+            }
+            None => state::new_state(env, command, tid),
+        }
     }
 
     fn env(&self, ctx: &Context, connect_for_users: bool) -> Result<Arc<Env>, BenchError> {
@@ -268,6 +386,7 @@ impl Script {
         Ok(Arc::new(Env {
             statements: connect_for_users.then(|| Arc::new(state::Statements::default())),
             legacy: self.legacy,
+            export_globals: !self.declares_options,
             script: PathBuf::from(&self.path),
             source: self.source.clone(),
             connect: Some(connect),
@@ -275,6 +394,11 @@ impl Script {
             seed: ctx.seed,
             opts: self.opt_values(ctx.options),
             unique: AtomicU32::new(0),
+            loop_start: std::sync::OnceLock::new(),
+            loop_events: std::sync::atomic::AtomicU64::new(0),
+            ignore: ctx.ignore.clone(),
+            reconnects: std::sync::atomic::AtomicU64::new(0),
+            stopping: std::sync::atomic::AtomicBool::new(false),
         }))
     }
 
@@ -286,8 +410,18 @@ impl Script {
                 continue;
             }
             let spec = self.options.iter().find(|s| canonical(&s.name) == *name);
+            let unset = self.nil_default.contains(name) && !o.given(name);
             let v = match spec.map(|s| &s.kind) {
-                _ if self.nil_default.contains(name) && !o.given(name) => OptVal::Nil,
+                _ if self.lists.contains(name) => OptVal::List(
+                    text.split(',')
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string)
+                        .collect(),
+                ),
+                // sysbench's values of an option without a default.
+                Some(OptKind::Bool) if unset => OptVal::Bool(true),
+                Some(OptKind::Int | OptKind::Size | OptKind::Float) if unset => OptVal::Num(0.0),
+                _ if unset => OptVal::Str(String::new()),
                 Some(OptKind::Bool) => OptVal::Bool(parse_bool(text).unwrap_or(false)),
                 Some(OptKind::Int | OptKind::Size | OptKind::Float) => {
                     OptVal::Num(o.f64(name).max(o.u64(name) as f64))
@@ -337,8 +471,19 @@ impl Benchmark for Script {
         Ok(())
     }
 
+    fn default_command(&self) -> Option<String> {
+        // sysbench runs a script's body and nothing else; it ran when the
+        // script was loaded, unless it needs the database.
+        Some(if self.globals.iter().any(|g| g == BODY) {
+            BODY.to_string()
+        } else {
+            String::new()
+        })
+    }
+
     fn takes_any_option(&self) -> bool {
-        self.legacy
+        // sysbench passes any option to a script that declares none.
+        !self.declares_options
     }
 
     fn verbs(&self) -> Vec<Verb> {
@@ -379,7 +524,16 @@ impl Benchmark for Script {
         let parallel = declared.is_some_and(|(_, p)| *p);
         let threads = if parallel { ctx.threads.max(1) } else { 1 };
         let run_one = |tid: usize| -> Result<(), String> {
-            let lua = state::new_state(&env, verb, tid)?;
+            // A command that is not parallel runs in the main state (the
+            // one that loaded the script), as in sysbench.
+            let lua = if parallel {
+                state::new_state(&env, verb, tid)?
+            } else {
+                self.main_state(&env, verb, tid)?
+            };
+            if verb == BODY {
+                return Ok(());
+            }
             let f = match declared {
                 Some(_) => lua
                     .globals()
@@ -412,17 +566,22 @@ impl Benchmark for Script {
 
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError> {
         let env = self.env(ctx, true)?;
-        let version = Connection::connect(&ctx.setup_connection()?)
-            .map(|c| c.server_version())
-            .map_err(|e| BenchError::Failed(e.message))?;
-        let main = state::new_state(&env, "run", ctx.threads).map_err(BenchError::Failed)?;
+        // A script connects when it wants to (some never do): nothing is
+        // asked of the server before it runs.
+        let version = String::new();
+        let main = self
+            .main_state(&env, "run", ctx.threads)
+            .map_err(BenchError::Failed)?;
         if let Some(init) = state::global_fn(&main, "init") {
             state::call(&init, ()).map_err(BenchError::Failed)?;
         }
         if state::global_fn(&main, "event").is_none() {
-            return Err(BenchError::Usage(format!(
-                "{}: the script defines no event() function, so it has nothing to run",
-                self.path
+            // sysbench's words: the script by its file name.
+            let name = std::path::Path::new(&self.path)
+                .file_name()
+                .map_or_else(|| self.path.clone(), |n| n.to_string_lossy().to_string());
+            return Err(BenchError::Failed(format!(
+                "cannot find the event() function in {name}"
             )));
         }
         Ok(Box::new(ScriptPlan {
@@ -511,6 +670,10 @@ impl RunPlan for ScriptPlan {
         self.version.clone()
     }
 
+    fn server_optional(&self) -> bool {
+        true
+    }
+
     fn measures(&self) -> Vec<dbmeter_stats::Measure> {
         sql::MEASURES.to_vec()
     }
@@ -582,7 +745,8 @@ impl RunPlan for ScriptPlan {
             .and_then(|v| v.trim().parse::<f64>().ok())
             .unwrap_or(95.0);
         let stat = [
-            ("threads_running", doc.threads as f64),
+            // sysbench reports no thread running once the run is over.
+            ("threads_running", 0.0),
             ("time_interval", t.duration_s),
             ("time_total", t.duration_s),
             (
@@ -594,14 +758,29 @@ impl RunPlan for ScriptPlan {
             ("writes", doc.count("writes") as f64),
             ("other", doc.count("others") as f64),
             ("errors", (t.ignored_errors + t.connection_errors) as f64),
-            ("reconnects", t.reconnects as f64),
+            (
+                "reconnects",
+                (t.reconnects
+                    + self
+                        .users
+                        .env
+                        .reconnects
+                        .load(std::sync::atomic::Ordering::Relaxed)) as f64,
+            ),
             ("latency_min", l.min_ms / 1000.0),
             ("latency_max", l.max_ms / 1000.0),
             ("latency_avg", l.avg_ms / 1000.0),
             ("latency_sum", l.sum_ms / 1000.0),
         ];
         if let Some(mut text) = self.report("report_cumulative", &stat) {
-            text.push_str(self.close_reports().trim_end_matches('\n'));
+            let close = self.close_reports();
+            let close = close.trim_end_matches('\n');
+            if !close.is_empty() {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(close);
+            }
             // A hook that printed nothing leaves no section.
             if !text.is_empty() {
                 doc.set_section(
@@ -648,15 +827,18 @@ impl RunPlan for ScriptPlan {
             });
             doc.kinds.extend(kinds);
         }
-        if let Some(done) = state::global_fn(&self.main, "done")
-            && let Err(e) = state::call(&done, ())
-        {
-            warnings.push(dbmeter_env::Warning {
+        warnings
+    }
+
+    /// done(), after the report, as sysbench calls it.
+    fn after_report(&mut self) -> Vec<dbmeter_env::Warning> {
+        match state::global_fn(&self.main, "done").map(|done| state::call(&done, ())) {
+            Some(Err(e)) => vec![dbmeter_env::Warning {
                 code: "script_done".into(),
                 message: format!("the script's done() failed: {e}"),
-            });
+            }],
+            _ => Vec::new(),
         }
-        warnings
     }
 }
 
@@ -668,14 +850,16 @@ struct ScriptUsers {
 impl UserFactory for ScriptUsers {
     fn create(&self, user_id: usize) -> Result<Box<dyn User>, String> {
         let lua = state::new_state(&self.env, "run", user_id)?;
-        let event = state::global_fn(&lua, "event")
-            .ok_or_else(|| format!("{}: no event() function", self.env.script.display()))?;
-        if self.env.legacy
-            && let Some(connect) = state::global_fn(&lua, "db_connect")
-        {
-            // sysbench 0.5 connects each thread before thread_init().
-            state::call(&connect, ())?;
-        }
+        // A script that defines thread_run() drives its own loop: the
+        // user's one event is that call.
+        let own_loop = state::global_fn(&lua, "thread_run");
+        let event = match &own_loop {
+            Some(f) => f.clone(),
+            None => state::global_fn(&lua, "event")
+                .ok_or_else(|| format!("{}: no event() function", self.env.script.display()))?,
+        };
+        // As sysbench 1.0 runs a 0.5 script: its db_*() calls connect
+        // when they first need to, not before thread_init().
         if let Some(init) = state::global_fn(&lua, "thread_init") {
             state::call(&init, user_id)?;
         }
@@ -695,6 +879,7 @@ impl UserFactory for ScriptUsers {
             shared,
             lua,
             event,
+            own_loop: own_loop.is_some(),
             tid: user_id,
             ignore: self.ignore.clone(),
         }))
@@ -706,6 +891,8 @@ struct ScriptUser {
     shared: state::Ptr,
     lua: Lua,
     event: Function,
+    /// `event` is the script's thread_run(): it runs once, as one event.
+    own_loop: bool,
     tid: usize,
     ignore: IgnoreList,
 }
@@ -720,17 +907,14 @@ impl ScriptUser {
             .and_then(|s| s.get::<Table>("hooks"))
             .and_then(|h| h.get::<Option<Function>>("before_restart_event"));
         if let Ok(Some(hook)) = hook {
-            let numeric = e.code.parse::<f64>().ok();
+            let dialect = state::with_shared(&self.lua, |s| {
+                s.env.connect.as_ref().map(|c| c.target.dialect())
+            })
+            .flatten();
+            let (errno, sql_state) = state::errno_state(e, dialect);
             let desc = self.lua.create_table().and_then(|t| {
-                t.set("sql_errno", numeric.unwrap_or(0.0))?;
-                t.set(
-                    "sql_state",
-                    if numeric.is_some() {
-                        ""
-                    } else {
-                        e.code.as_str()
-                    },
-                )?;
+                t.set("sql_errno", errno)?;
+                t.set("sql_state", sql_state)?;
                 t.set("sql_errmsg", e.message.as_str())?;
                 t.set("errcode", 1)?;
                 Ok(t)
@@ -758,6 +942,7 @@ impl User for ScriptUser {
         let err = match r {
             Ok(v) => {
                 return Ok(match v {
+                    _ if self.own_loop => Flow::UserDone,
                     LuaValue::Nil | LuaValue::Boolean(false) => Flow::Continue,
                     _ => Flow::UserDone,
                 });
@@ -829,10 +1014,19 @@ impl User for ScriptUser {
             s.connections().filter_map(|c| c.interrupter()).collect()
         })
         .unwrap_or_default();
-        if all.is_empty() {
+        // A script's own loop asks sb_more_events() whether to go on.
+        let env = self
+            .own_loop
+            .then(|| state::with_shared(&self.lua, |s| s.env.clone()))
+            .flatten();
+        if all.is_empty() && env.is_none() {
             return None;
         }
         Some(Arc::new(move || {
+            if let Some(env) = &env {
+                env.stopping
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
             for i in &all {
                 i();
             }

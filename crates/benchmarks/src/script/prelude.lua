@@ -4,6 +4,28 @@
 -- the thread id and where the script lives.
 local dbm, info = ...
 
+-- Lua's print() and dbmeter's report share stdout: lines go out in the
+-- order they are written, pipe or not.
+io.stdout:setvbuf("line")
+
+-- sysbench's log: its FATAL and ALERT lines (on stdout as sysbench writes
+-- them, when run as `dbmeter sysbench`; else on stderr), a message
+-- repeated at once said only once, with the count before the next one.
+local log_file = info.argv[0] == "sysbench" and io.stdout or io.stderr
+local log_last, log_repeats = nil, 0
+local function log(line)
+   if line == log_last then
+      log_repeats = log_repeats + 1
+      return
+   end
+   if log_repeats > 0 then
+      log_file:write("(last message repeated ", log_repeats, " times)\n")
+   end
+   log_last, log_repeats = line, 0
+   log_file:write(line, "\n")
+   log_file:flush()
+end
+
 local function unsupported(what)
    error(what .. " is not supported by dbmeter (docs/scripts.md lists the supported API)", 3)
 end
@@ -30,16 +52,15 @@ package.path = info.script_dir .. "/?.lua;" .. "./?.lua;" ..
 
 sysbench = {}
 sysbench.version = "1.0.20"
-sysbench.version_string = "sysbench 1.0.20 (dbmeter)"
+sysbench.version_string = "sysbench 1.0.20"
 sysbench.tid = info.tid
 sysbench.opt = info.opt
 sysbench.hooks = {}
 sysbench.error = {NONE = 0, RESTART_EVENT = 1, FATAL = 2}
 sysbench.cmdline = {
    command = info.command,
-   script_path = info.script,
-   argv = {},
-   options = {},
+   script_path = info.script ~= "-" and info.script or nil,
+   argv = info.argv,
    commands = {},
    PARALLEL_COMMAND = true,
    ARG_NULL = 0, ARG_BOOL = 1, ARG_INT = 2, ARG_SIZE = 3, ARG_DOUBLE = 4,
@@ -49,6 +70,35 @@ function sysbench.cmdline.command_defined(name)
    return type(sysbench.cmdline.commands) == "table" and
       sysbench.cmdline.commands[name] ~= nil and
       sysbench.cmdline.commands[name][1] ~= nil
+end
+-- The script's options as sysbench's help lists them.
+function sysbench.cmdline.print_test_options()
+   local opts = sysbench.cmdline.options
+   if type(opts) ~= "table" then return end
+   local formats = {[1] = "[=on|off]", [2] = "=N", [3] = "=SIZE", [4] = "=N",
+                    [5] = "=STRING", [6] = "=[LIST,...]", [7] = "=FILENAME"}
+   local kinds = {boolean = 1, number = 4, string = 5, table = 6}
+   local names, rows, width = {}, {}, 0
+   for name in pairs(opts) do names[#names + 1] = name end
+   table.sort(names)
+   for _, name in ipairs(names) do
+      local def = opts[name]
+      local kind = def[3] or (def[2] ~= nil and kinds[type(def[2])]) or 5
+      local value = def[2]
+      if type(value) == "table" then value = table.concat(value, ",")
+      elseif type(value) == "boolean" then value = value and "on" or "off"
+      elseif value ~= nil then value = tostring(value) end
+      local head = name .. (formats[kind] or "=UNKNOWN")
+      if #head > width then width = #head end
+      rows[#rows + 1] = {head, tostring(def[1]), value}
+   end
+   local out = {}
+   for _, r in ipairs(rows) do
+      local line = "  --" .. r[1] .. string.rep(" ", width - #r[1] + 1) .. r[2]
+      if r[3] ~= nil then line = line .. " [" .. r[3] .. "]" end
+      out[#out + 1] = line .. "\n"
+   end
+   io.write(table.concat(out), "\n")
 end
 function sysbench.cmdline.command_parallel(name)
    return sysbench.cmdline.command_defined(name) and
@@ -79,6 +129,43 @@ sysbench.rand = {
 }
 strict(sysbench.rand, "sysbench.rand.")
 
+-- Histograms (sysbench.histogram): `size` buckets on a logarithmic scale
+-- from range_min to range_max; values outside go to the end buckets.
+local histogram_methods = {}
+local histogram_mt = {__index = histogram_methods,
+                      __tostring = function() return "<sb_histogram>" end}
+sysbench.histogram = {}
+function sysbench.histogram.new(size, range_min, range_max)
+   size = math.floor(tonumber(size))
+   local deduct = math.log(range_min)
+   local h = {size = size, deduct = deduct,
+              mult = (size - 1) / (math.log(range_max) - deduct), counts = {}}
+   return setmetatable(h, histogram_mt)
+end
+function histogram_methods.update(self, value)
+   local i = math.floor((math.log(value) - self.deduct) * self.mult + 0.5)
+   if i ~= i or i < 0 then i = 0 elseif i >= self.size then i = self.size - 1 end
+   self.counts[i] = (self.counts[i] or 0) + 1
+end
+function histogram_methods.print(self)
+   local max = 0
+   for i = 0, self.size - 1 do
+      local n = self.counts[i] or 0
+      if n > max then max = n end
+   end
+   if max == 0 then return end
+   local out = {"       value  ------------- distribution ------------- count\n"}
+   for i = 0, self.size - 1 do
+      local n = self.counts[i] or 0
+      if n > 0 then
+         local width = math.floor(n * 40 / max + 0.5)
+         out[#out + 1] = string.format("%12.3f |%-40s %d\n",
+            math.exp(i / self.mult + self.deduct), string.rep("*", width), n)
+      end
+   end
+   io.write(table.concat(out))
+end
+
 -- SQL.
 sysbench.sql = {}
 local T = {NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4, FLOAT = 5,
@@ -107,18 +194,44 @@ function result_methods.fetch_row(self)
    end
    return row
 end
-function result_methods.free(self) self.nrows = 0; self.at = 0 end
+function result_methods.free(self)
+   if self.freed or self.nfields == 0 then
+      log(rawget(self.con_t, "closed") and "ALERT: attempt to use an already closed connection"
+          or "ALERT: attempt to free an invalid result set")
+      error("db_free_results() failed", 2)
+   end
+   self.nrows = 0
+   self.at = 0
+   self.freed = true
+end
 strict(result_methods, "result:")
 
 local function new_result(con_id)
-   return setmetatable({nrows = 0, nfields = 0, at = 0, con = con_id}, result_mt)
+   return setmetatable({nrows = 0, nfields = 0, at = 0, con = con_id, freed = false},
+                       result_mt)
 end
 
 -- A failed statement: the hooks decide whether it is ignorable, then the
 -- error travels up to dbmeter's engine (which restarts the event, or stops
 -- the run, as it does for the built-in workloads).
-local function sql_failed(con, query, errno, state, msg, ignorable)
-   local errdesc = {connection = con, query = query, sql_errno = errno,
+-- What sysbench's drivers log about a failed statement (`func`: the
+-- driver call, by its MySQL and PostgreSQL names).
+local function log_failure(func, query, errno, msg)
+   local drv = dbm.driver_name()
+   if drv == "mysql" then
+      local f = func == "execute" and "mysql_stmt_execute()" or "mysql_drv_query()"
+      log(string.format("FATAL: %s returned error %u (%s) for query '%s'",
+                        f, errno, msg, query))
+   elseif drv == "pgsql" then
+      local f = func == "execute" and "PQexecPrepared" or "PQexec"
+      log(string.format("FATAL: %s() failed: %d %s", f, 7, msg))
+      if func ~= "execute" then log("FATAL: failed query was: " .. query) end
+   end
+end
+
+local function sql_failed(con, query, errno, state, msg, ignorable, func)
+   if not ignorable and func ~= nil then log_failure(func, query, errno, msg) end
+   local errdesc = {connection = con.handle, query = query, sql_errno = errno,
                     sql_state = state, sql_errmsg = msg}
    if not ignorable and type(sysbench.hooks.sql_error_ignorable) == "function"
       and sysbench.hooks.sql_error_ignorable(errdesc) then
@@ -138,10 +251,17 @@ local function sql_failed(con, query, errno, state, msg, ignorable)
                        tostring(errno), state, msg), 0)
 end
 
+-- A call on a connection that disconnect() closed.
+local function closed_con(level)
+   log("ALERT: attempt to use an already closed connection")
+   error(dbm.user_position() .. "SQL API error", 0)
+end
+
 -- The error of a statement that returned -1.
-local function failed(con, query)
+local function failed(con, query, func)
+   if rawget(con, "closed") then closed_con() end
    local _, errno, state, msg, ignorable = dbm.last_error()
-   sql_failed(con, query, errno, state, msg, ignorable)
+   sql_failed(con, query, errno, state, msg, ignorable, func or "query")
 end
 
 -- The connection's result after a statement that returned nfields.
@@ -150,6 +270,7 @@ local function result(con, nfields)
    rs.nrows = out[0]
    rs.nfields = nfields
    rs.at = 0
+   rs.freed = false
    return rs
 end
 
@@ -167,18 +288,48 @@ function connection_methods.query_row(self, query)
    if rs == nil or rs.nrows == 0 or rs.nfields == 0 then return nil end
    return unpack(rs:fetch_row(), 1, rs.nfields)
 end
-function connection_methods.disconnect(self) dbm.disconnect(self.id) end
-function connection_methods.reconnect(self) dbm.reconnect(self.id) end
+function connection_methods.disconnect(self)
+   if not dbm.disconnect(self.id) then
+      log("ALERT: attempt to close an already closed connection")
+   end
+   self.closed = true
+   return true
+end
+function connection_methods.reconnect(self)
+   if rawget(self, "closed") then
+      log("ALERT: attempt to close an already closed connection")
+      return true
+   end
+   if dbm.driver_name() == "pgsql" then
+      -- sysbench's pgsql driver cannot reconnect.
+      log("ALERT: reconnect is not supported by the current driver")
+      return true
+   end
+   dbm.reconnect(self.id)
+   return true
+end
 function connection_methods.bulk_insert_init(self, query)
+   if rawget(self, "closed") then closed_con() end
    dbm.bulk_init(self.id, query)
+   return true
+end
+local function bulk_failed(con, what, ok, a, b, c, d)
+   if ok == nil then
+      log("ALERT: attempt to call bulk_insert_next() before bulk_insert_init()")
+      error(dbm.user_position() .. "db_" .. what .. "() failed", 0)
+   end
+   if rawget(con, "closed") then closed_con() end
+   sql_failed(con, "bulk insert", a, b, c, d, "query")
 end
 function connection_methods.bulk_insert_next(self, val)
    local ok, a, b, c, d = dbm.bulk_next(self.id, val)
-   if not ok then sql_failed(self, "bulk insert", a, b, c, d) end
+   if not ok then bulk_failed(self, "bulk_insert_next", ok, a, b, c, d) end
+   return true
 end
 function connection_methods.bulk_insert_done(self)
    local ok, a, b, c, d = dbm.bulk_done(self.id)
-   if not ok then sql_failed(self, "bulk insert", a, b, c, d) end
+   if not ok then bulk_failed(self, "bulk_insert_done", ok, a, b, c, d) end
+   return true
 end
 function connection_methods.more_results(self) return false end
 
@@ -187,7 +338,7 @@ local statement_mt = {__index = statement_methods,
                       __tostring = function() return "<sql_statement>" end}
 local param_methods = {}
 local param_mt = {__index = param_methods,
-                  __tostring = function() return "<sql_bind>" end}
+                  __tostring = function() return "<sql_param>" end}
 function param_methods.set(self, value)
    if value == nil then self.value = nil; return end
    if self.type == T.BIGINT then
@@ -195,16 +346,46 @@ function param_methods.set(self, value)
    elseif self.type == T.DOUBLE then
       self.value = tonumber(value) + 0.0
    else
-      self.value = tostring(value)
+      -- Cut to the bind's length, as sysbench copies it into its buffer.
+      value = tostring(value)
+      local max = rawget(self, "max_len")
+      if max ~= nil and #value > max then value = value:sub(1, max) end
+      self.value = value
    end
 end
 function param_methods.set_rand_str(self, fmt)
-   self.value = rand_string(fmt)
+   local value = rand_string(fmt)
+   local max = rawget(self, "max_len")
+   if max ~= nil and #value > max then value = value:sub(1, max) end
+   self.value = value
 end
 strict(param_methods, "param:")
 
 function connection_methods.prepare(self, query)
-   local id = dbm.prepare(self.id, query)
+   if rawget(self, "closed") then closed_con() end
+   local ok, id, state, msg, _, pos = dbm.prepare(self.id, query)
+   if not ok then
+      -- As sysbench's drivers say it; then its "API error".
+      local drv = dbm.driver_name()
+      if drv == "mysql" then
+         log("FATAL: mysql_stmt_prepare() failed")
+         log(string.format('FATAL: MySQL error: %d "%s"', id, msg))
+      elseif drv == "pgsql" then
+         -- libpq's excerpt of the statement, with a caret under the spot.
+         local excerpt = ""
+         if pos ~= nil then
+            local before = query:sub(1, pos - 1)
+            local line_no = select(2, before:gsub("\n", "")) + 1
+            local line_start = (before:match(".*()\n") or 0) + 1
+            local line = query:sub(line_start):match("[^\n]*")
+            local head = "LINE " .. line_no .. ": "
+            excerpt = "\n" .. head .. line .. "\n" ..
+               string.rep(" ", #head + pos - line_start) .. "^"
+         end
+         log("FATAL: PQprepare() failed: ERROR:  " .. msg .. excerpt .. "\n")
+      end
+      error("SQL API error", 0)
+   end
    return setmetatable({con = self, id = id, query = query, params = {}},
                        statement_mt)
 end
@@ -218,12 +399,14 @@ function statement_methods.bind_create(self, btype, max_len)
    elseif btype == T.CHAR or btype == T.VARCHAR then
       t = T.VARCHAR
    else
-      error("sql bind type " .. tostring(btype) .. " is not supported by dbmeter", 2)
+      error("Unsupported argument type: " .. tostring(btype), 2)
    end
    return setmetatable({type = t, max_len = max_len}, param_mt)
 end
 function statement_methods.bind_param(self, ...)
+   if select("#", ...) < 1 then return nil end
    self.params = {...}
+   return 0
 end
 -- Binds value v as parameter i (0-based) of the next execute.
 local f_bind_num, f_bind_str, f_bind_null = F.bind_num, F.bind_str, F.bind_null
@@ -245,27 +428,59 @@ function statement_methods.execute(self)
    for i = 1, n do bind(i - 1, rawget(params[i], "value")) end
    local con = self.con
    local nf = f_execute(ctx, con.id, self.id, n, out)
-   if nf < 0 then failed(con, self.query) end
+   if nf < 0 then failed(con, self.query, "execute") end
    return result(con, nf)
 end
-function statement_methods.close(self) end
+function statement_methods.close(self) return 0 end
 strict(statement_methods, "statement:")
 strict(connection_methods, "connection:")
 
 local driver_methods = {}
 local driver_mt = {__index = driver_methods,
                    __tostring = function() return "<sql_driver>" end}
-local function new_connection()
+-- A connection as sysbench's error descriptors hold it: a cdata that
+-- says <sql_connection> and has the connection's methods.
+local by_id = {}
+pcall(real_ffi.cdef, "typedef struct { int id; } dbm_sql_connection;")
+local handle_t = real_ffi.metatype("dbm_sql_connection", {
+   __tostring = function() return "<sql_connection>" end,
+   __index = function(h, k)
+      local con = by_id[h.id]
+      local v = con and con[k]
+      if type(v) == "function" then
+         return function(_, ...) return v(con, ...) end
+      end
+      return v
+   end,
+})
+local function new_connection(level)
    local id = dbm.connect()
-   return setmetatable({id = id, rs = new_result(id)}, connection_mt)
+   if type(id) == "table" then
+      -- What the driver logs, then sysbench's error.
+      for _, line in ipairs(id) do log("FATAL: " .. line) end
+      if level == nil then error(dbm.user_position() .. "connection creation failed", 0) end
+      error("connection creation failed", level)
+   end
+   local con = setmetatable({id = id}, connection_mt)
+   con.rs = new_result(id)
+   con.rs.con_t = con
+   con.handle = handle_t(id)
+   by_id[id] = con
+   return con
 end
 function driver_methods.connect(self)
-   return new_connection()
+   return new_connection(2)
 end
 function driver_methods.name(self) return dbm.driver_name() end
 strict(driver_methods, "driver:")
 
 function sysbench.sql.driver(name)
+   -- dbmeter's driver is the one of the run's target; sysbench's names
+   -- are taken, anything else is refused as sysbench refuses it.
+   if name ~= nil and name ~= "mysql" and name ~= "pgsql" then
+      log("FATAL: invalid database driver name: '" .. tostring(name) .. "'")
+      error("failed to initialize the DB driver", 2)
+   end
    return setmetatable({}, driver_mt)
 end
 strict(sysbench.sql, "sysbench.sql.")
@@ -278,6 +493,10 @@ local C = {
    SB_CNT_ERROR = 4, SB_CNT_RECONNECT = 5, SB_CNT_BYTES_READ = 6,
    SB_CNT_BYTES_WRITTEN = 7, SB_CNT_MAX = 8,
    usleep = dbm.usleep,
+   -- A script's own thread_run() loop: the run's --time and --events.
+   sb_more_events = function() return dbm.more_events() end,
+   sb_event_start = function() end,
+   sb_event_stop = function() end,
    sb_rand_default = sysbench.rand.default,
    sb_rand_uniform = sysbench.rand.uniform,
    sb_rand_gaussian = sysbench.rand.gaussian,
@@ -354,12 +573,12 @@ end
 function db_bulk_insert_next(row)
    local con = con0()
    local ok, a, b, c, d = dbm.bulk_next(con.id, row)
-   if not ok then sql_failed(con, "bulk insert", a, b, c, d) end
+   if not ok then bulk_failed(con, "bulk_insert_next", ok, a, b, c, d) end
 end
 function db_bulk_insert_done()
    local con = con0()
    local ok, a, b, c, d = dbm.bulk_done(con.id)
-   if not ok then sql_failed(con, "bulk insert", a, b, c, d) end
+   if not ok then bulk_failed(con, "bulk_insert_done", ok, a, b, c, d) end
 end
 
 -- Prepared statements: db_bind_param(stmt, t) binds the table t itself;
@@ -416,25 +635,44 @@ function db_execute(stmt)
 end
 function db_store_results(rs) end
 function db_free_results(rs)
-   if type(rs) == "table" and rs.rs ~= nil then rs.rs:free(); rs.rs = nil end
+   if type(rs) == "table" and rs.rs ~= nil then
+      rs.rs.nrows, rs.rs.at = 0, 0
+      rs.rs = nil
+   end
 end
 function db_close(stmt) end
 
 -- sysbench 0.5 hands every option to the script as a global variable
 -- (`--oltp-table-size=1000` is oltp_table_size), with the general ones it
 -- knew; globals Lua itself defines are left alone.
-if info.legacy then
-   for k, v in pairs(info.opt) do
-      if rawget(_G, k) == nil then rawset(_G, k, v) end
+-- sysbench 1.0 does the same for any script that declares no options.
+local exported = {}
+local function export_options(opt, globals, legacy)
+   if globals or legacy then
+      for k, v in pairs(opt) do
+         if rawget(_G, k) == nil or exported[k] then
+            rawset(_G, k, v)
+            exported[k] = true
+         end
+      end
    end
-   num_threads = info.opt.threads
-   max_requests = info.opt.events
-   max_time = info.opt.time
-   mysql_table_engine = mysql_table_engine or "innodb"
-   myisam_max_rows = myisam_max_rows or 1000000
+   if legacy then
+      num_threads = opt.threads
+      max_requests = opt.events
+      max_time = opt.time
+      -- Defaults that the options given later replace.
+      if mysql_table_engine == nil then
+         mysql_table_engine, exported.mysql_table_engine = "innodb", true
+      end
+      if myisam_max_rows == nil then
+         myisam_max_rows, exported.myisam_max_rows = 1000000, true
+      end
+   end
 end
+export_options(info.opt, info.export_globals, info.legacy)
 -- The --test option of 0.5 (the script's path): oltp.lua finds common.lua by it.
 test = info.script
+thread_id = sysbench.tid
 
 -- Reports. dbmeter calls sysbench.hooks.report_intermediate(stat) at every
 -- --report-interval and sysbench.hooks.report_cumulative(stat) after the
@@ -456,15 +694,15 @@ end
 function sysbench.report_default(stat)
    local tps, qps, r, w, o, e, rc = rates(stat)
    print(string.format(
-      "[ %.0fs ] thds: %d tps: %.2f qps: %.2f (r/w/o: %.2f/%.2f/%.2f) " ..
-      "lat (ms,%g%%): %.2f err/s: %.2f reconn/s: %.2f",
+      "[ %.0fs ] thds: %u tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) " ..
+      "lat (ms,%u%%): %4.2f err/s %4.2f reconn/s: %4.2f",
       stat.time_total, stat.threads_running, tps, qps, r, w, o,
       tonumber(sysbench.opt.percentile) or 95, stat.latency_pct * 1000, e, rc))
 end
 
 function sysbench.report_csv(stat)
    local tps, qps, r, w, o, e, rc = rates(stat)
-   print(string.format("%.0f,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f",
+   print(string.format("%.0f,%u,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f",
       stat.time_total, stat.threads_running, tps, qps, r, w, o,
       stat.latency_pct * 1000, e, rc))
 end
@@ -477,15 +715,25 @@ function sysbench.report_json(stat)
    local lead = json_open and ",\n" or "[\n"
    json_open = true
    io.write(lead, string.format(
-      '  {\n    "time": %.0f,\n    "threads": %d,\n    "tps": %.2f,\n' ..
-      '    "qps": {\n      "total": %.2f,\n      "reads": %.2f,\n' ..
-      '      "writes": %.2f,\n      "other": %.2f\n    },\n' ..
-      '    "latency": %.2f,\n    "errors": %.2f,\n    "reconnects": %.2f\n  }',
+      '  {\n    "time": %4.0f,\n    "threads": %u,\n    "tps": %4.2f,\n' ..
+      '    "qps": {\n      "total": %4.2f,\n      "reads": %4.2f,\n' ..
+      '      "writes": %4.2f,\n      "other": %4.2f\n    },\n' ..
+      '    "latency": %4.2f,\n    "errors": %4.2f,\n    "reconnects": %4.2f\n  }',
       stat.time_total, stat.threads_running, tps, qps, r, w, o,
       stat.latency_pct * 1000, e, rc))
 end
 
 local internal = {}
+
+-- The options of the command about to run, for the state that loaded the
+-- script (sysbench, too, hands them over after the script's body ran).
+function internal.set_options(opt, command, globals, legacy)
+   local o = sysbench.opt
+   for k in pairs(o) do o[k] = nil end
+   for k, v in pairs(opt) do o[k] = v end
+   sysbench.cmdline.command = command
+   export_options(opt, globals, legacy)
+end
 local taken
 local function take_print(...)
    local parts = {}
@@ -509,26 +757,34 @@ function internal.has_hook(name)
    return type(sysbench.hooks) == "table" and type(sysbench.hooks[name]) == "function"
 end
 
--- Calls hook `name` with `stat`; returns what it printed, or nil and the
--- error.
+-- What a hook wrote after its last line end: shown with what comes next,
+-- as a line-buffered stdout shows it.
+local partial = ""
+
+-- Calls hook `name` with `stat`; returns the whole lines it printed, or
+-- nil and the error.
 function internal.report(name, stat)
    local hook = sysbench.hooks[name]
    local keep_print, keep_write = print, io.write
-   taken = {}
+   taken = {partial}
    print, io.write = take_print, take_write
    local ok, err = pcall(hook, stat)
    print, io.write = keep_print, keep_write
    local text = table.concat(taken)
    taken = nil
    if not ok then return nil, tostring(err) end
-   return text
+   local cut = text:find("[^\n]*$")
+   partial = text:sub(cut)
+   return text:sub(1, cut - 1)
 end
 
--- The end of report_json's array, when one is open.
+-- The end of report_json's array, when one is open, after what is left.
 function internal.close_reports()
-   if not json_open then return "" end
+   local rest = partial
+   partial = ""
+   if not json_open then return rest end
    json_open = false
-   return "\n]\n"
+   return rest .. "\n]\n"
 end
 
 return internal

@@ -22,7 +22,6 @@ const BULK_FLUSH_BYTES: usize = 512 * 1024;
 /// A value of `sysbench.opt`, typed as sysbench types it.
 #[derive(Clone, Debug)]
 pub(crate) enum OptVal {
-    Nil,
     Bool(bool),
     Num(f64),
     Str(String),
@@ -104,8 +103,10 @@ pub(crate) fn statement_name(sql: &str, out: &mut String) {
 pub(crate) struct Env {
     /// Per-statement latencies, for the states of a run.
     pub statements: Option<Arc<Statements>>,
-    /// A sysbench 0.5 script (options exported as global variables).
+    /// A sysbench 0.5 script (its 0.5 globals, a connection per thread).
     pub legacy: bool,
+    /// The options are global variables too (a script that declares none).
+    pub export_globals: bool,
     pub script: PathBuf,
     pub source: String,
     pub connect: Option<ConnectOptions>,
@@ -113,6 +114,62 @@ pub(crate) struct Env {
     pub seed: u64,
     pub opts: Vec<(String, OptVal)>,
     pub unique: AtomicU32,
+    /// For a script's own thread_run(): when its first user asked for an
+    /// event, and how many events its users have started.
+    pub loop_start: std::sync::OnceLock<Instant>,
+    pub loop_events: std::sync::atomic::AtomicU64,
+    /// Error codes that restart an event (the driver's ignorable errors).
+    pub ignore: dbmeter_db::IgnoreList,
+    /// Reconnects the script asked for (`con:reconnect()`).
+    pub reconnects: std::sync::atomic::AtomicU64,
+    /// The run is stopping: a script's own loop ends (`sb_more_events`).
+    pub stopping: AtomicBool,
+}
+
+impl Env {
+    /// A number option of the run (0 when absent).
+    fn num_opt(&self, name: &str) -> f64 {
+        self.opts
+            .iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| match v {
+                OptVal::Num(x) => Some(*x),
+                OptVal::Str(s) => s.trim().parse().ok(),
+                _ => None,
+            })
+            .unwrap_or(0.0)
+    }
+}
+
+/// The command line as sysbench shows it to a script
+/// (`sysbench.cmdline.argv`): `dbmeter sysbench ARGS` as `sysbench ARGS`.
+fn argv() -> Vec<String> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("sysbench") {
+        let mut v = vec!["sysbench".to_string()];
+        v.extend(args[2..].iter().cloned());
+        v
+    } else {
+        args
+    }
+}
+
+/// The command the command line names for `script` (None: none named).
+pub(crate) fn command_of(script: &str) -> Option<String> {
+    let argv = argv();
+    let words: Vec<&String> = argv
+        .iter()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    if argv.first().map(String::as_str) == Some("sysbench") {
+        // sysbench [options] TEST [COMMAND]
+        let at = words.iter().position(|w| w.as_str() == script)?;
+        words.get(at + 1).map(|w| w.to_string())
+    } else {
+        // dbmeter COMMAND SCRIPT ...
+        words.first().map(|w| w.to_string()).filter(|w| w != script)
+    }
 }
 
 /// A prepared statement of a script's connection.
@@ -375,13 +432,15 @@ pub(super) fn run_query(c: &mut Conn, sql: &str) -> Result<(Outcome, usize), DbE
     }
 }
 
-fn flush_bulk(c: &mut Conn) -> Result<(), DbError> {
+/// Sends the rows a bulk insert holds, if any: true when it sent them
+/// (sysbench counts each multi-row INSERT as a write).
+fn flush_bulk(c: &mut Conn) -> Result<bool, DbError> {
     if c.bulk.len() <= c.bulk_head {
-        return Ok(());
+        return Ok(false);
     }
     let r = c.conn.execute(&c.bulk);
     c.bulk.truncate(c.bulk_head);
-    r.map(|_| ())
+    r.map(|_| true)
 }
 
 /// sysbench's `rand.string`: '#' becomes a digit, '@' a letter.
@@ -398,21 +457,34 @@ pub(super) fn rand_string(rng: &mut RandGen, template: &[u8], out: &mut Vec<u8>)
 /// message and whether it is ignorable. The error stays pending for the
 /// engine.
 fn failure(lua: &Lua, sh: &mut Shared, e: DbError) -> mlua::Result<MultiValue> {
-    let numeric = e.code.parse::<f64>().ok();
-    let state = if numeric.is_some() {
-        String::new()
-    } else {
-        e.code.clone()
-    };
+    let dialect = sh.env.connect.as_ref().map(|c| c.target.dialect());
+    let (errno, state) = errno_state(&e, dialect);
     let msg = e.message.clone();
+    let ignorable = sh.env.ignore.contains(&e.code);
+    let position = e
+        .position
+        .map_or(LuaValue::Nil, |p| LuaValue::Integer(i64::from(p)));
     sh.pending = Some(e);
     Ok(MultiValue::from_vec(vec![
         LuaValue::Boolean(false),
-        LuaValue::Number(numeric.unwrap_or(0.0)),
+        LuaValue::Number(errno),
         LuaValue::String(lua.create_string(state)?),
         LuaValue::String(lua.create_string(msg)?),
-        LuaValue::Boolean(false),
+        LuaValue::Boolean(ignorable),
+        position,
     ]))
+}
+
+/// sysbench's `sql_errno` and `sql_state` of an error: MySQL's number and
+/// SQLSTATE; PostgreSQL's errno is 0 and its code the SQLSTATE.
+pub(crate) fn errno_state(e: &DbError, dialect: Option<Dialect>) -> (f64, String) {
+    match dialect {
+        Some(Dialect::Mysql) => match e.code.parse::<f64>() {
+            Ok(n) => (n, e.sqlstate.clone()),
+            Err(_) => (0.0, e.code.clone()),
+        },
+        _ => (0.0, e.code.clone()),
+    }
 }
 
 fn ok() -> MultiValue {
@@ -431,15 +503,54 @@ fn api_table(lua: &Lua, p: Ptr) -> mlua::Result<Table> {
     // the state's thread, and none of them calls back into Lua.
     t.set(
         "connect",
-        lua.create_function(move |_, ()| {
+        lua.create_function(move |lua, ()| {
             let sh = unsafe { p.get() };
             let Some(opts) = sh.env.connect.clone() else {
-                return Err(runtime(
-                    "sysbench.sql.driver():connect() has no database to connect to while the script is loaded",
-                ));
+                // Loading learns what the script declares, without the
+                // command line's database: a body that connects runs
+                // again once the command has it (`Script::load`).
+                return Err(runtime(NEEDS_DB));
             };
             let nth = sh.conns.len();
-            let conn = Connection::connect_nth(&opts, nth).map_err(|e| runtime(e.message))?;
+            let conn = match Connection::connect_nth(&opts, nth) {
+                Ok(c) => c,
+                Err(e) => {
+                    // What sysbench's drivers log about a failed connection.
+                    // A host name that does not resolve, as the client
+                    // libraries say it.
+                    let unresolved = e.message.contains("failed to lookup address");
+                    let lines = match &opts.target {
+                        dbmeter_db::Target::Mysql(t) => {
+                            let host = t.host(nth);
+                            let (code, msg) = if unresolved {
+                                ("2005".to_string(), format!("Unknown MySQL server host '{host}' (0)"))
+                            } else {
+                                (e.code.clone(), e.message.clone())
+                            };
+                            vec![
+                                format!(
+                                    "unable to connect to MySQL server on host '{host}', port {}, aborting...",
+                                    t.port(nth)
+                                ),
+                                format!("error {code}: {msg}"),
+                            ]
+                        }
+                        dbmeter_db::Target::Postgres(t) => {
+                            let msg = if unresolved {
+                                format!(
+                                    "could not translate host name \"{}\" to address: Name or service not known",
+                                    t.host(nth)
+                                )
+                            } else {
+                                e.message.clone()
+                            };
+                            vec![format!("Connection to database failed: {msg}\n")]
+                        }
+                        _ => vec![e.message],
+                    };
+                    return Ok(LuaValue::Table(lua.create_sequence_from(lines)?));
+                }
+            };
             sh.conns.push(Some(Conn {
                 conn,
                 stmts: Vec::new(),
@@ -448,7 +559,7 @@ fn api_table(lua: &Lua, p: Ptr) -> mlua::Result<Table> {
                 bulk_head: 0,
                 rows: ResultRows::default(),
             }));
-            Ok(sh.conns.len())
+            Ok(LuaValue::Integer(sh.conns.len() as i64))
         })?,
     )?;
     t.set(
@@ -466,10 +577,12 @@ fn api_table(lua: &Lua, p: Ptr) -> mlua::Result<Table> {
         "disconnect",
         lua.create_function(move |_, id: usize| {
             let sh = unsafe { p.get() };
-            if let Some(slot) = sh.conns.get_mut(id.wrapping_sub(1)) {
-                *slot = None;
-            }
-            Ok(())
+            // Whether it was open.
+            Ok(sh
+                .conns
+                .get_mut(id.wrapping_sub(1))
+                .and_then(Option::take)
+                .is_some())
         })?,
     )?;
     t.set(
@@ -479,26 +592,39 @@ fn api_table(lua: &Lua, p: Ptr) -> mlua::Result<Table> {
             let c = sh.conn(id).map_err(|e| runtime(e.message))?;
             c.in_tx = false;
             c.rows.clear();
-            c.conn.reconnect().map_err(|e| runtime(e.message))
+            c.conn.reconnect().map_err(|e| runtime(e.message))?;
+            sh.env.reconnects.fetch_add(1, Ordering::Relaxed);
+            Ok(())
         })?,
     )?;
     t.set(
         "prepare",
-        lua.create_function(move |_, (id, sql): (usize, mlua::LuaString)| {
+        lua.create_function(move |lua, (id, sql): (usize, mlua::LuaString)| {
             let sh = unsafe { p.get() };
             let sql = sql.to_str()?.to_string();
             let mut name = String::new();
             statement_name(&sql, &mut name);
             let rec = sh.recorder(&name);
-            let c = sh.conn(id).map_err(|e| runtime(e.message))?;
+            let c = match sh.conn(id) {
+                Ok(c) => c,
+                Err(e) => return failure(lua, sh, e),
+            };
             let id = c.conn.register(&sql);
+            // Prepared now, as sysbench does: a statement the server
+            // refuses fails here.
+            if let Err(e) = c.conn.prepare_now(id) {
+                return failure(lua, sh, e);
+            }
             c.stmts.push(Stmt {
                 id,
                 read: is_read(&sql),
                 tx: tx_change(&sql),
                 rec,
             });
-            Ok(c.stmts.len())
+            Ok(MultiValue::from_vec(vec![
+                LuaValue::Boolean(true),
+                LuaValue::Integer(c.stmts.len() as i64),
+            ]))
         })?,
     )?;
     t.set(
@@ -531,7 +657,8 @@ fn api_table(lua: &Lua, p: Ptr) -> mlua::Result<Table> {
                 Err(e) => return failure(lua, sh, e),
             };
             if c.bulk_head == 0 {
-                return Err(runtime("bulk_insert_next() before bulk_insert_init()"));
+                // The prelude says it as sysbench does.
+                return Ok(MultiValue::from_vec(vec![LuaValue::Nil]));
             }
             if c.bulk.len() > c.bulk_head {
                 c.bulk.push(',');
@@ -540,10 +667,13 @@ fn api_table(lua: &Lua, p: Ptr) -> mlua::Result<Table> {
             let r = if c.bulk.len() >= BULK_FLUSH_BYTES {
                 flush_bulk(c)
             } else {
-                Ok(())
+                Ok(false)
             };
             match r {
-                Ok(()) => Ok(ok()),
+                Ok(sent) => {
+                    sh.counts.measures[sql::WRITES] += u64::from(sent);
+                    Ok(ok())
+                }
                 Err(e) => failure(lua, sh, e),
             }
         })?,
@@ -560,7 +690,10 @@ fn api_table(lua: &Lua, p: Ptr) -> mlua::Result<Table> {
             c.bulk_head = 0;
             c.bulk.clear();
             match r {
-                Ok(()) => Ok(ok()),
+                Ok(sent) => {
+                    sh.counts.measures[sql::WRITES] += u64::from(sent);
+                    Ok(ok())
+                }
                 Err(e) => failure(lua, sh, e),
             }
         })?,
@@ -570,6 +703,23 @@ fn api_table(lua: &Lua, p: Ptr) -> mlua::Result<Table> {
         lua.create_function(move |_, ()| {
             unsafe { p.get() }.forced_ignorable = true;
             Ok(())
+        })?,
+    )?;
+    t.set(
+        "more_events",
+        lua.create_function(move |_, ()| {
+            let env = &unsafe { p.get() }.env;
+            if env.stopping.load(Ordering::Relaxed) {
+                return Ok(false);
+            }
+            let start = *env.loop_start.get_or_init(Instant::now);
+            let time = env.num_opt("time");
+            if time > 0.0 && start.elapsed().as_secs_f64() >= time {
+                return Ok(false);
+            }
+            let events = env.num_opt("events");
+            let n = env.loop_events.fetch_add(1, Ordering::Relaxed);
+            Ok(events <= 0.0 || (n as f64) < events)
         })?,
     )?;
     t.set(
@@ -588,7 +738,6 @@ fn opt_table(lua: &Lua, opts: &[(String, OptVal)]) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     for (name, v) in opts {
         let lv = match v {
-            OptVal::Nil => continue,
             OptVal::Bool(b) => LuaValue::Boolean(*b),
             OptVal::Num(x) => LuaValue::Number(*x),
             OptVal::Str(s) => LuaValue::String(lua.create_string(s)?),
@@ -600,6 +749,10 @@ fn opt_table(lua: &Lua, opts: &[(String, OptVal)]) -> mlua::Result<Table> {
     }
     Ok(t)
 }
+
+/// The error that stops a script's body when it connects while it is
+/// loaded (before the command line's database is known).
+pub(crate) const NEEDS_DB: &str = "dbmeter: the script connects while it is loaded";
 
 /// The first line of a Lua error: "file:line: message".
 pub(crate) fn lua_message(e: &mlua::Error) -> String {
@@ -643,9 +796,17 @@ pub(crate) fn new_state(env: &Arc<Env>, command: &str, tid: usize) -> Result<Lua
         let info = lua.create_table()?;
         info.set("ctx", mlua::LightUserData(p.0.cast()))?;
         info.set("fns", super::ffi::table(&lua)?)?;
-        info.set("command", command)?;
+        if !command.is_empty() {
+            info.set("command", command)?;
+        }
         info.set("tid", tid)?;
         info.set("legacy", env.legacy)?;
+        info.set("export_globals", env.export_globals)?;
+        let argv_t = lua.create_table()?;
+        for (i, a) in argv().into_iter().enumerate() {
+            argv_t.raw_set(i, a)?;
+        }
+        info.set("argv", argv_t)?;
         let script = env.script.to_string_lossy().to_string();
         let dir = env
             .script
@@ -666,6 +827,20 @@ pub(crate) fn new_state(env: &Arc<Env>, command: &str, tid: usize) -> Result<Lua
         .exec()
         .map_err(|e| lua_message(&e))?;
     Ok(lua)
+}
+
+/// Makes a state that loaded the script ready for `env`, as thread `tid`
+/// running `command`: its options (`sysbench.opt`, and the globals of a
+/// script that declares none), command and random numbers.
+pub(crate) fn refresh(lua: &Lua, env: &Arc<Env>, command: &str, tid: usize) -> Result<(), String> {
+    with_shared(lua, |s| {
+        s.env = env.clone();
+        s.rng = RandGen::new(derive_seed(env.seed, tid as u64), env.rand.clone());
+    });
+    let opts = opt_table(lua, &env.opts).map_err(|e| lua_message(&e))?;
+    internal_fn(lua, "set_options")?
+        .call::<()>((opts, command, env.export_globals, env.legacy))
+        .map_err(|e| lua_message(&e))
 }
 
 /// The chunk name of the prelude, as Lua reports it in positions.

@@ -398,6 +398,9 @@ fn find_test(word: &str) -> Result<Found, String> {
             script: true,
         })
     };
+    if word == "-" {
+        return load(word);
+    }
     let local = format!("./{word}.lua");
     if Path::new(word).is_file() {
         if !word.contains('/') && !word.ends_with(".lua") {
@@ -612,9 +615,13 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         Err(m) => return Ok(fatal(&m)),
     };
     // Without a command sysbench loads the script (its body runs) and
-    // stops there.
-    let Some(command) = command else {
-        return Ok(0);
+    // stops there; a body that needs the database runs now, with it.
+    let command = match command {
+        Some(c) => c,
+        None => match bench.default_command() {
+            Some(c) if !c.is_empty() => c,
+            _ => return Ok(0),
+        },
     };
     let name = Path::new(&test)
         .file_name()

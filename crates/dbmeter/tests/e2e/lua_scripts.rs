@@ -780,13 +780,12 @@ local function write(file, kind, stat, more)
   f:write(table.concat(parts, " "), "\n")
   f:close()
 end
-if sysbench.opt.style == "json" then
-  sysbench.hooks.report_intermediate = sysbench.report_json
-else
-  function sysbench.hooks.report_intermediate(stat)
-    write("stats.log", "intermediate", stat, {"queue_length", "concurrency"})
-    sysbench.report_csv(stat)
-  end
+-- As in sysbench, the body runs in the main state before the options are
+-- there: the hook reads them when it is called.
+function sysbench.hooks.report_intermediate(stat)
+  if sysbench.opt.style == "json" then return sysbench.report_json(stat) end
+  write("stats.log", "intermediate", stat, {"queue_length", "concurrency"})
+  sysbench.report_csv(stat)
 end
 function sysbench.hooks.report_cumulative(stat)
   write("stats.log", "cumulative", stat,

@@ -22,6 +22,7 @@ mod events;
 mod faults;
 mod help;
 mod lua_scripts;
+mod lua_sysbench_api;
 mod lua_tpcc;
 mod old_documents;
 mod oltp_sqlite;

@@ -68,7 +68,11 @@ const LOST: &str = "2013";
 pub(crate) fn map_err(e: wire::Error) -> DbError {
     use wire::Error as E;
     match e {
-        E::Server { code, message, .. } => {
+        E::Server {
+            code,
+            message,
+            state,
+        } => {
             let kind = match code {
                 // Query execution was interrupted (KILL QUERY), statement timeouts.
                 1317 => ErrorKind::Interrupted,
@@ -82,18 +86,24 @@ pub(crate) fn map_err(e: wire::Error) -> DbError {
                 kind,
                 code: code.to_string(),
                 message,
+                sqlstate: state,
+                position: None,
             }
         }
         E::Io(io) => DbError {
             kind: ErrorKind::ConnectionLost,
             code: LOST.into(),
             message: format!("lost connection: {io}"),
+            sqlstate: "HY000".into(),
+            position: None,
         },
         // The connection is in an unknown state: start a new one.
         E::Protocol(m) => DbError {
             kind: ErrorKind::ConnectionLost,
             code: "2027".into(),
             message: format!("malformed packet from the server: {m}"),
+            sqlstate: "HY000".into(),
+            position: None,
         },
         E::Tls(m) => DbError::other("2026", format!("TLS: {m}")),
         E::NoServerTls => DbError::other("2026", "the server does not support TLS"),
@@ -190,6 +200,20 @@ impl MysqlConn {
 
     pub(crate) fn register(&mut self, sql: &str) -> StmtId {
         self.stmts.register(sql)
+    }
+
+    /// Prepares registered statement `id` now (with prepared statements
+    /// on), so that a statement the server refuses fails here.
+    pub(crate) fn prepare_now(&mut self, id: StmtId) -> Result<(), DbError> {
+        if !self.ps {
+            return Ok(());
+        }
+        if let Some((sql, cached)) = self.stmts.get_mut(id)
+            && cached.is_none()
+        {
+            *cached = Some(self.conn.prepare(sql).map_err(map_err)?);
+        }
+        Ok(())
     }
 
     /// Runs registered statement `id`: `exec` on its prepared form

@@ -51,18 +51,24 @@ pub(crate) fn map_err(e: wire::Error) -> DbError {
                 kind,
                 code: db.code,
                 message: db.message,
+                sqlstate: String::new(),
+                position: db.position,
             }
         }
         E::Io(io) => DbError {
             kind: ErrorKind::ConnectionLost,
             code: LOST.into(),
             message: format!("lost connection: {io}"),
+            sqlstate: String::new(),
+            position: None,
         },
         // The session is in an unknown state: start a new one.
         E::Protocol(m) => DbError {
             kind: ErrorKind::ConnectionLost,
             code: "08P01".into(),
             message: format!("protocol error: {m}"),
+            sqlstate: String::new(),
+            position: None,
         },
         E::Tls(m) => DbError::other("08001", format!("TLS: {m}")),
         E::NoServerTls => DbError::other("08001", "the server does not support TLS"),
@@ -202,6 +208,20 @@ impl PgConn {
     /// The last error the server reported, as libpq words it.
     pub(crate) fn last_report(&self) -> Option<&str> {
         self.conn.last_report()
+    }
+
+    /// Prepares registered statement `id` now (with prepared statements
+    /// on), so that a statement the server refuses fails here.
+    pub(crate) fn prepare_now(&mut self, id: StmtId) -> Result<(), DbError> {
+        if !self.ps {
+            return Ok(());
+        }
+        if let Some((sql, cached)) = self.stmts.get_mut(id)
+            && cached.is_none()
+        {
+            *cached = Some(self.conn.prepare(&numbered(sql)).map_err(map_err)?);
+        }
+        Ok(())
     }
 
     #[inline]

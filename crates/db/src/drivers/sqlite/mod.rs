@@ -144,6 +144,8 @@ pub(crate) fn map_err(e: rusqlite::Error) -> DbError {
                 },
                 code: code_name(primary),
                 message: msg.unwrap_or_else(|| f.to_string()),
+                sqlstate: String::new(),
+                position: None,
             }
         }
         other => DbError::other("SQLITE_MISUSE", other.to_string()),

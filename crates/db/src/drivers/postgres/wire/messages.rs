@@ -354,6 +354,7 @@ pub(crate) fn error_fields(body: &[u8]) -> ServerError {
             b'D' => e.detail = Some(text(v).into()),
             b'H' => e.hint = Some(text(v).into()),
             b'W' => e.context = Some(text(v).into()),
+            b'P' => e.position = text(v).parse().ok(),
             _ => {}
         }
     }

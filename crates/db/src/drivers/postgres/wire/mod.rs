@@ -63,6 +63,8 @@ pub(crate) struct ServerError {
     pub hint: Option<Box<str>>,
     /// Where it happened (the CONTEXT lines).
     pub context: Option<Box<str>>,
+    /// Where in the statement the error is (1-based, in characters).
+    pub position: Option<u32>,
 }
 
 impl ServerError {
