@@ -318,9 +318,9 @@ impl Presenter for Sysbench {
             RunEvent::Measuring => self.line(out, "Threads started!\n"),
             RunEvent::Interval { words: Some(w), .. }
             | RunEvent::MeasurementEnded { words: Some(w) } => {
-                if self.verbosity >= NOTICE {
-                    words(out, self.options.lines, w);
-                }
+                // A script's report hooks print what they print, at every
+                // verbosity, as in sysbench.
+                words(out, self.options.lines, w);
             }
             RunEvent::Interval {
                 interval,
@@ -332,10 +332,18 @@ impl Presenter for Sysbench {
             }
             RunEvent::Finished { doc, section } => {
                 // sysbench prints no report after a failure.
-                if self.options.lines != Stream::Out
-                    || self.verbosity < NOTICE
-                    || doc.end.reason == "failed"
-                {
+                if self.options.lines != Stream::Out || doc.end.reason == "failed" {
+                    return;
+                }
+                // Below notices, only what a script's report_cumulative
+                // hook printed (it prints at every verbosity).
+                if self.verbosity < NOTICE {
+                    if let Some(s) = section {
+                        out.push(Piece {
+                            stream: Stream::Out,
+                            text: s.strip_suffix('\n').unwrap_or(s).to_string(),
+                        });
+                    }
                     return;
                 }
                 let mut report = String::new();

@@ -528,14 +528,20 @@ sb_rand_uniform = sysbench.rand.uniform
 sb_rand_gaussian = sysbench.rand.gaussian
 sb_rand_special = sysbench.rand.special
 sb_rand_str = sysbench.rand.string
--- 1.0: sb_rand_uniq() is any unique 32-bit number; 0.5: sb_rand_uniq(a, b)
--- draws it within [a, b].
+-- sb_rand_uniq(a, b): the next unique 32-bit number that falls within
+-- [a, b] (0 and 2^32-1 when not given), drawn again until one does, as
+-- sysbench does: numbers never repeat within a run, however many are drawn.
 function sb_rand_uniq(a, b)
-   local x = F.rand_unique(ctx)
-   if a == nil or b == nil then return x end
-   a, b = math.floor(a), math.floor(b)
-   if b <= a then return a end
-   return a + x % (b - a + 1)
+   a = a == nil and 0 or math.floor(a)
+   b = b == nil and 4294967295 or math.floor(b)
+   if b < a or b < 0 or a > 4294967295 then
+      error(string.format("sb_rand_uniq(%s, %s): no 32-bit number in that range", a, b), 2)
+   end
+   local x
+   repeat
+      x = F.rand_unique(ctx)
+   until x >= a and x <= b
+   return x
 end
 function sb_rnd() return f_rand(ctx, 1, 0, 2147483647) end
 
