@@ -101,7 +101,7 @@ real_psql="$(command -v psql)"
 cat >"$work/bin/mysql" <<EOF
 #!/usr/bin/env bash
 out="\$(mktemp)"; err="\$(mktemp)"
-"$real_mysql" "\$@" >"\$out" 2>"\$err"; status=\$?
+"$real_mysql" --socket="\$SBTEST_MYSQL_SOCKET" "\$@" >"\$out" 2>"\$err"; status=\$?
 sed -e "s/ DEFAULT 0,\\\$/ DEFAULT '0',/" "\$out"
 awk '/^--------------\$/ { dash++; next } dash == 1 { next } dash == 2 && /^\$/ { dash = 0; next } { dash = 0; print }' "\$err" >&2
 rm -f "\$out" "\$err"
@@ -147,15 +147,19 @@ chmod +x "$work/python/cram"
 url_of() { "$dbmeter" server start "$@" 2>>"$work/servers.log" | tail -n 1; }
 my_url="$(url_of mariadb --name sbtest-mariadb)" || skip "could not start MariaDB (package mariadb-server)"
 pg_url="$(url_of postgres --name sbtest-postgres)" || skip "could not start PostgreSQL (package postgresql)"
-my_port="${my_url##*:}"; my_port="${my_port%%/*}"
 pg_port="${pg_url##*:}"; pg_port="${pg_port%%/*}"
 # The suite's own inspection commands (`mysql -uroot sbtest`, `psql sbtest`)
-# reach these servers through the clients' environment variables.
-export MYSQL_HOST=127.0.0.1 MYSQL_TCP_PORT="$my_port"
+# reach these servers: psql through its environment variables, mysql through
+# the shim, which names the socket. MariaDB
+# is reached on its socket, as the suite's authors ran it (a test prints the
+# default port 3306 when it resets --mysql-socket to reach a missing host).
+my_sock="$DBMETER_HOME/servers/sbtest-mariadb/run/mariadbd.sock"
+[ -S "$my_sock" ] || skip "MariaDB's socket is not at $my_sock"
+export SBTEST_MYSQL_SOCKET="$my_sock"
 export PGHOST=127.0.0.1 PGPORT="$pg_port" PGUSER=postgres
-mariadb -uroot -e 'CREATE DATABASE IF NOT EXISTS sbtest'
+mariadb --socket="$my_sock" -uroot -e 'CREATE DATABASE IF NOT EXISTS sbtest'
 psql -q -d postgres -c 'CREATE DATABASE sbtest' >/dev/null
-export SBTEST_MYSQL_ARGS="--mysql-host=127.0.0.1 --mysql-port=$my_port --mysql-user=root --mysql-db=sbtest"
+export SBTEST_MYSQL_ARGS="--mysql-socket=$my_sock --mysql-user=root --mysql-db=sbtest"
 export SBTEST_PGSQL_ARGS="--pgsql-host=127.0.0.1 --pgsql-port=$pg_port --pgsql-user=postgres --pgsql-db=sbtest"
 
 # --- run ---------------------------------------------------------------------------

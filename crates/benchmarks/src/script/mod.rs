@@ -521,8 +521,14 @@ impl Benchmark for Script {
             return Err(no_such_verb(self, verb));
         }
         let env = self.env(ctx, false)?;
-        let parallel = declared.is_some_and(|(_, p)| *p);
-        let threads = if parallel { ctx.threads.max(1) } else { 1 };
+        // As sysbench: a parallel command runs on worker threads when
+        // there is more than one, else in the main state.
+        let parallel = declared.is_some_and(|(_, p)| *p) && ctx.threads > 1;
+        let threads = if parallel { ctx.threads } else { 1 };
+        if parallel && matches!(ctx.layout, dbmeter_result::Layout::Sysbench { .. }) {
+            // sysbench starts its worker threads for a parallel command.
+            ctx.say("Initializing worker threads...\n");
+        }
         let run_one = |tid: usize| -> Result<(), String> {
             // A command that is not parallel runs in the main state (the
             // one that loaded the script), as in sysbench.
