@@ -184,7 +184,7 @@ impl PgWire {
         if !e.is_fatal() {
             self.ready()?;
         }
-        Err(Error::Server(e))
+        Err(Error::Server(Box::new(e)))
     }
 
     /// Skips messages up to ReadyForQuery.
@@ -313,14 +313,14 @@ impl PgWire {
                 m::ERROR_RESPONSE => {
                     let e = m::error_fields(body);
                     if e.is_fatal() {
-                        return Err(Error::Server(e));
+                        return Err(Error::Server(Box::new(e)));
                     }
                     error.get_or_insert(e);
                 }
                 m::READY_FOR_QUERY => {
                     self.io.shrink();
                     if let Some(e) = error {
-                        return Err(Error::Server(e));
+                        return Err(Error::Server(Box::new(e)));
                     }
                     return Ok(if described || n > 0 {
                         Outcome::Rows(n)

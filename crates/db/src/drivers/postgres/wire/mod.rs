@@ -94,7 +94,7 @@ impl ServerError {
 #[derive(Debug)]
 pub(crate) enum Error {
     /// The server's ErrorResponse.
-    Server(ServerError),
+    Server(Box<ServerError>),
     /// The connection failed or was closed.
     Io(std::io::Error),
     /// The server sent something this client does not understand.

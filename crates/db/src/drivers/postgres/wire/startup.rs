@@ -87,7 +87,7 @@ fn open_session(p: &Params) -> Result<(Messages, Session), Error> {
                 session.pid = c.i32()?;
                 session.key = c.i32()?;
             }
-            m::ERROR_RESPONSE => return Err(Error::Server(m::error_fields(body))),
+            m::ERROR_RESPONSE => return Err(Error::Server(Box::new(m::error_fields(body)))),
             m::NOTICE_RESPONSE | m::NEGOTIATE_PROTOCOL_VERSION => {}
             other => {
                 return Err(Error::Protocol(format!(
@@ -117,7 +117,7 @@ fn authenticate(io: &mut Messages, p: &Params) -> Result<(), Error> {
         let (tag, body) = io.read()?;
         match tag {
             m::AUTHENTICATION => {}
-            m::ERROR_RESPONSE => return Err(Error::Server(m::error_fields(body))),
+            m::ERROR_RESPONSE => return Err(Error::Server(Box::new(m::error_fields(body)))),
             m::NOTICE_RESPONSE | m::NEGOTIATE_PROTOCOL_VERSION => continue,
             other => {
                 return Err(Error::Protocol(format!(
