@@ -1,5 +1,34 @@
-# Shared by the peer-suite runners: compare what failed with the list of
-# expected failures (--expect FILE) and set the exit status.
+# Shared by the peer-suite runners: their command line, and the comparison
+# of what failed with the list of expected failures (--expect FILE).
+
+# parse_args "$@": sets tool, dbmeter, expect (an absolute path), keep and
+# tests (the test names); --help prints the calling script's header.
+parse_args() {
+    local repo
+    repo="$(cd "$here/.." && pwd)"
+    tool=dbmeter
+    dbmeter="${DBMETER_BIN:-$repo/target/debug/dbmeter}"
+    keep=0
+    expect=""
+    tests=()
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --tool) tool="$2"; shift 2 ;;
+            --tool=*) tool="${1#*=}"; shift ;;
+            --dbmeter) dbmeter="$2"; shift 2 ;;
+            --dbmeter=*) dbmeter="${1#*=}"; shift ;;
+            --expect) expect="$2"; shift 2 ;;
+            --expect=*) expect="${1#*=}"; shift ;;
+            --keep) keep=1; shift ;;
+            -h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+            -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
+            *) tests+=("$1"); shift ;;
+        esac
+    done
+    [ -z "$expect" ] || expect="$(realpath "$expect")"
+}
+
+skip() { echo "SKIP: $*" >&2; exit 77; }
 #
 # summarise FAILED_FILE PASSED_NAMES: FAILED_FILE holds one failed test a
 # line; PASSED_NAMES the names that passed, one a line. Uses $expect.

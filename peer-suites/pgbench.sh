@@ -26,31 +26,9 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/.." && pwd)"
-tool=dbmeter
-dbmeter="${DBMETER_BIN:-$repo/target/debug/dbmeter}"
-keep=0
-expect=""
-tests=()
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --tool) tool="$2"; shift 2 ;;
-        --tool=*) tool="${1#*=}"; shift ;;
-        --dbmeter) dbmeter="$2"; shift 2 ;;
-        --dbmeter=*) dbmeter="${1#*=}"; shift ;;
-        --expect) expect="$2"; shift 2 ;;
-        --expect=*) expect="${1#*=}"; shift ;;
-        --keep) keep=1; shift ;;
-        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
-        *) tests+=("$1"); shift ;;
-    esac
-done
-
-skip() { echo "SKIP: $*" >&2; exit 77; }
-[ -z "$expect" ] || expect="$(realpath "$expect")"
 # shellcheck source=peer-suites/lib.sh
 . "$here/lib.sh"
+parse_args "$@"
 
 # --- the suite ----------------------------------------------------------------
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/dbmeter-peers"
