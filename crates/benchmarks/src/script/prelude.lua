@@ -530,12 +530,17 @@ sb_rand_special = sysbench.rand.special
 sb_rand_str = sysbench.rand.string
 -- sb_rand_uniq(a, b): the next unique 32-bit number that falls within
 -- [a, b] (0 and 2^32-1 when not given), drawn again until one does, as
--- sysbench does: numbers never repeat within a run, however many are drawn.
+-- sysbench does: numbers never repeat within a run. Below 2^20 numbers
+-- that loop would take seconds a call (and never end once the range is
+-- used up): there the unique number is folded into the range instead.
 function sb_rand_uniq(a, b)
    a = a == nil and 0 or math.floor(a)
    b = b == nil and 4294967295 or math.floor(b)
    if b < a or b < 0 or a > 4294967295 then
       error(string.format("sb_rand_uniq(%s, %s): no 32-bit number in that range", a, b), 2)
+   end
+   if b - a < 1048576 then
+      return a + F.rand_unique(ctx) % (b - a + 1)
    end
    local x
    repeat
