@@ -163,8 +163,16 @@ pub(crate) fn command_of(script: &str) -> Option<String> {
         .filter(|a| !a.starts_with("--"))
         .collect();
     if argv.first().map(String::as_str) == Some("sysbench") {
-        // sysbench [options] TEST [COMMAND]
-        let at = words.iter().position(|w| w.as_str() == script)?;
+        // sysbench [options] TEST [COMMAND]; TEST names the script by its
+        // path, or by its name where sysbench finds it (`oltp_read_write`
+        // for .../oltp_read_write.lua).
+        let stem = std::path::Path::new(script)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned());
+        let at = words
+            .iter()
+            .position(|w| w.as_str() == script)
+            .or_else(|| words.iter().position(|w| Some(w.as_str()) == stem.as_deref()))?;
         words.get(at + 1).map(|w| w.to_string())
     } else {
         // dbmeter COMMAND SCRIPT ...

@@ -162,8 +162,10 @@ fn a_script_on_standard_input_runs() {
         &["sysbench", "-", "hello"],
         "sysbench.cmdline.commands = { hello = { function() print('hello command') end } }\n",
     );
+    // sysbench 1.0.20 runs a script read from standard input and stops:
+    // its commands (here `hello`) are not called, exit 0.
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    assert!(r.stdout.contains("hello command"), "{}", r.stdout);
+    assert_eq!(r.stdout.trim(), banner, "{}", r.stdout);
 }
 
 fn bulk_insert_counts_writes(flavor: Flavor) {
