@@ -979,15 +979,24 @@ impl Client {
 /// Whether an SQL command is a COPY whose data would come from or go to
 /// the client (`FROM STDIN`, `TO STDOUT`).
 fn copies_through_client(sql: &str) -> bool {
-    let words: Vec<String> = sql
+    // Allocation-free: this runs for every SQL command of every
+    // transaction.
+    let mut words = sql
         .split(|c: char| c.is_whitespace() || c == ';' || c == '(' || c == ')')
-        .filter(|w| !w.is_empty())
-        .map(str::to_ascii_lowercase)
-        .collect();
-    words.first().is_some_and(|w| w == "copy")
-        && words
-            .windows(2)
-            .any(|p| (p[0] == "from" && p[1] == "stdin") || (p[0] == "to" && p[1] == "stdout"))
+        .filter(|w| !w.is_empty());
+    if !words.next().is_some_and(|w| w.eq_ignore_ascii_case("copy")) {
+        return false;
+    }
+    let mut previous = "";
+    for w in words {
+        if (previous.eq_ignore_ascii_case("from") && w.eq_ignore_ascii_case("stdin"))
+            || (previous.eq_ignore_ascii_case("to") && w.eq_ignore_ascii_case("stdout"))
+        {
+            return true;
+        }
+        previous = w;
+    }
+    false
 }
 
 /// `\setshell`'s output: an integer on the first line, blanks allowed.

@@ -172,7 +172,11 @@ pub(crate) fn command_of(script: &str) -> Option<String> {
         let at = words
             .iter()
             .position(|w| w.as_str() == script)
-            .or_else(|| words.iter().position(|w| Some(w.as_str()) == stem.as_deref()))?;
+            .or_else(|| {
+                words
+                    .iter()
+                    .position(|w| Some(w.as_str()) == stem.as_deref())
+            })?;
         words.get(at + 1).map(|w| w.to_string())
     } else {
         // dbmeter COMMAND SCRIPT ...
