@@ -26,6 +26,8 @@ parse_args() {
         esac
     done
     [ -z "$expect" ] || expect="$(realpath "$expect")"
+    # The shims run it from other directories.
+    dbmeter="$(realpath -m "$dbmeter")"
 }
 
 skip() { echo "SKIP: $*" >&2; exit 77; }
