@@ -784,7 +784,7 @@ impl Client {
             };
             return Err(meta(format!("\\{what} is not allowed in pipeline mode")));
         }
-        if copies_through_client(&q.text) {
+        if q.copies_through_client {
             // pgbench cannot feed or drain a COPY: it refuses it.
             return Err(Stop {
                 before: None,
@@ -974,29 +974,6 @@ impl Client {
         }
         host.shell(&line, capture)
     }
-}
-
-/// Whether an SQL command is a COPY whose data would come from or go to
-/// the client (`FROM STDIN`, `TO STDOUT`).
-fn copies_through_client(sql: &str) -> bool {
-    // Allocation-free: this runs for every SQL command of every
-    // transaction.
-    let mut words = sql
-        .split(|c: char| c.is_whitespace() || c == ';' || c == '(' || c == ')')
-        .filter(|w| !w.is_empty());
-    if !words.next().is_some_and(|w| w.eq_ignore_ascii_case("copy")) {
-        return false;
-    }
-    let mut previous = "";
-    for w in words {
-        if (previous.eq_ignore_ascii_case("from") && w.eq_ignore_ascii_case("stdin"))
-            || (previous.eq_ignore_ascii_case("to") && w.eq_ignore_ascii_case("stdout"))
-        {
-            return true;
-        }
-        previous = w;
-    }
-    false
 }
 
 /// `\setshell`'s output: an integer on the first line, blanks allowed.

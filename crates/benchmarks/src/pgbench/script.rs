@@ -154,6 +154,9 @@ pub struct SqlCommand {
     /// take `?` placeholders in every dialect).
     pub question: String,
     pub capture: Option<Capture>,
+    /// A COPY whose data would come from or go to the client, which
+    /// pgbench refuses (read once here, not for every run of it).
+    pub copies_through_client: bool,
 }
 
 impl SqlCommand {
@@ -201,6 +204,7 @@ impl SqlCommand {
         numbered.push_str(&text[copied..]);
         question.push_str(&text[copied..]);
         SqlCommand {
+            copies_through_client: copies_through_client(&text),
             text,
             parts,
             numbered,
@@ -606,6 +610,27 @@ fn set_next(kind: &mut CommandKind, to: usize) {
         CommandKind::If { next, .. } | CommandKind::Elif { next, .. } => *next = to,
         _ => {}
     }
+}
+
+/// Whether an SQL command is a COPY whose data would come from or go to
+/// the client (`FROM STDIN`, `TO STDOUT`).
+fn copies_through_client(sql: &str) -> bool {
+    let mut words = sql
+        .split(|c: char| c.is_whitespace() || c == ';' || c == '(' || c == ')')
+        .filter(|w| !w.is_empty());
+    if !words.next().is_some_and(|w| w.eq_ignore_ascii_case("copy")) {
+        return false;
+    }
+    let mut previous = "";
+    for w in words {
+        if (previous.eq_ignore_ascii_case("from") && w.eq_ignore_ascii_case("stdin"))
+            || (previous.eq_ignore_ascii_case("to") && w.eq_ignore_ascii_case("stdout"))
+        {
+            return true;
+        }
+        previous = w;
+    }
+    false
 }
 
 #[cfg(test)]
