@@ -398,9 +398,6 @@ fn find_test(word: &str) -> Result<Found, String> {
             script: true,
         })
     };
-    if word == "-" {
-        return load(word);
-    }
     let local = format!("./{word}.lua");
     if Path::new(word).is_file() {
         if !word.contains('/') && !word.ends_with(".lua") {
@@ -882,25 +879,12 @@ fn test_help(bench: &dyn Benchmark, name: &str) -> Result<i32, CliError> {
 /// A script on standard input (`sysbench` with no test, or `-`): sysbench
 /// runs its body and stops, whatever the command.
 fn stdin_script(verbosity: u8) -> Result<i32, CliError> {
-    use std::io::{IsTerminal, Read};
+    use std::io::IsTerminal;
     if verbosity >= NOTICE && std::io::stdin().is_terminal() {
         println!("Reading the script from the standard input:\n");
     }
-    let mut source = String::new();
-    if let Err(e) = std::io::stdin().read_to_string(&mut source) {
-        return Ok(fatal(&format!(
-            "cannot read the script from standard input: {e}"
-        )));
-    }
-    let file = match tempfile::Builder::new().suffix(".lua").tempfile() {
-        Ok(f) => f,
-        Err(e) => return Ok(fatal(&format!("cannot keep the script: {e}"))),
-    };
-    if let Err(e) = std::fs::write(file.path(), source) {
-        return Ok(fatal(&format!("cannot keep the script: {e}")));
-    }
-    let path = file.path().to_string_lossy().into_owned();
-    match registry::resolve(&path) {
+    // The registry reads and loads it (`-`), as for `dbmeter run -`.
+    match registry::resolve("-") {
         Ok(_) => Ok(0),
         Err(m) => Ok(fatal(&m)),
     }
