@@ -1,0 +1,717 @@
+//! Per-class aggregates in bounded memory: for each attribute its count,
+//! sum, min, max, sum of squares and a sparse log histogram (values kept to
+//! 1 part in 2048, better than 3 significant digits), from which the
+//! percentiles come; first and last seen; the worst sample; the databases,
+//! users and hosts. A class's memory depends on the number of distinct
+//! values at that precision, never on the number of events, and aggregates
+//! merge exactly (the parallel readers each make one and they are added).
+
+use crate::event::LogEvent;
+use crate::fingerprint::fingerprint_bytes;
+use std::collections::{BTreeMap, HashMap};
+
+/// What classes are made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupBy {
+    Fingerprint,
+    Db,
+    User,
+    Host,
+}
+
+impl GroupBy {
+    pub fn parse(s: &str) -> Option<GroupBy> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "fingerprint" => GroupBy::Fingerprint,
+            "db" | "database" | "schema" => GroupBy::Db,
+            "user" => GroupBy::User,
+            "host" => GroupBy::Host,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupBy::Fingerprint => "fingerprint",
+            GroupBy::Db => "db",
+            GroupBy::User => "user",
+            GroupBy::Host => "host",
+        }
+    }
+}
+
+/// Values are recorded in millionths (a microsecond for times).
+pub const SCALE: f64 = 1e6;
+
+/// A sparse log histogram of non-negative values in millionths: values
+/// below 2048 exactly, larger ones to 1 part in 2048.
+#[derive(Debug, Clone, Default)]
+pub struct Hist {
+    buckets: BTreeMap<u32, u64>,
+}
+
+const SUB_BITS: u32 = 11;
+
+fn key_of(v: u64) -> u32 {
+    if v < (1 << SUB_BITS) {
+        v as u32
+    } else {
+        let shift = 64 - v.leading_zeros() - SUB_BITS;
+        (shift << SUB_BITS) | (v >> shift) as u32
+    }
+}
+
+/// The middle of a bucket.
+fn value_of(k: u32) -> u64 {
+    let shift = k >> SUB_BITS;
+    if shift == 0 {
+        k as u64
+    } else {
+        let m = (k & ((1 << SUB_BITS) - 1)) as u64;
+        (m << shift) + (1u64 << (shift - 1))
+    }
+}
+
+impl Hist {
+    pub fn record(&mut self, v: u64) {
+        *self.buckets.entry(key_of(v)).or_insert(0) += 1;
+    }
+
+    pub fn merge(&mut self, o: &Hist) {
+        for (k, n) in &o.buckets {
+            *self.buckets.entry(*k).or_insert(0) += n;
+        }
+    }
+
+    /// The value at rank ceil(q * count) (q in 0..=1), in millionths.
+    pub fn quantile(&self, q: f64, count: u64) -> u64 {
+        let rank = ((q * count as f64).ceil() as u64).clamp(1, count.max(1));
+        let mut seen = 0;
+        for (k, n) in &self.buckets {
+            seen += n;
+            if seen >= rank {
+                return value_of(*k);
+            }
+        }
+        self.buckets.keys().next_back().map_or(0, |k| value_of(*k))
+    }
+
+    /// Counts per decade of seconds: <10us, <100us, ... <10s, >=10s (pt-query-digest's
+    /// 1us..10s+ rows).
+    pub fn decades(&self) -> [u64; 8] {
+        let mut out = [0; 8];
+        for (k, n) in &self.buckets {
+            let v = value_of(*k);
+            let i = match v {
+                0..10 => 0,
+                10..100 => 1,
+                100..1_000 => 2,
+                1_000..10_000 => 3,
+                10_000..100_000 => 4,
+                100_000..1_000_000 => 5,
+                1_000_000..10_000_000 => 6,
+                _ => 7,
+            };
+            out[i] += n;
+        }
+        out
+    }
+
+    pub fn buckets(&self) -> usize {
+        self.buckets.len()
+    }
+}
+
+/// A numeric attribute.
+#[derive(Debug, Clone)]
+pub struct NumStats {
+    pub count: u64,
+    pub sum: f64,
+    pub min: f64,
+    pub max: f64,
+    pub sumsq: f64,
+    pub hist: Hist,
+}
+
+impl Default for NumStats {
+    fn default() -> Self {
+        NumStats {
+            count: 0,
+            sum: 0.0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+            sumsq: 0.0,
+            hist: Hist::default(),
+        }
+    }
+}
+
+impl NumStats {
+    pub fn record(&mut self, v: f64) {
+        self.count += 1;
+        self.sum += v;
+        self.sumsq += v * v;
+        if v < self.min {
+            self.min = v;
+        }
+        if v > self.max {
+            self.max = v;
+        }
+        self.hist.record((v * SCALE).round().max(0.0) as u64);
+    }
+
+    pub fn merge(&mut self, o: &NumStats) {
+        self.count += o.count;
+        self.sum += o.sum;
+        self.sumsq += o.sumsq;
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        self.hist.merge(&o.hist);
+    }
+
+    pub fn avg(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum / self.count as f64
+        }
+    }
+
+    pub fn stddev(&self) -> f64 {
+        if self.count < 2 {
+            return 0.0;
+        }
+        let m = self.avg();
+        (self.sumsq / self.count as f64 - m * m).max(0.0).sqrt()
+    }
+
+    /// A percentile (q in 0..=1), within [min, max].
+    pub fn quantile(&self, q: f64) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let v = self.hist.quantile(q, self.count) as f64 / SCALE;
+        v.clamp(self.min, self.max)
+    }
+}
+
+/// How many distinct values of a string attribute are kept (the rest are
+/// counted together).
+pub const MAX_DISTINCT: usize = 1000;
+
+/// Values of a string attribute (databases, users, hosts...) and how often.
+#[derive(Debug, Clone, Default)]
+pub struct StrCounts {
+    pub values: HashMap<Box<[u8]>, u64>,
+    /// Events whose value was not kept (past MAX_DISTINCT distinct ones).
+    pub other: u64,
+}
+
+impl StrCounts {
+    pub fn record(&mut self, v: &[u8], n: u64) {
+        if let Some(c) = self.values.get_mut(v) {
+            *c += n;
+        } else if self.values.len() < MAX_DISTINCT {
+            self.values.insert(v.into(), n);
+        } else {
+            self.other += n;
+        }
+    }
+
+    pub fn merge(&mut self, o: &StrCounts) {
+        for (k, n) in &o.values {
+            self.record(k, *n);
+        }
+        self.other += o.other;
+    }
+
+    /// Most frequent first (ties by value).
+    pub fn sorted(&self) -> Vec<(String, u64)> {
+        let mut v: Vec<(String, u64)> = self
+            .values
+            .iter()
+            .map(|(k, n)| (String::from_utf8_lossy(k).into_owned(), *n))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        v
+    }
+}
+
+/// One attribute of a class: numbers, yes/no, or words (an attribute may
+/// have several kinds of values across a log; a report shows the numbers
+/// first).
+#[derive(Debug, Clone, Default)]
+pub struct AttrStats {
+    pub num: Option<NumStats>,
+    pub yes: u64,
+    pub no: u64,
+    pub words: Option<Box<StrCounts>>,
+}
+
+/// pt-query-digest's number: `\d+` or a float (with an optional exponent).
+fn number(v: &[u8]) -> Option<f64> {
+    let b = v
+        .strip_prefix(b"-")
+        .or_else(|| v.strip_prefix(b"+"))
+        .unwrap_or(v);
+    if b.is_empty() || !b[0].is_ascii_digit() && b[0] != b'.' {
+        return None;
+    }
+    let s = std::str::from_utf8(v).ok()?;
+    let f: f64 = s.parse().ok()?;
+    f.is_finite().then_some(f)
+}
+
+impl AttrStats {
+    pub fn record(&mut self, v: &[u8]) {
+        if let Some(f) = number(v) {
+            self.num.get_or_insert_with(NumStats::default).record(f);
+        } else if v == b"Yes" {
+            self.yes += 1;
+        } else if v == b"No" {
+            self.no += 1;
+        } else {
+            self.words.get_or_insert_with(Default::default).record(v, 1);
+        }
+    }
+
+    pub fn merge(&mut self, o: &AttrStats) {
+        if let Some(n) = &o.num {
+            self.num.get_or_insert_with(NumStats::default).merge(n);
+        }
+        self.yes += o.yes;
+        self.no += o.no;
+        if let Some(w) = &o.words {
+            self.words.get_or_insert_with(Default::default).merge(w);
+        }
+    }
+}
+
+/// The worst event of a class (the longest; the first when none has a time).
+#[derive(Debug, Clone)]
+pub struct Sample {
+    pub query: Box<[u8]>,
+    pub query_time: Option<f64>,
+    pub ts: Option<i64>,
+    pub db: Option<Box<[u8]>>,
+    pub file: u32,
+    pub line: u64,
+    pub offset: u64,
+}
+
+/// Ids of the attributes every event has a place for.
+pub const QUERY_TIME: usize = 0;
+pub const LOCK_TIME: usize = 1;
+pub const ROWS_SENT: usize = 2;
+pub const ROWS_EXAMINED: usize = 3;
+pub const QUERY_LENGTH: usize = 4;
+const FIXED: [&str; 5] = [
+    "Query_time",
+    "Lock_time",
+    "Rows_sent",
+    "Rows_examined",
+    "Query_length",
+];
+
+/// Attributes that are about the event, not measures (pt-query-digest's
+/// `--ignore-attributes`).
+const NOT_MEASURES: &[&[u8]] = &[
+    b"Thread_id",
+    b"Id",
+    b"timestamp",
+    b"insert_id",
+    b"last_insert_id",
+    b"ip",
+    b"port",
+    b"Xid",
+    b"server_id",
+    b"offset",
+    b"end_log_pos",
+    b"exptime",
+    b"flags",
+    b"key",
+    b"res",
+    b"val",
+];
+
+/// The aggregate of one class (or of all events).
+#[derive(Debug, Clone, Default)]
+pub struct ClassStats {
+    pub count: u64,
+    /// By attribute id (the aggregate's `names`).
+    pub attrs: Vec<Option<AttrStats>>,
+    pub ts_min: Option<i64>,
+    pub ts_max: Option<i64>,
+    pub databases: StrCounts,
+    pub users: StrCounts,
+    pub hosts: StrCounts,
+    pub sample: Option<Sample>,
+}
+
+impl ClassStats {
+    fn attr(&mut self, id: usize) -> &mut AttrStats {
+        if self.attrs.len() <= id {
+            self.attrs.resize(id + 1, None);
+        }
+        self.attrs[id].get_or_insert_with(AttrStats::default)
+    }
+
+    fn num(&mut self, id: usize, v: f64) {
+        self.attr(id)
+            .num
+            .get_or_insert_with(NumStats::default)
+            .record(v);
+    }
+
+    fn add(&mut self, e: &LogEvent<'_>, ids: &[usize], file: u32, keep_sample: bool) {
+        self.count += 1;
+        if let Some(t) = e.query_time {
+            self.num(QUERY_TIME, t);
+        }
+        if let Some(t) = e.lock_time {
+            self.num(LOCK_TIME, t);
+        }
+        // pt-query-digest counts no rows for administrator commands.
+        let rows = |v: Option<u64>| if e.admin { v.map(|_| 0) } else { v };
+        if let Some(r) = rows(e.rows_sent) {
+            self.num(ROWS_SENT, r as f64);
+        }
+        if let Some(r) = rows(e.rows_examined) {
+            self.num(ROWS_EXAMINED, r as f64);
+        }
+        self.num(QUERY_LENGTH, e.query.len() as f64);
+        for ((k, v), id) in e.attrs.iter().zip(ids) {
+            if *id == usize::MAX {
+                continue;
+            }
+            if e.admin && (*k == b"Rows_affected" || *k == b"Rows_read") {
+                self.attr(*id).record(b"0");
+            } else {
+                self.attr(*id).record(v);
+            }
+        }
+        if let Some(ts) = e.ts {
+            self.ts_min = Some(self.ts_min.map_or(ts, |m| m.min(ts)));
+            self.ts_max = Some(self.ts_max.map_or(ts, |m| m.max(ts)));
+        }
+        if let Some(d) = &e.db {
+            self.databases.record(d, 1);
+        }
+        if let Some(u) = &e.user {
+            self.users.record(u, 1);
+        }
+        if let Some(h) = &e.host {
+            self.hosts.record(h, 1);
+        }
+        if keep_sample {
+            let worse = match (&self.sample, e.query_time) {
+                (None, _) => true,
+                (Some(s), Some(t)) => s.query_time.is_none_or(|w| t > w),
+                (Some(_), None) => false,
+            };
+            if worse {
+                self.sample = Some(Sample {
+                    query: e.query.into(),
+                    query_time: e.query_time,
+                    ts: e.ts,
+                    db: e.db.as_deref().map(Into::into),
+                    file,
+                    line: e.line,
+                    offset: e.offset,
+                });
+            }
+        }
+    }
+
+    /// Adds `o`, whose attribute ids map to ours through `map`.
+    fn merge(&mut self, o: &ClassStats, map: &[usize]) {
+        self.count += o.count;
+        for (i, a) in o.attrs.iter().enumerate() {
+            if let Some(a) = a {
+                self.attr(map[i]).merge(a);
+            }
+        }
+        self.ts_min = match (self.ts_min, o.ts_min) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.ts_max = match (self.ts_max, o.ts_max) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.databases.merge(&o.databases);
+        self.users.merge(&o.users);
+        self.hosts.merge(&o.hosts);
+        if let Some(s) = &o.sample {
+            let take = match &self.sample {
+                None => true,
+                Some(m) => match (m.query_time, s.query_time) {
+                    (Some(a), Some(b)) => {
+                        b > a || (b == a && (s.file, s.offset) < (m.file, m.offset))
+                    }
+                    (None, Some(_)) => true,
+                    (Some(_), None) => false,
+                    (None, None) => (s.file, s.offset) < (m.file, m.offset),
+                },
+            };
+            if take {
+                self.sample = Some(s.clone());
+            }
+        }
+    }
+
+    pub fn attr_stats(&self, id: usize) -> Option<&AttrStats> {
+        self.attrs.get(id).and_then(Option::as_ref)
+    }
+}
+
+/// Events kept or dropped by time.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TimeFilter {
+    /// Microseconds since the epoch, inclusive.
+    pub since: Option<i64>,
+    /// Exclusive.
+    pub until: Option<i64>,
+}
+
+impl TimeFilter {
+    fn keeps(&self, ts: Option<i64>) -> bool {
+        if self.since.is_none() && self.until.is_none() {
+            return true;
+        }
+        let Some(t) = ts else { return false };
+        self.since.is_none_or(|s| t >= s) && self.until.is_none_or(|u| t < u)
+    }
+}
+
+/// The classes of a log (or of a part of it) and the overall aggregate.
+#[derive(Debug, Clone)]
+pub struct Aggregate {
+    pub group_by: GroupBy,
+    pub filter: TimeFilter,
+    /// Attribute names by id.
+    pub names: Vec<Box<[u8]>>,
+    index: HashMap<Box<[u8]>, usize>,
+    /// By class key (the fingerprint, or the db, user, host).
+    pub classes: HashMap<Box<[u8]>, ClassStats>,
+    pub global: ClassStats,
+    /// Events read, and events left out by --since/--until.
+    pub events_read: u64,
+    pub events_filtered: u64,
+    ids: Vec<usize>,
+    key: Vec<u8>,
+}
+
+impl Aggregate {
+    pub fn new(group_by: GroupBy, filter: TimeFilter) -> Aggregate {
+        let mut a = Aggregate {
+            group_by,
+            filter,
+            names: Vec::new(),
+            index: HashMap::new(),
+            classes: HashMap::new(),
+            global: ClassStats::default(),
+            events_read: 0,
+            events_filtered: 0,
+            ids: Vec::new(),
+            key: Vec::new(),
+        };
+        for n in FIXED {
+            a.id_of(n.as_bytes());
+        }
+        a
+    }
+
+    fn id_of(&mut self, name: &[u8]) -> usize {
+        if let Some(i) = self.index.get(name) {
+            return *i;
+        }
+        let i = self.names.len();
+        self.names.push(name.into());
+        self.index.insert(name.into(), i);
+        i
+    }
+
+    pub fn id(&self, name: &str) -> Option<usize> {
+        self.index.get(name.as_bytes()).copied()
+    }
+
+    /// Adds one event of input number `file`.
+    pub fn add(&mut self, e: &LogEvent<'_>, file: u32) {
+        self.events_read += 1;
+        if !self.filter.keeps(e.ts) {
+            self.events_filtered += 1;
+            return;
+        }
+        let key: &[u8] = match self.group_by {
+            GroupBy::Fingerprint => {
+                self.key = fingerprint_bytes(e.query);
+                &self.key
+            }
+            GroupBy::Db => match &e.db {
+                Some(d) => d,
+                None => return,
+            },
+            GroupBy::User => match &e.user {
+                Some(d) => d,
+                None => return,
+            },
+            GroupBy::Host => match &e.host {
+                Some(d) => d,
+                None => return,
+            },
+        };
+        let key: Box<[u8]> = key.into();
+        let mut ids = std::mem::take(&mut self.ids);
+        ids.clear();
+        for (k, _) in &e.attrs {
+            ids.push(if NOT_MEASURES.contains(k) {
+                usize::MAX
+            } else {
+                self.id_of(k)
+            });
+        }
+        match self.classes.get_mut(&key) {
+            Some(c) => c.add(e, &ids, file, true),
+            None => {
+                let mut c = ClassStats::default();
+                c.add(e, &ids, file, true);
+                self.classes.insert(key, c);
+            }
+        }
+        self.global.add(e, &ids, file, false);
+        self.ids = ids;
+    }
+
+    /// Adds another aggregate (of another part of the input).
+    pub fn merge(&mut self, o: Aggregate) {
+        let map: Vec<usize> = o.names.iter().map(|n| self.id_of(n)).collect();
+        self.events_read += o.events_read;
+        self.events_filtered += o.events_filtered;
+        self.global.merge(&o.global, &map);
+        for (k, c) in o.classes {
+            match self.classes.get_mut(&k) {
+                Some(m) => m.merge(&c, &map),
+                None => {
+                    let mut m = ClassStats::default();
+                    m.merge(&c, &map);
+                    self.classes.insert(k, m);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_keeps_three_digits() {
+        let mut h = Hist::default();
+        for v in [1u64, 2047, 2048, 123_456, 999_999_999] {
+            h.record(v);
+            let k = key_of(v);
+            let back = value_of(k);
+            let err = (back as f64 - v as f64).abs() / v as f64;
+            assert!(err <= 1.0 / 2048.0, "{v} -> {back}");
+        }
+        assert_eq!(h.quantile(0.0, 5), 1);
+        assert_eq!(h.quantile(0.4, 5), 2047);
+        assert_eq!(h.decades(), [1, 0, 0, 2, 0, 1, 0, 1]);
+        let mut keys: Vec<u32> = [5u64, 3000, 3001, 70_000, 1 << 40]
+            .iter()
+            .map(|v| key_of(*v))
+            .collect();
+        let sorted = keys.clone();
+        keys.sort();
+        assert_eq!(keys, sorted, "keys follow values");
+    }
+
+    #[test]
+    fn num_stats_percentiles_and_merge() {
+        let mut a = NumStats::default();
+        let mut b = NumStats::default();
+        for i in 1..=100 {
+            let v = i as f64 / 1000.0;
+            if i % 2 == 0 { a.record(v) } else { b.record(v) }
+        }
+        a.merge(&b);
+        assert_eq!(a.count, 100);
+        assert!((a.sum - 5.05).abs() < 1e-9);
+        assert_eq!(a.min, 0.001);
+        assert_eq!(a.max, 0.1);
+        assert!(
+            (a.quantile(0.95) - 0.095).abs() < 0.095 / 1000.0,
+            "{}",
+            a.quantile(0.95)
+        );
+        assert!((a.quantile(0.5) - 0.050).abs() < 0.05 / 1000.0);
+        assert!((a.stddev() - 0.028866).abs() < 1e-5, "{}", a.stddev());
+    }
+
+    fn ev(q: &'static str, t: f64, db: &'static str) -> LogEvent<'static> {
+        LogEvent {
+            query: q.as_bytes(),
+            query_time: Some(t),
+            db: Some(std::borrow::Cow::Borrowed(db.as_bytes())),
+            ts: Some((t * 1e6) as i64),
+            attrs: vec![
+                (b"Rows_affected", b"2"),
+                (b"Full_scan", b"Yes"),
+                (b"Thread_id", b"9"),
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn classes_merge_as_if_read_together() {
+        let all = [
+            ev("select 1", 0.5, "a"),
+            ev("select 2", 0.7, "b"),
+            ev("update t set x=1", 0.1, "a"),
+            ev("SELECT 3", 0.2, "a"),
+        ];
+        let mut one = Aggregate::new(GroupBy::Fingerprint, TimeFilter::default());
+        for e in &all {
+            one.add(e, 0);
+        }
+        let mut x = Aggregate::new(GroupBy::Fingerprint, TimeFilter::default());
+        let mut y = Aggregate::new(GroupBy::Fingerprint, TimeFilter::default());
+        x.add(&all[2], 0);
+        x.add(&all[1], 0);
+        y.add(&all[0], 0);
+        y.add(&all[3], 0);
+        x.merge(y);
+        for agg in [&one, &x] {
+            assert_eq!(agg.classes.len(), 2);
+            let c = &agg.classes[&b"select ?"[..]];
+            assert_eq!(c.count, 3);
+            assert_eq!(c.sample.as_ref().unwrap().query_time, Some(0.7));
+            let ra = agg.id("Rows_affected").unwrap();
+            assert_eq!(c.attr_stats(ra).unwrap().num.as_ref().unwrap().sum, 6.0);
+            let fs = agg.id("Full_scan").unwrap();
+            assert_eq!(c.attr_stats(fs).unwrap().yes, 3);
+            assert!(agg.id("Thread_id").is_none());
+            assert_eq!(
+                c.databases.sorted(),
+                [("a".to_string(), 2), ("b".to_string(), 1)]
+            );
+            assert_eq!(c.ts_min, Some(200_000));
+            assert_eq!(agg.global.count, 4);
+        }
+        let mut by_db = Aggregate::new(
+            GroupBy::Db,
+            TimeFilter {
+                since: Some(150_000),
+                until: None,
+            },
+        );
+        for e in &all {
+            by_db.add(e, 0);
+        }
+        assert_eq!(by_db.classes[&b"a"[..]].count, 2);
+        assert_eq!(by_db.events_filtered, 1);
+    }
+}

@@ -1,0 +1,442 @@
+//! Query-log digests: what a server's logs say about the statements it ran.
+//!
+//! One stream of typed events ([`LogEvent`]) comes out of every log format
+//! ([`LogFormat`]: the MySQL/MariaDB slow log and general log; the
+//! PostgreSQL formats are to come as more variants); events are grouped into
+//! classes by pt-query-digest's fingerprint ([`fingerprint`]) or by database,
+//! user or host, and aggregated per class in bounded memory
+//! ([`aggregate`]). [`digest`] reads the inputs in parallel: one thread
+//! reads (and decompresses) and cuts the stream at event boundaries into
+//! chunks, every other CPU parses and aggregates chunks, and the aggregates
+//! are merged at the end. [`report`] turns a [`Digest`] into text (in
+//! pt-query-digest's layout) and JSON (`docs/digest.md`).
+
+pub mod aggregate;
+pub mod event;
+pub mod fingerprint;
+pub mod general;
+pub mod input;
+pub mod report;
+pub mod slowlog;
+pub mod tables;
+
+pub use aggregate::{Aggregate, GroupBy, TimeFilter};
+pub use event::{LogEvent, Malformed, MalformedLines};
+
+use std::sync::Mutex;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The log formats dbmeter reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum LogFormat {
+    /// MySQL/MariaDB slow query log (Percona Server's too).
+    #[serde(rename = "mysql-slow")]
+    MysqlSlow,
+    /// MySQL/MariaDB general query log.
+    #[serde(rename = "mysql-general")]
+    MysqlGeneral,
+}
+
+impl LogFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            LogFormat::MysqlSlow => "mysql-slow",
+            LogFormat::MysqlGeneral => "mysql-general",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<LogFormat> {
+        match s.to_ascii_lowercase().as_str() {
+            "mysql-slow" | "slowlog" | "slow" => Some(LogFormat::MysqlSlow),
+            "mysql-general" | "genlog" | "general" => Some(LogFormat::MysqlGeneral),
+            _ => None,
+        }
+    }
+
+    /// The format of an input from its first bytes.
+    pub fn detect(head: &[u8]) -> Option<LogFormat> {
+        if slowlog::looks_like(head) {
+            Some(LogFormat::MysqlSlow)
+        } else if general::looks_like(head) {
+            Some(LogFormat::MysqlGeneral)
+        } else {
+            None
+        }
+    }
+
+    /// Whether its events can be read apart, chunk by chunk in parallel
+    /// (the general log carries the time and each thread's database from
+    /// line to line, and is read in order).
+    fn independent_events(self) -> bool {
+        matches!(self, LogFormat::MysqlSlow)
+    }
+
+    /// The start of the last event in `buf`, if one starts after 0.
+    fn last_boundary(self, buf: &[u8]) -> Option<usize> {
+        match self {
+            LogFormat::MysqlSlow => slowlog::last_boundary(buf),
+            LogFormat::MysqlGeneral => general::last_boundary(buf),
+        }
+        .filter(|&p| p > 0)
+    }
+}
+
+/// How to digest.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub group_by: GroupBy,
+    pub filter: TimeFilter,
+    /// Threads that parse and aggregate (at least 1).
+    pub threads: usize,
+    /// The format, when not detected.
+    pub format: Option<LogFormat>,
+}
+
+/// One input as read.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FileInfo {
+    pub name: String,
+    pub format: LogFormat,
+    pub compression: input::Compression,
+    /// Bytes read (after decompression).
+    pub bytes: u64,
+    /// Size on disk, for files.
+    pub size: Option<u64>,
+}
+
+/// A digest of some logs.
+#[derive(Debug)]
+pub struct Digest {
+    pub aggregate: Aggregate,
+    pub files: Vec<FileInfo>,
+    pub malformed: MalformedLines,
+    pub elapsed: Duration,
+}
+
+/// Why a digest could not be made.
+#[derive(Debug)]
+pub enum DigestError {
+    /// An input could not be opened or read.
+    Io { name: String, error: std::io::Error },
+    /// An input's format is not one dbmeter reads.
+    Format { name: String, why: String },
+}
+
+impl std::fmt::Display for DigestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DigestError::Io { name, error } => write!(f, "cannot read {name}: {error}"),
+            DigestError::Format { name, why } => write!(f, "{name}: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for DigestError {}
+
+/// Bytes a chunk holds at least (but a whole event, whatever its size).
+const CHUNK: usize = 1 << 20;
+
+/// A piece of an input made of whole events.
+struct Chunk {
+    file: u32,
+    data: Vec<u8>,
+    first_line: u64,
+    offset: u64,
+    file_start: bool,
+}
+
+/// What a worker made.
+struct Part {
+    agg: Aggregate,
+    malformed: MalformedLines,
+}
+
+/// Reads every input and aggregates its events. `progress` is told the
+/// bytes read so far (decompressed) after each chunk.
+pub fn digest(
+    inputs: &[String],
+    opts: &Options,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Digest, DigestError> {
+    let started = Instant::now();
+    let threads = opts.threads.max(1);
+    let names: Vec<String> = inputs.to_vec();
+    let (tx, rx) = mpsc::sync_channel::<Chunk>(threads);
+    let rx = Mutex::new(rx);
+    let result = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let rx = &rx;
+                let names = &names;
+                s.spawn(move || {
+                    let mut part = Part {
+                        agg: Aggregate::new(opts.group_by, opts.filter),
+                        malformed: MalformedLines::default(),
+                    };
+                    loop {
+                        let chunk = match rx.lock() {
+                            Ok(r) => r.recv(),
+                            Err(_) => break,
+                        };
+                        let Ok(c) = chunk else { break };
+                        let file = c.file;
+                        let name = &names[file as usize];
+                        let agg = &mut part.agg;
+                        let malformed = &mut part.malformed;
+                        slowlog::parse_chunk(
+                            &c.data,
+                            c.first_line,
+                            c.offset,
+                            c.file_start,
+                            |e| agg.add(e, file),
+                            |b| {
+                                malformed.push(Malformed {
+                                    file: name.clone(),
+                                    line: b.line,
+                                    reason: b.reason,
+                                })
+                            },
+                        );
+                    }
+                    part
+                })
+            })
+            .collect();
+        let mut own = Part {
+            agg: Aggregate::new(opts.group_by, opts.filter),
+            malformed: MalformedLines::default(),
+        };
+        let read = read_inputs(&names, opts, &tx, &mut own, progress);
+        drop(tx);
+        let mut parts = vec![own];
+        for w in workers {
+            match w.join() {
+                Ok(p) => parts.push(p),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        read.map(|files| (files, parts))
+    });
+    let (files, parts) = result?;
+    let mut it = parts.into_iter();
+    let Some(first) = it.next() else {
+        unreachable!("the reader's part is always there")
+    };
+    let mut agg = first.agg;
+    let mut malformed = first.malformed;
+    for p in it {
+        agg.merge(p.agg);
+        malformed.merge(p.malformed);
+    }
+    malformed.sort();
+    Ok(Digest {
+        aggregate: agg,
+        files,
+        malformed,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// The reader: opens each input, detects its format, cuts it into chunks
+/// for the workers (or parses it here, when its events must be read in
+/// order).
+fn read_inputs(
+    names: &[String],
+    opts: &Options,
+    tx: &mpsc::SyncSender<Chunk>,
+    own: &mut Part,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<FileInfo>, DigestError> {
+    let mut files = Vec::new();
+    let mut total = 0u64;
+    for (i, name) in names.iter().enumerate() {
+        let io_err = |error| DigestError::Io {
+            name: name.clone(),
+            error,
+        };
+        let mut opened = input::open(name).map_err(io_err)?;
+        let mut buf = Vec::with_capacity(2 * CHUNK);
+        let mut more = input::fill(&mut opened.reader, &mut buf, CHUNK).map_err(io_err)?;
+        let format = match opts.format {
+            Some(f) => f,
+            None => LogFormat::detect(&buf[..buf.len().min(256 << 10)]).ok_or_else(|| {
+                DigestError::Format {
+                    name: name.clone(),
+                    why: if buf.is_empty() {
+                        "the log is empty".into()
+                    } else {
+                        "not a MySQL/MariaDB slow or general log (no `# User@Host:`, \
+                         `# Query_time:` or `ID Query` lines in its first 256 KiB); \
+                         --log-format=mysql-slow or mysql-general says which"
+                            .into()
+                    },
+                }
+            })?,
+        };
+        let mut general = general::GeneralParser::default();
+        let mut line = 1u64;
+        let mut offset = 0u64;
+        let mut first = true;
+        loop {
+            // Cut after the last event start, or send everything at the end.
+            let cut = if more {
+                format.last_boundary(&buf)
+            } else {
+                Some(buf.len())
+            };
+            let Some(cut) = cut else {
+                // One event larger than the buffer: read on.
+                more = input::fill(&mut opened.reader, &mut buf, CHUNK).map_err(io_err)?;
+                continue;
+            };
+            let rest = buf.split_off(cut);
+            let data = std::mem::replace(&mut buf, rest);
+            let lines = memchr::memchr_iter(b'\n', &data).count() as u64;
+            let len = data.len() as u64;
+            if !data.is_empty() {
+                if format.independent_events() {
+                    let chunk = Chunk {
+                        file: i as u32,
+                        data,
+                        first_line: line,
+                        offset,
+                        file_start: first,
+                    };
+                    if tx.send(chunk).is_err() {
+                        break;
+                    }
+                } else {
+                    let agg = &mut own.agg;
+                    let malformed = &mut own.malformed;
+                    general.parse_chunk(
+                        &data,
+                        line,
+                        offset,
+                        |e| agg.add(e, i as u32),
+                        |b| {
+                            malformed.push(Malformed {
+                                file: name.clone(),
+                                line: b.line,
+                                reason: b.reason,
+                            })
+                        },
+                    );
+                }
+            }
+            first = false;
+            line += lines;
+            offset += len;
+            total += len;
+            progress(total);
+            if !more && buf.is_empty() {
+                break;
+            }
+            if more {
+                more = input::fill(&mut opened.reader, &mut buf, CHUNK).map_err(io_err)?;
+            }
+        }
+        files.push(FileInfo {
+            name: name.clone(),
+            format,
+            compression: opened.compression,
+            bytes: offset,
+            size: opened.size,
+        });
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slow_event(i: usize) -> String {
+        format!(
+            "# User@Host: u{u}[u{u}] @ localhost []\n# Thread_id: {i}  Schema: db{d}  QC_hit: No\n\
+             # Query_time: 0.{t:06}  Lock_time: 0.000001  Rows_sent: 1  Rows_examined: {i}\n\
+             # Rows_affected: 0  Bytes_sent: 60\nSET timestamp={ts};\nselect * from {tbl} where id = {i};\n",
+            u = i % 3,
+            d = i % 7,
+            t = i % 1000 + 1,
+            ts = 1_795_775_498 + i,
+            tbl = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"][i % 7]
+        )
+    }
+
+    #[test]
+    fn parallel_digest_equals_one_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("slow.log");
+        // Several chunks' worth.
+        let mut text = String::from("# Time: 261127 10:31:38\n");
+        let n = 30_000;
+        for i in 0..n {
+            text.push_str(&slow_event(i));
+        }
+        std::fs::write(&path, &text).unwrap();
+        let name = path.to_str().unwrap().to_string();
+        let run = |threads| {
+            digest(
+                std::slice::from_ref(&name),
+                &Options {
+                    group_by: GroupBy::Fingerprint,
+                    filter: TimeFilter::default(),
+                    threads,
+                    format: None,
+                },
+                &|_| {},
+            )
+            .unwrap()
+        };
+        let one = run(1);
+        let four = run(4);
+        for d in [&one, &four] {
+            assert_eq!(d.aggregate.global.count, n as u64);
+            assert_eq!(d.aggregate.classes.len(), 7, "one class per table");
+            assert_eq!(d.malformed.count, 0);
+            assert_eq!(d.files[0].bytes, text.len() as u64);
+        }
+        let mut a: Vec<_> = one
+            .aggregate
+            .classes
+            .iter()
+            .map(|(k, c)| (k.clone(), c.count, c.sample.as_ref().unwrap().line))
+            .collect();
+        let mut b: Vec<_> = four
+            .aggregate
+            .classes
+            .iter()
+            .map(|(k, c)| (k.clone(), c.count, c.sample.as_ref().unwrap().line))
+            .collect();
+        a.sort();
+        b.sort();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn unknown_and_missing_inputs_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.txt");
+        std::fs::write(&path, "hello\n").unwrap();
+        let opts = Options {
+            group_by: GroupBy::Fingerprint,
+            filter: TimeFilter::default(),
+            threads: 2,
+            format: None,
+        };
+        let e = digest(&[path.to_str().unwrap().into()], &opts, &|_| {}).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("not a MySQL/MariaDB slow or general log"),
+            "{e}"
+        );
+        let e = digest(
+            &[dir.path().join("nope").to_str().unwrap().into()],
+            &opts,
+            &|_| {},
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("cannot read "), "{e}");
+    }
+}
