@@ -131,6 +131,9 @@ pub struct NumStats {
     pub max: f64,
     pub sumsq: f64,
     pub hist: Hist,
+    /// Whether every value was a whole number (percentiles are then rounded
+    /// to whole numbers: the histogram keeps 1 part in 2048).
+    pub whole: bool,
 }
 
 impl Default for NumStats {
@@ -142,6 +145,7 @@ impl Default for NumStats {
             max: f64::NEG_INFINITY,
             sumsq: 0.0,
             hist: Hist::default(),
+            whole: true,
         }
     }
 }
@@ -158,6 +162,9 @@ impl NumStats {
             self.max = v;
         }
         self.hist.record((v * SCALE).round().max(0.0) as u64);
+        if v.fract() != 0.0 {
+            self.whole = false;
+        }
     }
 
     pub fn merge(&mut self, o: &NumStats) {
@@ -167,6 +174,7 @@ impl NumStats {
         self.min = self.min.min(o.min);
         self.max = self.max.max(o.max);
         self.hist.merge(&o.hist);
+        self.whole &= o.whole;
     }
 
     pub fn avg(&self) -> f64 {
@@ -191,6 +199,7 @@ impl NumStats {
             return 0.0;
         }
         let v = self.hist.quantile(q, self.count) as f64 / SCALE;
+        let v = if self.whole { v.round() } else { v };
         v.clamp(self.min, self.max)
     }
 }

@@ -463,13 +463,17 @@ pub fn text(d: &Digest, o: &ReportOptions) -> String {
     let _ = writeln!(s, "\n# Profile");
     let _ = writeln!(
         s,
-        "# Rank {:<34} Response time    Calls R/Call V/M   Item",
-        id_head
+        "# Rank {id_head:<34} {:>14} {:>8} {:>6} {:>5} Item",
+        "Response time", "Calls", "R/Call", "V/M"
     );
     let _ = writeln!(
         s,
-        "# ==== {} ============= ====== ===== ====== ===== ====",
-        "=".repeat(34)
+        "# ==== {} {} {} {} {} ====",
+        "=".repeat(34),
+        "=".repeat(14),
+        "=".repeat(8),
+        "=".repeat(6),
+        "=".repeat(5)
     );
     for r in &ranked {
         let c = r.stats;
@@ -513,7 +517,7 @@ pub fn text(d: &Digest, o: &ReportOptions) -> String {
         let rest_count = g.count - shown;
         let _ = writeln!(
             s,
-            "# MISC {:<34} {:>7.4} {:>5.1}% {:>8} {:>6.4}   0.0 <{} ITEMS>",
+            "# MISC {:<34} {:>7.4} {:>5.1}% {:>8} {:>6.4} {:>5.1} <{} ITEMS>",
             "0xMISC",
             rest_time.max(0.0),
             pct(rest_time.max(0.0), total_time),
@@ -523,6 +527,7 @@ pub fn text(d: &Digest, o: &ReportOptions) -> String {
             } else {
                 0.0
             },
+            0.0,
             agg.classes.len() - ranked.len()
         );
     }
@@ -687,14 +692,8 @@ fn class_text(
             } else {
                 ((dec[i] as f64 / top as f64 * 64.0).ceil() as usize).max(1)
             };
-            let _ = writeln!(s, "# {lab:>5}  {}", "#".repeat(bar)).map(|_| ());
-            if bar == 0 {
-                // pt-query-digest prints the label alone.
-                s.truncate(s.trim_end_matches(' ').len());
-                if !s.ends_with('\n') {
-                    s.push('\n');
-                }
-            }
+            let line = format!("# {lab:>5}  {}", "#".repeat(bar));
+            let _ = writeln!(s, "{}", line.trim_end());
         }
     }
     let Some(sample) = &c.sample else { return };

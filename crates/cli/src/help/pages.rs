@@ -239,6 +239,7 @@ pub fn all() -> Vec<&'static Page> {
         &commands::results::PAGE,
         &commands::compare::PAGE,
         &commands::report::PAGE,
+        &commands::digest::PAGE,
         &commands::campaign::PAGE,
         &commands::sysbench::PAGE,
         &commands::pgbench::PAGE,

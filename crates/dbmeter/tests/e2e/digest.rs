@@ -1,0 +1,460 @@
+//! `dbmeter digest` on logs a real MariaDB writes: a known workload runs with
+//! the slow log (long_query_time=0, the extended attributes) and the general
+//! log on; the classes and their counts must be what ran, and the query IDs,
+//! fingerprints and counts pt-query-digest's (percona-toolkit) on the same
+//! log. Malformed lines, compressed and piped input, usage errors.
+
+use crate::common::*;
+use dbmeter_server::{Flavor, Server};
+use dbmeter_testkit::servers::{ask, client_on, start_with};
+use dbmeter_testkit::tools::Tool;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::Write;
+
+const PT_QUERY_DIGEST: Tool = Tool::on_path_for(
+    "pt-query-digest",
+    "percona-toolkit",
+    dbmeter_testkit::Requirement::Tools,
+    &["pt-query-digest"],
+);
+
+/// The statements the test writes by hand, each run `n` times with other
+/// literals: (fingerprint, how to make the i-th).
+/// A statement's i-th instance.
+type Make = Box<dyn Fn(usize) -> String>;
+
+fn hand_written() -> Vec<(&'static str, Make)> {
+    vec![
+        (
+            "select c from sbtest? where id in(?+)",
+            Box::new(|i| {
+                format!(
+                    "SELECT c FROM sbtest1 WHERE id IN ({}, {}, {})",
+                    i + 1,
+                    i + 2,
+                    i * 3 + 1
+                )
+            }),
+        ),
+        (
+            "insert into digest_t (a, b) values(?+)",
+            Box::new(|i| {
+                let rows: Vec<String> = (0..=i % 4)
+                    .map(|r| format!("({}, 'v{r}')", i * 10 + r))
+                    .collect();
+                format!("INSERT INTO digest_t (a, b) VALUES {}", rows.join(", "))
+            }),
+        ),
+        (
+            "select /*!? sql_no_cache */ count(*) from digest_t where b = ? and a > ?",
+            Box::new(|i| {
+                format!(
+                    "SELECT /*!40001 SQL_NO_CACHE */ /* app:report */ COUNT(*) FROM digest_t WHERE b = 'v{}' AND a > {i}",
+                    i % 3
+                )
+            }),
+        ),
+        (
+            "update digest_t set b = ? where a = ? limit ?",
+            Box::new(|i| {
+                format!("UPDATE digest_t SET b = \"x{i}\"  WHERE a = {i} LIMIT 1 -- tail comment\n")
+            }),
+        ),
+        (
+            "select a from digest_t where a between ? and ? order by a limit ?",
+            Box::new(|i| {
+                format!(
+                    "select a from digest_t\n  where a between {i} and {}\n  order by a ASC limit {}, 5",
+                    i + 9,
+                    i % 4
+                )
+            }),
+        ),
+    ]
+}
+
+/// Runs the hand-written statements `n` times each, one client call.
+fn run_hand_written(server: &Server, n: usize) {
+    let mut sql = String::from("CREATE TABLE IF NOT EXISTS digest_t (a INT, b VARCHAR(20));\n");
+    for i in 0..n {
+        for (_, make) in hand_written() {
+            sql.push_str(&make(i));
+            sql.push_str(";\n");
+        }
+    }
+    let out = client_on(server, "test", &sql)
+        .output()
+        .expect("run the mariadb client");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn classes(doc: &Value) -> BTreeMap<String, (String, u64)> {
+    doc["classes"]
+        .as_array()
+        .expect("classes")
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().expect("id").to_string(),
+                (
+                    c["key"].as_str().expect("key").to_string(),
+                    c["query_count"].as_u64().expect("count"),
+                ),
+            )
+        })
+        .collect()
+}
+
+fn count_of(doc: &Value, fingerprint: &str) -> u64 {
+    doc["classes"]
+        .as_array()
+        .expect("classes")
+        .iter()
+        .find(|c| c["key"] == fingerprint)
+        .and_then(|c| c["query_count"].as_u64())
+        .unwrap_or(0)
+}
+
+#[test]
+fn mariadb_slow_and_general_logs_match_the_workload_and_pt_query_digest() {
+    let s = Scratch::new();
+    // In the data directory, where the server (perhaps running as its
+    // service user) can write.
+    let Some(server) = start_with(
+        Flavor::MariaDb,
+        &[
+            ("slow_query_log", "1"),
+            ("long_query_time", "0"),
+            ("log_slow_verbosity", "query_plan,innodb,explain"),
+            ("slow_query_log_file", "digest-slow.log"),
+            ("general_log", "1"),
+            ("general_log_file", "digest-general.log"),
+        ],
+    ) else {
+        return;
+    };
+    let slow = server.datadir().join("digest-slow.log");
+    let general = server.datadir().join("digest-general.log");
+    let slow_s = slow.to_str().expect("utf-8 path").to_string();
+    let general_s = general.to_str().expect("utf-8 path").to_string();
+    let db = format!("--db={}", server.url());
+    s.ok(&[
+        "prepare",
+        "oltp_read_write",
+        &db,
+        "--tables=1",
+        "--table-size=200",
+    ]);
+    let events = 40u64;
+    s.ok(&[
+        "run",
+        "oltp_read_write",
+        &db,
+        "--tables=1",
+        "--table-size=200",
+        "--threads=1",
+        "--time=0",
+        &format!("--events={events}"),
+    ]);
+    let n = 7;
+    run_hand_written(&server, n);
+    // The logs are written as statements end; a last statement makes sure
+    // everything before it is there.
+    ask(&server, "SELECT 'end of the test workload'");
+
+    let r = s.ok(&["digest", &slow_s, "--format=json", "--limit=0"]);
+    let doc = r.json();
+    assert_eq!(doc["schema"], "dbmeter.digest");
+    assert_eq!(doc["files"][0]["format"], "mysql-slow");
+    assert_eq!(doc["malformed"]["count"], 0, "{}", r.stderr);
+    // The workload: oltp_read_write's 10 point selects, 4 ranges, 2 updates,
+    // a delete and an insert per event, each its own class.
+    for (fp, per_event) in [
+        ("select c from sbtest? where id=?", 10),
+        ("select c from sbtest? where id between ? and ?", 1),
+        ("select sum(k) from sbtest? where id between ? and ?", 1),
+        (
+            "select c from sbtest? where id between ? and ? order by c",
+            1,
+        ),
+        (
+            "select distinct c from sbtest? where id between ? and ? order by c",
+            1,
+        ),
+        ("update sbtest? set k=k? where id=?", 1),
+        ("update sbtest? set c=? where id=?", 1),
+        ("delete from sbtest? where id=?", 1),
+        ("insert into sbtest? (id, k, c, pad) values(?+)", 1),
+    ] {
+        assert_eq!(
+            count_of(&doc, fp),
+            per_event * events,
+            "class {fp}:\n{}",
+            r.stdout
+        );
+    }
+    for (fp, _) in hand_written() {
+        assert_eq!(count_of(&doc, fp), n as u64, "class {fp}:\n{}", r.stdout);
+    }
+    // The extended attributes are there, by name.
+    let attrs = &doc["global"]["attributes"];
+    for a in [
+        "Query_time",
+        "Lock_time",
+        "Rows_examined",
+        "Rows_affected",
+        "Bytes_sent",
+        "Pages_accessed",
+    ] {
+        assert!(
+            attrs[a]["numbers"]["count"].as_u64().unwrap_or(0) > 0,
+            "{a}: {attrs}"
+        );
+    }
+    assert!(
+        attrs["Full_scan"]["yes"].as_u64().unwrap_or(0) > 0,
+        "{attrs}"
+    );
+    let point = doc["classes"]
+        .as_array()
+        .and_then(|c| {
+            c.iter()
+                .find(|c| c["key"] == "select c from sbtest? where id=?")
+        })
+        .expect("the point select class");
+    assert_eq!(point["databases"]["test"], 10 * events);
+    assert!(
+        point["sample"]["explain"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("EXPLAIN SELECT c FROM sbtest1 WHERE id=")
+    );
+    assert_eq!(
+        point["sample"]["show_create_table"][0],
+        "SHOW CREATE TABLE `test`.`sbtest1`"
+    );
+    let hist: u64 = point["query_time_histogram"]
+        .as_array()
+        .expect("histogram")
+        .iter()
+        .filter_map(Value::as_u64)
+        .sum();
+    assert_eq!(hist, 10 * events);
+
+    // The text report names the same classes.
+    let text = s.ok(&["digest", &slow_s, "--limit=3"]).stdout;
+    assert!(
+        text.contains("# Profile") && text.contains("# Query 1: "),
+        "{text}"
+    );
+    assert!(
+        text.contains("# Query_time distribution") && text.contains("SHOW CREATE TABLE"),
+        "{text}"
+    );
+
+    // One class by its ID, 32 and 16 digits.
+    let id = point["id"].as_str().expect("id").to_string();
+    for given in [format!("0x{id}"), id[16..].to_lowercase()] {
+        let one = s
+            .ok(&["digest", &slow_s, "--format=json", &format!("--id={given}")])
+            .json();
+        assert_eq!(
+            classes(&one).keys().collect::<Vec<_>>(),
+            [&id],
+            "--id={given}"
+        );
+    }
+
+    // pt-query-digest on the same log: the same IDs, fingerprints and counts.
+    if let Some(pt) = PT_QUERY_DIGEST.find_or_skip() {
+        let out = std::process::Command::new(pt)
+            .args([
+                "--limit=100%:1000000",
+                "--output=json",
+                "--no-version-check",
+                &slow_s,
+            ])
+            .output()
+            .expect("run pt-query-digest");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ptdoc: Value = serde_json::from_slice(&out.stdout).expect("pt-query-digest's JSON");
+        let theirs: BTreeMap<String, (String, u64)> = ptdoc["classes"]
+            .as_array()
+            .expect("pt classes")
+            .iter()
+            .map(|c| {
+                (
+                    c["checksum"].as_str().expect("checksum").to_string(),
+                    (
+                        c["fingerprint"].as_str().expect("fingerprint").to_string(),
+                        c["query_count"].as_u64().expect("query_count"),
+                    ),
+                )
+            })
+            .collect();
+        let ours = classes(&doc);
+        assert_eq!(
+            ours.len(),
+            theirs.len(),
+            "classes:\nours {ours:#?}\ntheirs {theirs:#?}"
+        );
+        assert_eq!(ours, theirs);
+        assert_eq!(ptdoc["global"]["query_count"], doc["global"]["query_count"]);
+    }
+
+    // Compressed and piped, the same digest.
+    let gz = s.path("slow.log.gz");
+    let data = std::fs::read(&slow).expect("read the slow log");
+    let mut enc = flate2_gz(&data);
+    std::fs::write(&gz, &mut enc).expect("write .gz");
+    let from_gz = s
+        .ok(&[
+            "digest",
+            gz.to_str().expect("path"),
+            "--format=json",
+            "--limit=0",
+        ])
+        .json();
+    assert_eq!(classes(&from_gz), classes(&doc));
+    let piped = s.run_stdin(
+        &["digest", "-", "--format=json", "--limit=0", "--threads=3"],
+        &String::from_utf8_lossy(&data),
+    );
+    assert_eq!(piped.code, 0, "{}", piped.stderr);
+    assert_eq!(classes(&piped.json()), classes(&doc));
+
+    // The general log: the same statements, counted from its Query lines.
+    let g = s
+        .ok(&["digest", &general_s, "--format=json", "--limit=0"])
+        .json();
+    assert_eq!(g["files"][0]["format"], "mysql-general");
+    assert_eq!(
+        count_of(&g, "select c from sbtest? where id=?"),
+        10 * events
+    );
+    for (fp, _) in hand_written() {
+        assert_eq!(count_of(&g, fp), n as u64, "general log, class {fp}");
+    }
+    let by_db = s
+        .ok(&[
+            "digest",
+            &general_s,
+            "--format=json",
+            "--group-by=db",
+            "--limit=0",
+        ])
+        .json();
+    assert!(count_of(&by_db, "test") >= 18 * events, "{by_db}");
+}
+
+/// gzip of `data` (the e2e binary has no gzip crate: the system's gzip).
+fn flate2_gz(data: &[u8]) -> Vec<u8> {
+    let mut child = std::process::Command::new("gzip")
+        .arg("-c")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("gzip (Debian package gzip, always there)");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let data = data.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&data));
+    let out = child.wait_with_output().expect("gzip");
+    writer.join().expect("writer").expect("write to gzip");
+    out.stdout
+}
+
+#[test]
+fn malformed_lines_are_counted_with_their_line_numbers() {
+    let s = Scratch::new();
+    let log = "# Time: 261127 10:31:38
+# User@Host: root[root] @ localhost []
+# Query_time: 0.000100  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 0
+SET timestamp=1795775498;
+SELECT 1;
+# User@Host: root[root] @ localhost []
+# Query_time: soon  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 0
+SET timestamp=1795775499;
+SELECT 2;
+# User@Host: root[root] @ localhost []
+# Query_time: 0.000300  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 0
+SET timestamp=1795775500;
+;
+# User@Host: root[root] @ localhost []
+# Query_time: 0.000200  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 0
+SET timestamp=1795775501;
+SELECT 3;
+";
+    std::fs::write(s.path("slow.log"), log).expect("write");
+    let r = s.ok(&["digest", "slow.log", "--format=json"]);
+    let doc = r.json();
+    assert_eq!(doc["malformed"]["count"], 2, "{}", r.stdout);
+    assert_eq!(doc["malformed"]["first"][0]["line"], 7);
+    assert_eq!(doc["malformed"]["first"][1]["line"], 10);
+    assert!(
+        r.stderr
+            .contains("slow.log line 7: Query_time 'soon' is not a number"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(count_of(&doc, "select ?"), 3);
+    // --since/--until by the statements' times.
+    let r = s.ok(&[
+        "digest",
+        "slow.log",
+        "--format=json",
+        "--since=2026-11-27 10:31:39",
+        "--until=1795775501",
+    ]);
+    assert_eq!(r.json()["global"]["query_count"], 1, "{}", r.stdout);
+}
+
+#[test]
+fn usage_and_input_errors() {
+    let s = Scratch::new();
+    std::fs::write(s.path("notes.txt"), "hello\nworld\n").expect("write");
+    for (args, code, want) in [
+        (&["digest"][..], 2, "which log?"),
+        (
+            &["digest", "x.log", "--id=123"][..],
+            2,
+            "--id=123: expected a query ID",
+        ),
+        (
+            &["digest", "x.log", "--group-by=table"][..],
+            2,
+            "--group-by=table",
+        ),
+        (
+            &["digest", "x.log", "--order-by=Query_time:p42"][..],
+            2,
+            "not one of sum",
+        ),
+        (&["digest", "x.log", "--since=soon"][..], 2, "--since=soon"),
+        (&["digest", "x.log", "--format=csv"][..], 2, "--format=csv"),
+        (&["digest", "missing.log"][..], 1, "cannot read missing.log"),
+        (
+            &["digest", "notes.txt"][..],
+            1,
+            "not a MySQL/MariaDB slow or general log",
+        ),
+    ] {
+        let r = s.run(args);
+        assert_eq!(r.code, code, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(want), "{args:?}: {}", r.stderr);
+        assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    }
+    let help = s.ok(&["help", "digest"]).stdout;
+    assert!(
+        help.contains("--group-by") && help.contains("pt-query-digest"),
+        "{help}"
+    );
+}
