@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Digest throughput: `dbmeter digest` against pt-query-digest (percona-toolkit)
+# on a generated MariaDB slow log, with wall time, CPU time (user + system)
+# and peak RSS of each from /usr/bin/time -v; MB/s and the ratios; and a check
+# that both found the same classes (query IDs, fingerprints) with the same
+# counts.
+#
+# The log is made by bench/gen_slowlog.py (deterministic for a seed), never
+# committed: bench/out/logs/slow-SIZE.log. pt-query-digest reads about 3 MB
+# per CPU second, so it runs on the first PT_MB of the log (cut at an event
+# boundary) and dbmeter on that part too for the comparison; dbmeter alone
+# also digests the whole log, to show its memory does not grow with the size.
+#
+# On a machine shared with other work, wall times say little: compare CPU
+# times (MB per CPU second), which the load does not inflate as much.
+#
+# Environment overrides:
+#   SIZE_MB=1024         size of the generated log
+#   PT_MB=256            the part both tools digest (at most SIZE_MB)
+#   SEED=42              the generator's seed
+#   DBMETER_BIN=path     use this binary instead of building one
+#   SKIP_PT=1            dbmeter only
+# Raw outputs are kept in bench/out/logs/.
+set -euo pipefail
+shopt -s inherit_errexit
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SIZE_MB="${SIZE_MB:-1024}"
+PT_MB="${PT_MB:-256}"
+SEED="${SEED:-42}"
+SKIP_PT="${SKIP_PT:-0}"
+OUT="$ROOT/bench/out/logs"
+
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+require_positive SIZE_MB PT_MB SEED
+require_flag SKIP_PT
+command -v python3 >/dev/null || die "python3 is required"
+[ -x /usr/bin/time ] || die "/usr/bin/time is required (Debian package time)"
+if [ "$SKIP_PT" != 1 ]; then
+    command -v pt-query-digest >/dev/null ||
+        die "pt-query-digest not found (Debian package percona-toolkit), or SKIP_PT=1"
+fi
+[ "$PT_MB" -le "$SIZE_MB" ] || PT_MB="$SIZE_MB"
+mkdir -p "$OUT"
+build_dbmeter
+
+LOG="$OUT/slow-${SIZE_MB}MB-s$SEED.log"
+PART="$OUT/slow-${PT_MB}MB-of-${SIZE_MB}MB-s$SEED.log"
+if [ ! -s "$LOG" ]; then
+    log "generating a ${SIZE_MB} MB slow log: $LOG"
+    python3 "$ROOT/bench/gen_slowlog.py" "$SIZE_MB" "$SEED" > "$LOG.tmp"
+    mv "$LOG.tmp" "$LOG"
+fi
+if [ ! -s "$PART" ]; then
+    # The first PT_MB, up to the end of the event that crosses it.
+    python3 - "$LOG" "$PART" "$PT_MB" <<'EOF'
+import sys
+src, dst, mb = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open(src, "rb") as f:
+    data = f.read(mb * 1_000_000)
+    rest = f.read(1 << 20)
+cut = (data + rest).find(b";\n#", len(data))
+data = (data + rest)[: cut + 2] if cut >= 0 else data + rest
+open(dst, "wb").write(data)
+EOF
+fi
+
+# usage: measure NAME OUTFILE COMMAND...; prints "wall cpu rss_kb"
+measure() {
+    local name="$1" out="$2" tv="$OUT/$1.time"
+    shift 2
+    log "running $name"
+    /usr/bin/time -v -o "$tv" "$@" > "$out" 2> "$OUT/$name.stderr" ||
+        fail_tool "$OUT/$name.stderr" "$name failed"
+    python3 - "$tv" <<'EOF'
+import re, sys
+t = open(sys.argv[1]).read()
+def f(label):
+    m = re.search(re.escape(label) + r":\s*(\S+)", t)
+    return m.group(1) if m else "0"
+wall = f("Elapsed (wall clock) time (h:mm:ss or m:ss)")
+parts = [float(p) for p in wall.split(":")]
+secs = sum(p * 60 ** i for i, p in enumerate(reversed(parts)))
+cpu = float(f("User time (seconds)")) + float(f("System time (seconds)"))
+print(f"{secs:.2f} {cpu:.2f} {f('Maximum resident set size (kbytes)')}")
+EOF
+}
+
+mb_of() { python3 -c 'import os,sys; print(f"{os.path.getsize(sys.argv[1]) / 1e6:.1f}")' "$1"; }
+
+CPUS="$(nproc)"
+echo "machine: $CPUS CPUs ($(uname -r)); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "dbmeter: $DBMETER_BIN"
+read -r FULL_WALL FULL_CPU FULL_RSS < <(measure dbmeter-full "$OUT/dbmeter-full.json" \
+    "$DBMETER_BIN" digest "$LOG" --format=json --limit=0)
+FULL_MB="$(mb_of "$LOG")"
+read -r D_WALL D_CPU D_RSS < <(measure dbmeter-part "$OUT/dbmeter-part.json" \
+    "$DBMETER_BIN" digest "$PART" --format=json --limit=0)
+PART_MB="$(mb_of "$PART")"
+
+if [ "$SKIP_PT" != 1 ]; then
+    read -r P_WALL P_CPU P_RSS < <(measure pt-query-digest "$OUT/pt-query-digest.json" \
+        pt-query-digest --limit=100%:100000000 --output=json --no-version-check "$PART")
+else
+    P_WALL=0 P_CPU=0 P_RSS=0
+fi
+
+python3 - "$FULL_MB" "$FULL_WALL" "$FULL_CPU" "$FULL_RSS" "$PART_MB" "$D_WALL" "$D_CPU" "$D_RSS" \
+    "$P_WALL" "$P_CPU" "$P_RSS" "$OUT/dbmeter-part.json" "$OUT/pt-query-digest.json" "$SKIP_PT" <<'EOF'
+import json, sys
+(full_mb, fw, fc, frss, part_mb, dw, dc, drss, pw, pc, prss) = map(float, sys.argv[1:12])
+ours_f, theirs_f, skip_pt = sys.argv[12], sys.argv[13], sys.argv[14] == "1"
+rate = lambda mb, s: mb / s if s > 0 else float("inf")
+print(f"\n{'':26} {'MB':>8} {'wall s':>8} {'CPU s':>8} {'MB/s wall':>10} {'MB/CPU-s':>9} {'peak RSS':>9}")
+def row(name, mb, w, c, rss):
+    print(f"{name:26} {mb:8.1f} {w:8.2f} {c:8.2f} {rate(mb, w):10.1f} {rate(mb, c):9.1f} {rss / 1024:7.1f}MB")
+row("dbmeter digest (all)", full_mb, fw, fc, frss)
+row("dbmeter digest (part)", part_mb, dw, dc, drss)
+if skip_pt:
+    sys.exit(0)
+row("pt-query-digest (part)", part_mb, pw, pc, prss)
+print(f"\nthroughput, dbmeter / pt-query-digest: {rate(part_mb, dw) / rate(part_mb, pw):.1f}x wall, "
+      f"{rate(part_mb, dc) / rate(part_mb, pc):.1f}x per CPU second")
+ours = {c["id"]: (c["key"], c["query_count"]) for c in json.load(open(ours_f))["classes"]}
+theirs = {c["checksum"]: (c["fingerprint"], c["query_count"]) for c in json.load(open(theirs_f))["classes"]}
+if ours == theirs:
+    print(f"classes: identical ({len(ours)} classes, {sum(n for _, n in ours.values())} events)")
+else:
+    diff = sorted(set(ours.items()) ^ set(theirs.items()))
+    print(f"classes DIFFER: ours {len(ours)}, pt-query-digest's {len(theirs)}; first differences:")
+    for d in diff[:10]:
+        print("  ", d)
+    sys.exit(1)
+EOF
