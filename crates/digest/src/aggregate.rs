@@ -508,6 +508,7 @@ pub struct Aggregate {
     pub events_read: u64,
     pub events_filtered: u64,
     ids: Vec<usize>,
+    last_attrs: Vec<(Box<[u8]>, usize)>,
     key: Vec<u8>,
 }
 
@@ -523,6 +524,7 @@ impl Aggregate {
             events_read: 0,
             events_filtered: 0,
             ids: Vec::new(),
+            last_attrs: Vec::new(),
             key: Vec::new(),
         };
         for n in FIXED {
@@ -552,6 +554,37 @@ impl Aggregate {
             self.events_filtered += 1;
             return;
         }
+        let has_key = match self.group_by {
+            GroupBy::Fingerprint => true,
+            GroupBy::Db => e.db.is_some(),
+            GroupBy::User => e.user.is_some(),
+            GroupBy::Host => e.host.is_some(),
+        };
+        if !has_key {
+            return;
+        }
+        let mut ids = std::mem::take(&mut self.ids);
+        ids.clear();
+        // Events of a log mostly have the same attributes in the same order:
+        // the last event's names first, a hash lookup when they differ.
+        let mut last = std::mem::take(&mut self.last_attrs);
+        for (j, (k, _)) in e.attrs.iter().enumerate() {
+            let id = match last.get(j) {
+                Some((name, id)) if **name == **k => *id,
+                _ => {
+                    let id = if NOT_MEASURES.contains(k) {
+                        usize::MAX
+                    } else {
+                        self.id_of(k)
+                    };
+                    last.truncate(j);
+                    last.push(((*k).into(), id));
+                    id
+                }
+            };
+            ids.push(id);
+        }
+        self.last_attrs = last;
         let key: &[u8] = match self.group_by {
             GroupBy::Fingerprint => {
                 self.key = fingerprint_bytes(e.query);
@@ -559,33 +592,23 @@ impl Aggregate {
             }
             GroupBy::Db => match &e.db {
                 Some(d) => d,
-                None => return,
+                None => unreachable!("checked above"),
             },
             GroupBy::User => match &e.user {
                 Some(d) => d,
-                None => return,
+                None => unreachable!("checked above"),
             },
             GroupBy::Host => match &e.host {
                 Some(d) => d,
-                None => return,
+                None => unreachable!("checked above"),
             },
         };
-        let key: Box<[u8]> = key.into();
-        let mut ids = std::mem::take(&mut self.ids);
-        ids.clear();
-        for (k, _) in &e.attrs {
-            ids.push(if NOT_MEASURES.contains(k) {
-                usize::MAX
-            } else {
-                self.id_of(k)
-            });
-        }
-        match self.classes.get_mut(&key) {
+        match self.classes.get_mut(key) {
             Some(c) => c.add(e, &ids, file, true),
             None => {
                 let mut c = ClassStats::default();
                 c.add(e, &ids, file, true);
-                self.classes.insert(key, c);
+                self.classes.insert(key.into(), c);
             }
         }
         self.global.add(e, &ids, file, false);

@@ -24,9 +24,44 @@ pub fn next_boundary(buf: &[u8], from: usize) -> Option<usize> {
 }
 
 /// Where the last event that starts in `buf` starts (a cut point for a chunk:
-/// everything before it is whole events).
+/// everything before it is whole events). An event with no statement takes
+/// its statement from the next one (as pt-query-digest reads it), so a cut
+/// goes after an event that has one.
 pub fn last_boundary(buf: &[u8]) -> Option<usize> {
-    memchr::memmem::rfind(buf, b";\n#").map(|p| p + 2)
+    let mut end = buf.len();
+    let mut first = None;
+    for _ in 0..64 {
+        let Some(p) = memchr::memmem::rfind(&buf[..end], b";\n#") else {
+            break;
+        };
+        let cut = p + 2;
+        first.get_or_insert(cut);
+        let prev = memchr::memmem::rfind(&buf[..p], b";\n#").map_or(0, |q| q + 2);
+        if has_statement_line(&buf[prev..cut]) {
+            return Some(cut);
+        }
+        end = p;
+    }
+    first
+}
+
+/// Whether a record is whole by itself: it has a statement (a line that is
+/// not a header line, or an administrator command), or it cannot take one
+/// from the next lines (its last header line does not end it).
+fn has_statement_line(record: &[u8]) -> bool {
+    let body = record.strip_suffix(b";\n").unwrap_or(record);
+    body.ends_with(b"\n")
+        || body
+            .split(|&b| b == b'\n')
+            .any(|l| !is_header_line(l) || l.starts_with(b"# administrator command:"))
+}
+
+fn is_header_line(l: &[u8]) -> bool {
+    l.starts_with(b"#")
+        || l.starts_with(b"use ")
+        || l.starts_with(b"SET timestamp")
+        || l.starts_with(b"SET insert_id")
+        || l.starts_with(b"SET last_insert_id")
 }
 
 /// Whether the head of an input looks like a slow log.
@@ -49,24 +84,76 @@ pub fn parse_chunk<'a>(
     let mut start = 0;
     let mut line = first_line;
     let mut ev = LogEvent::default();
+    // The first line of the next record is read as a comment: at the start
+    // of an input, and after a statement taken from the next record.
+    let mut comment_first = file_start;
     while start < chunk.len() {
         let end = next_boundary(chunk, start).unwrap_or(chunk.len());
         let record = &chunk[start..end];
         ev.attrs.clear();
-        let ok = parse_record(
+        let parsed = parse_record(
             record,
             line,
             offset + start as u64,
-            file_start && start == 0,
+            comment_first,
             &mut ev,
             &mut bad,
         );
-        if ok {
-            emit(&ev);
-        }
+        comment_first = false;
         line += memchr::memchr_iter(b'\n', record).count() as u64;
+        match parsed {
+            Parsed::Event => emit(&ev),
+            Parsed::Nothing => {}
+            Parsed::NoStatement if end < chunk.len() => {
+                // pt-query-digest reads on to the next `;\n`, after the `#`
+                // that ended this event: attribute lines there are the next
+                // event (this one is `/* No query */`); anything else is this
+                // event's statement, an administrator command.
+                let from = end + 1;
+                let piece_end =
+                    memchr::memmem::find(&chunk[from..], b";\n").map_or(chunk.len(), |p| from + p);
+                let piece = &chunk[from..piece_end];
+                if attribute_start(piece) {
+                    ev.query = b"/* No query */";
+                    emit(&ev);
+                } else {
+                    ev.query = piece.trim_ascii_start();
+                    ev.admin = true;
+                    emit(&ev);
+                    let next = (piece_end + 2).min(chunk.len());
+                    line += memchr::memchr_iter(b'\n', &chunk[end..next]).count() as u64;
+                    start = next;
+                    comment_first = true;
+                    continue;
+                }
+            }
+            Parsed::NoStatement => bad(BadLine {
+                line: ev.line,
+                reason: "an event without a statement".into(),
+            }),
+        }
         start = end;
     }
+}
+
+/// `^\s*[A-Z][a-z_]+: `.
+fn attribute_start(p: &[u8]) -> bool {
+    let p = p.trim_ascii_start();
+    let n = p.get(1..).map_or(0, |r| {
+        r.iter()
+            .take_while(|&&b| b.is_ascii_lowercase() || b == b'_')
+            .count()
+    });
+    p.first().is_some_and(u8::is_ascii_uppercase) && n > 0 && p[1 + n..].starts_with(b": ")
+}
+
+/// What a record held.
+enum Parsed {
+    Event,
+    /// Header lines only: the statement is in what follows.
+    NoStatement,
+    /// Nothing to count (the server's own lines, an empty statement).
+    Nothing,
 }
 
 /// `^(?:T[cC][pP]\s[pP]ort:\s+\d+|[/A-Z].*mysqld,\sVersion.*(?:started\swith:|embedded\slibrary)|Time\s+Id\s+Command)`
@@ -220,7 +307,7 @@ fn parse_record<'a>(
     file_start: bool,
     ev: &mut LogEvent<'a>,
     bad: &mut impl FnMut(BadLine),
-) -> bool {
+) -> Parsed {
     // The separator's `;\n` (`;\n#?\Z`).
     let body = if let Some(b) = record.strip_suffix(b";\n") {
         b
@@ -397,20 +484,32 @@ fn parse_record<'a>(
         ev.db = Some(Cow::Borrowed(strip_backticks(s)));
     }
     ev.ts = set_ts.or(time_line);
-    if !found || ev.query.is_empty() {
+    if !found {
         // The server's own lines and nothing else are no event.
         if body.iter().all(|b| b.is_ascii_whitespace())
             || record_is_only_server_lines(body, file_start)
         {
-            return false;
+            return Parsed::Nothing;
+        }
+        // pt-query-digest looks past the event only when its last header
+        // line ends it (`$pos == $len`): a statement on the next line.
+        if !body.ends_with(b"\n") {
+            return Parsed::NoStatement;
         }
         bad(BadLine {
-            line: first_line,
+            line: ev.line,
             reason: "an event without a statement".into(),
         });
-        return false;
+        return Parsed::Nothing;
     }
-    true
+    if ev.query.is_empty() {
+        bad(BadLine {
+            line: ev.line,
+            reason: "an event with an empty statement".into(),
+        });
+        return Parsed::Nothing;
+    }
+    Parsed::Event
 }
 
 fn record_is_only_server_lines(body: &[u8], file_start: bool) -> bool {
@@ -613,6 +712,93 @@ select 1;
             |b| panic!("{b:?}"),
         );
         assert_eq!(seen, [("127.0.0.1".to_string(), Some(8), Some(10), 4)]);
+    }
+
+    #[test]
+    fn percona_attributes_and_administrator_commands() {
+        let log = "# Time: 091112 17:29:39
+# User@Host: root[root] @ localhost []
+# Thread_id: 5  Schema: sakila  Last_errno: 0  Killed: 0
+# Query_time: 0.000182  Lock_time: 0.000000  Rows_sent: 0  Rows_examined: 0  Rows_affected: 0  Rows_read: 0
+# Bytes_sent: 101  Tmp_tables: 1  Tmp_disk_tables: 0  Tmp_table_sizes: 0
+# InnoDB_trx_id: 1A03
+# QC_Hit: No  Full_scan: Yes  Full_join: No  Tmp_table: Yes  Tmp_table_on_disk: No
+# Filesort: No  Filesort_on_disk: No  Merge_passes: 0
+#   InnoDB_IO_r_ops: 2  InnoDB_IO_r_bytes: 32768  InnoDB_IO_r_wait: 0.000041
+#   InnoDB_rec_lock_wait: 0.000000  InnoDB_queue_wait: 0.000000
+#   InnoDB_pages_distinct: 3
+SET timestamp=1258064979;
+select * from film where film_id = 1;
+# User@Host: root[root] @ localhost []
+# Query_time: 0.000010  Lock_time: 0.000000  Rows_sent: 5  Rows_examined: 5
+SET timestamp=1258064980;
+# administrator command: Quit;
+";
+        let (ev, bad) = events(log);
+        assert!(bad.is_empty(), "{bad:?}");
+        assert_eq!(ev.len(), 2);
+        assert_eq!(ev[0].1.as_deref(), Some("sakila"));
+        for a in [
+            "Tmp_tables=1",
+            "InnoDB_trx_id=1A03",
+            "Full_scan=Yes",
+            "InnoDB_IO_r_ops=2",
+            "InnoDB_IO_r_wait=0.000041",
+            "InnoDB_pages_distinct=3",
+            "Last_errno=0",
+        ] {
+            assert!(ev[0].3.contains(&a.to_string()), "{a}: {:?}", ev[0].3);
+        }
+        assert_eq!(ev[1].0, "administrator command: Quit");
+    }
+
+    #[test]
+    fn statements_taken_from_the_next_lines_as_pt_query_digest_does() {
+        // An event whose last header line ends it takes the next `;\n` piece:
+        // an administrator command, or, when that is attribute lines, no
+        // query (pt-query-digest 3.2.1 gives these same five classes).
+        let log = "# User@Host: root[root] @ localhost []
+# Query_time: 0.000010  Lock_time: 0.000000  Rows_sent: 5  Rows_examined: 5
+SET timestamp=1258064980;
+# administrator command: Quit;
+# User@Host: root[root] @ localhost []
+# Query_time: 0.000020  Lock_time: 0.000000  Rows_sent: 0  Rows_examined: 0
+use sakila;
+SET timestamp=1258064981;
+# Query_time: 0.000030  Lock_time: 0.000000  Rows_sent: 0  Rows_examined: 0
+SET timestamp=1258064982;
+select 2;
+";
+        let mut seen = Vec::new();
+        parse_chunk(
+            log.as_bytes(),
+            1,
+            0,
+            true,
+            |e| seen.push((lossy(e.query), e.admin, e.query_time, e.line)),
+            |b| panic!("{b:?}"),
+        );
+        assert_eq!(
+            seen,
+            [
+                (
+                    "administrator command: Quit".to_string(),
+                    true,
+                    Some(0.00001),
+                    1
+                ),
+                ("/* No query */".to_string(), false, Some(0.00002), 5),
+                ("select 2".to_string(), false, Some(0.00003), 9),
+            ]
+        );
+        // A cut between chunks never leaves such an event without its next lines.
+        let cut = last_boundary(log.as_bytes()).unwrap();
+        assert!(
+            log[cut..]
+                .starts_with("# User@Host: root[root] @ localhost []\n# Query_time: 0.000020"),
+            "{}",
+            &log[cut..]
+        );
     }
 
     #[test]
