@@ -8,7 +8,8 @@
 
 use crate::event::LogEvent;
 use crate::fingerprint::fingerprint_bytes;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// What classes are made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +48,32 @@ pub const SCALE: f64 = 1e6;
 /// below 2048 exactly, larger ones to 1 part in 2048.
 #[derive(Debug, Clone, Default)]
 pub struct Hist {
-    buckets: BTreeMap<u32, u64>,
+    buckets: HashMap<u32, u64, BuildHasherDefault<KeyHasher>>,
+    /// A run of the same bucket not yet in `buckets` (attributes repeat
+    /// their values: this spares most lookups).
+    run_key: u32,
+    run_n: u64,
+}
+
+/// A multiplicative hash for the histograms' u32 keys (SipHash costs more
+/// than the rest of recording a value).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ *b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn write_u32(&mut self, k: u32) {
+        self.0 = (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
 }
 
 const SUB_BITS: u32 = 11;
@@ -73,35 +99,71 @@ fn value_of(k: u32) -> u64 {
 }
 
 impl Hist {
+    #[inline]
     pub fn record(&mut self, v: u64) {
-        *self.buckets.entry(key_of(v)).or_insert(0) += 1;
+        let k = key_of(v);
+        if self.run_n > 0 && k == self.run_key {
+            self.run_n += 1;
+            return;
+        }
+        self.flush();
+        self.run_key = k;
+        self.run_n = 1;
+    }
+
+    fn flush(&mut self) {
+        if self.run_n > 0 {
+            *self.buckets.entry(self.run_key).or_insert(0) += self.run_n;
+            self.run_n = 0;
+        }
+    }
+
+    /// Every bucket with its count, the pending run included (any order).
+    fn all(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.buckets
+            .iter()
+            .map(|(k, n)| (*k, *n))
+            .chain((self.run_n > 0).then_some((self.run_key, self.run_n)))
     }
 
     pub fn merge(&mut self, o: &Hist) {
-        for (k, n) in &o.buckets {
-            *self.buckets.entry(*k).or_insert(0) += n;
+        self.flush();
+        for (k, n) in o.all() {
+            *self.buckets.entry(k).or_insert(0) += n;
         }
+    }
+
+    /// The buckets in order of value.
+    fn sorted(&self) -> Vec<(u32, u64)> {
+        let mut m: HashMap<u32, u64> = HashMap::with_capacity(self.buckets.len() + 1);
+        for (k, n) in self.all() {
+            *m.entry(k).or_insert(0) += n;
+        }
+        let mut v: Vec<(u32, u64)> = m.into_iter().collect();
+        v.sort_unstable();
+        v
     }
 
     /// The value at rank ceil(q * count) (q in 0..=1), in millionths.
     pub fn quantile(&self, q: f64, count: u64) -> u64 {
         let rank = ((q * count as f64).ceil() as u64).clamp(1, count.max(1));
+        let sorted = self.sorted();
         let mut seen = 0;
-        for (k, n) in &self.buckets {
+        for (k, n) in &sorted {
             seen += n;
             if seen >= rank {
                 return value_of(*k);
             }
         }
-        self.buckets.keys().next_back().map_or(0, |k| value_of(*k))
+        sorted.last().map_or(0, |(k, _)| value_of(*k))
     }
 
     /// Counts per decade of seconds: <10us, <100us, ... <10s, >=10s (pt-query-digest's
     /// 1us..10s+ rows).
     pub fn decades(&self) -> [u64; 8] {
         let mut out = [0; 8];
-        for (k, n) in &self.buckets {
-            let v = value_of(*k);
+        for (k, n) in self.all() {
+            let v = value_of(k);
             let i = match v {
                 0..10 => 0,
                 10..100 => 1,
@@ -118,7 +180,7 @@ impl Hist {
     }
 
     pub fn buckets(&self) -> usize {
-        self.buckets.len()
+        self.sorted().len()
     }
 }
 
@@ -259,6 +321,30 @@ pub struct AttrStats {
 
 /// pt-query-digest's number: `\d+` or a float (with an optional exponent).
 fn number(v: &[u8]) -> Option<f64> {
+    // The usual `123` and `0.000123`, exactly as `str::parse` rounds them:
+    // a whole mantissa below 2^53 divided by an exact power of ten is
+    // correctly rounded.
+    let digits = v.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits > 0 && digits <= 15 {
+        let int = v[..digits]
+            .iter()
+            .fold(0u64, |a, b| a * 10 + (b - b'0') as u64);
+        if digits == v.len() {
+            return Some(int as f64);
+        }
+        if v[digits] == b'.' {
+            let frac = &v[digits + 1..];
+            if !frac.is_empty() && digits + frac.len() <= 15 && frac.iter().all(u8::is_ascii_digit)
+            {
+                let m = frac.iter().fold(int, |a, b| a * 10 + (b - b'0') as u64);
+                return Some(m as f64 / 10f64.powi(frac.len() as i32));
+            }
+        }
+    }
+    number_slow(v)
+}
+
+fn number_slow(v: &[u8]) -> Option<f64> {
     let b = v
         .strip_prefix(b"-")
         .or_else(|| v.strip_prefix(b"+"))
@@ -658,6 +744,28 @@ mod tests {
         let sorted = keys.clone();
         keys.sort();
         assert_eq!(keys, sorted, "keys follow values");
+    }
+
+    #[test]
+    fn numbers_as_the_standard_parser_reads_them() {
+        for v in [
+            "0",
+            "7",
+            "0.000255",
+            "12.5",
+            "0.1",
+            "123456789.123456",
+            "1e3",
+            "-2",
+            "0.30000000000000004",
+            "1.",
+            ".5",
+        ] {
+            let want: Option<f64> = v.parse().ok().filter(|_| !v.ends_with('.') || v.len() > 1);
+            assert_eq!(number(v.as_bytes()), want, "{v}");
+        }
+        assert_eq!(number(b"No"), None);
+        assert_eq!(number(b"1A03"), None);
     }
 
     #[test]

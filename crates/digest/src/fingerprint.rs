@@ -121,7 +121,7 @@ fn find(s: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
     if from > s.len() {
         return None;
     }
-    memchr::memmem::find(&s[from..], needle).map(|p| p + from)
+    crate::scan::find(&s[from..], needle).map(|p| p + from)
 }
 
 /// The fingerprint of a query as bytes.
@@ -289,7 +289,7 @@ fn first_insert_row(q: &[u8]) -> Option<usize> {
 
 /// `s#/\*[^!].*?\*/##sg`.
 fn strip_block_comments(s: &[u8]) -> Vec<u8> {
-    if memchr::memmem::find(s, b"/*").is_none() {
+    if crate::scan::find(s, b"/*").is_none() {
         return s.to_vec();
     }
     let mut out = Vec::with_capacity(s.len());
@@ -554,7 +554,7 @@ fn union_arm(s: &[u8], i: usize, arm: &[u8]) -> Option<(usize, usize)> {
 
 /// `s/\b(select\s.*?)(?:(\sunion(?:\sall)?)\s\1)+/$1 \/*repeat$2*\//g`.
 fn collapse_unions(s: &[u8]) -> Vec<u8> {
-    if memchr::memmem::find(s, b"union").is_none() {
+    if crate::scan::find(s, b"union").is_none() {
         return s.to_vec();
     }
     let mut out = Vec::with_capacity(s.len());

@@ -99,10 +99,10 @@ fn event_line(l: &[u8]) -> Option<EventLine<'_>> {
 }
 
 fn is_server_header(l: &[u8]) -> bool {
-    memchr::memmem::find(l, b", Version: ").is_some()
-        && memchr::memmem::find(l, b"started with:").is_some()
+    crate::scan::find(l, b", Version: ").is_some()
+        && crate::scan::find(l, b"started with:").is_some()
         || l.starts_with(b"Tcp port:")
-        || (l.starts_with(b"Time") && memchr::memmem::find(l, b"Command").is_some())
+        || (l.starts_with(b"Time") && crate::scan::find(l, b"Command").is_some())
 }
 
 #[derive(Default, Clone)]
@@ -217,7 +217,7 @@ impl GeneralParser {
             b"Connect" => {
                 // `user@host on db using Socket`
                 let t = self.threads.entry(thread).or_default();
-                let (who, rest) = match memchr::memmem::find(arg, b" on ") {
+                let (who, rest) = match crate::scan::find(arg, b" on ") {
                     Some(p) => (&arg[..p], &arg[p + 4..]),
                     None => (arg, &b""[..]),
                 };

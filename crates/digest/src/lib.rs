@@ -17,6 +17,7 @@ pub mod fingerprint;
 pub mod general;
 pub mod input;
 pub mod report;
+mod scan;
 pub mod slowlog;
 pub mod tables;
 

@@ -20,7 +20,7 @@ use std::borrow::Cow;
 
 /// Where the next event starts in a slow log: after the `;\n` of `;\n#`.
 pub fn next_boundary(buf: &[u8], from: usize) -> Option<usize> {
-    memchr::memmem::find(&buf[from.min(buf.len())..], b";\n#").map(|p| from + p + 2)
+    crate::scan::find(&buf[from.min(buf.len())..], b";\n#").map(|p| from + p + 2)
 }
 
 /// Where the last event that starts in `buf` starts (a cut point for a chunk:
@@ -31,12 +31,12 @@ pub fn last_boundary(buf: &[u8]) -> Option<usize> {
     let mut end = buf.len();
     let mut first = None;
     for _ in 0..64 {
-        let Some(p) = memchr::memmem::rfind(&buf[..end], b";\n#") else {
+        let Some(p) = crate::scan::rfind(&buf[..end], b";\n#") else {
             break;
         };
         let cut = p + 2;
         first.get_or_insert(cut);
-        let prev = memchr::memmem::rfind(&buf[..p], b";\n#").map_or(0, |q| q + 2);
+        let prev = crate::scan::rfind(&buf[..p], b";\n#").map_or(0, |q| q + 2);
         if has_statement_line(&buf[prev..cut]) {
             return Some(cut);
         }
@@ -66,7 +66,7 @@ fn is_header_line(l: &[u8]) -> bool {
 
 /// Whether the head of an input looks like a slow log.
 pub fn looks_like(head: &[u8]) -> bool {
-    let f = |n: &[u8]| memchr::memmem::find(head, n).is_some();
+    let f = |n: &[u8]| crate::scan::find(head, n).is_some();
     f(b"# Query_time:") || f(b"# User@Host:") || (f(b"# Time:") && f(b"SET timestamp="))
 }
 
@@ -111,7 +111,7 @@ pub fn parse_chunk<'a>(
                 // event's statement, an administrator command.
                 let from = end + 1;
                 let piece_end =
-                    memchr::memmem::find(&chunk[from..], b";\n").map_or(chunk.len(), |p| from + p);
+                    crate::scan::find(&chunk[from..], b";\n").map_or(chunk.len(), |p| from + p);
                 let piece = &chunk[from..piece_end];
                 if attribute_start(piece) {
                     ev.query = b"/* No query */";
@@ -170,7 +170,7 @@ fn server_header(l: &[u8]) -> bool {
     }
     if l.first()
         .is_some_and(|&b| b == b'/' || b.is_ascii_uppercase())
-        && let Some(p) = memchr::memmem::find(l, b"mysqld,")
+        && let Some(p) = crate::scan::find(l, b"mysqld,")
         && l.get(p + 7).is_some_and(|&b| sp(b))
         && l[p + 8..].starts_with(b"Version")
     {
@@ -222,7 +222,7 @@ pub fn parse_leading_f64(v: &[u8]) -> Option<f64> {
 
 /// `# User@Host: user[user] @ host [ip]  Id: N`.
 fn user_host(l: &[u8]) -> Option<(&[u8], &[u8], Option<u64>)> {
-    let p = memchr::memmem::find(l, b"# User@Host: ")?;
+    let p = crate::scan::find(l, b"# User@Host: ")?;
     let r = &l[p + 13..];
     let user_end = if r.first() == Some(&b'[') {
         let next_open = memchr::memchr(b'[', &r[1..]).map_or(r.len(), |q| q + 1);
@@ -239,8 +239,10 @@ fn user_host(l: &[u8]) -> Option<(&[u8], &[u8], Option<u64>)> {
         e
     };
     let user = &r[..user_end];
-    for at in memchr::memmem::find_iter(&r[user_end..], b"@ ") {
-        let h = user_end + at + 2;
+    let mut search = user_end;
+    while let Some(at) = crate::scan::find(&r[search..], b"@ ") {
+        let h = search + at + 2;
+        search = search + at + 1;
         let host_end = h + r[h..]
             .iter()
             .take_while(|b| !b.is_ascii_whitespace())
@@ -404,7 +406,7 @@ fn parse_record<'a>(
                     ev.thread_id = id;
                 }
             }
-        } else if !got_uh && memchr::memmem::find(l, b"# User@Host: ").is_some() {
+        } else if !got_uh && crate::scan::find(l, b"# User@Host: ").is_some() {
             got_uh = true;
             match user_host(l) {
                 Some((u, h, id)) => {
@@ -543,7 +545,7 @@ fn is_attribute_line(l: &[u8]) -> bool {
 
 /// `Schema:\s+\w+: `: the span of `Schema:\s+` to drop.
 fn empty_schema(l: &[u8]) -> Option<(usize, usize)> {
-    let p = memchr::memmem::find(l, b"Schema:")?;
+    let p = crate::scan::find(l, b"Schema:")?;
     let mut j = p + 7;
     let ws = j;
     while j < l.len() && l[j].is_ascii_whitespace() {
