@@ -47,6 +47,7 @@ build_dbmeter
 
 LOG="$OUT/slow-${SIZE_MB}MB-s$SEED.log"
 PART="$OUT/slow-${PT_MB}MB-of-${SIZE_MB}MB-s$SEED.log"
+[ "$PT_MB" -lt "$SIZE_MB" ] || PART="$LOG"
 if [ ! -s "$LOG" ]; then
     log "generating a ${SIZE_MB} MB slow log: $LOG"
     python3 "$ROOT/bench/gen_slowlog.py" "$SIZE_MB" "$SEED" > "$LOG.tmp"

@@ -18,6 +18,9 @@ pub enum GroupBy {
     Db,
     User,
     Host,
+    /// Each table a statement names (`db.tbl`, with the event's database
+    /// for an unqualified name): a statement counts in each of its tables.
+    Table,
 }
 
 impl GroupBy {
@@ -27,6 +30,7 @@ impl GroupBy {
             "db" | "database" | "schema" => GroupBy::Db,
             "user" => GroupBy::User,
             "host" => GroupBy::Host,
+            "table" | "tables" => GroupBy::Table,
             _ => return None,
         })
     }
@@ -37,6 +41,7 @@ impl GroupBy {
             GroupBy::Db => "db",
             GroupBy::User => "user",
             GroupBy::Host => "host",
+            GroupBy::Table => "table",
         }
     }
 }
@@ -560,6 +565,27 @@ impl ClassStats {
     }
 }
 
+/// The tables of an event's statement as `db.tbl` (`tbl` when neither the
+/// statement nor the event names a database).
+fn table_keys(e: &LogEvent<'_>) -> Vec<Vec<u8>> {
+    let q = String::from_utf8_lossy(e.query);
+    crate::tables::tables(&q)
+        .into_iter()
+        .map(|t| {
+            let name = t.replace('`', "");
+            match (&e.db, name.contains('.')) {
+                (Some(db), false) => {
+                    let mut k = db.to_vec();
+                    k.push(b'.');
+                    k.extend_from_slice(name.as_bytes());
+                    k
+                }
+                _ => name.into_bytes(),
+            }
+        })
+        .collect()
+}
+
 /// Events kept or dropped by time.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TimeFilter {
@@ -640,11 +666,17 @@ impl Aggregate {
             self.events_filtered += 1;
             return;
         }
+        let table_keys = if self.group_by == GroupBy::Table {
+            table_keys(e)
+        } else {
+            Vec::new()
+        };
         let has_key = match self.group_by {
             GroupBy::Fingerprint => true,
             GroupBy::Db => e.db.is_some(),
             GroupBy::User => e.user.is_some(),
             GroupBy::Host => e.host.is_some(),
+            GroupBy::Table => !table_keys.is_empty(),
         };
         if !has_key {
             return;
@@ -688,6 +720,21 @@ impl Aggregate {
                 Some(d) => d,
                 None => unreachable!("checked above"),
             },
+            GroupBy::Table => {
+                for k in &table_keys {
+                    match self.classes.get_mut(k.as_slice()) {
+                        Some(c) => c.add(e, &ids, file, true),
+                        None => {
+                            let mut c = ClassStats::default();
+                            c.add(e, &ids, file, true);
+                            self.classes.insert(k.as_slice().into(), c);
+                        }
+                    }
+                }
+                self.global.add(e, &ids, file, false);
+                self.ids = ids;
+                return;
+            }
         };
         match self.classes.get_mut(key) {
             Some(c) => c.add(e, &ids, file, true),
@@ -853,5 +900,28 @@ mod tests {
         }
         assert_eq!(by_db.classes[&b"a"[..]].count, 2);
         assert_eq!(by_db.events_filtered, 1);
+        let mut by_table = Aggregate::new(GroupBy::Table, TimeFilter::default());
+        by_table.add(
+            &ev("select * from t1 join other.t2 using (id)", 0.1, "a"),
+            0,
+        );
+        by_table.add(&ev("update t1 set x = 1", 0.1, "b"), 0);
+        by_table.add(&ev("select 1", 0.1, "b"), 0);
+        let mut keys: Vec<_> = by_table
+            .classes
+            .iter()
+            .map(|(k, c)| (String::from_utf8_lossy(k).into_owned(), c.count))
+            .collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            [
+                ("a.t1".into(), 1),
+                ("b.t1".into(), 1),
+                ("other.t2".into(), 1)
+            ]
+        );
+        // A statement without a table is left out, as an event without a database is by db.
+        assert_eq!(by_table.global.count, 2);
     }
 }

@@ -371,8 +371,8 @@ fn summary_line(d: &Digest, version: &str) -> String {
     let bytes: u64 = d.files.iter().map(|f| f.bytes).sum();
     let secs = d.elapsed.as_secs_f64();
     format!(
-        "# dbmeter {version} digest: {}B read in {:.2} s ({:.1} MB/s)",
-        bytes_text(bytes as f64),
+        "# dbmeter {version} digest: {:.1} MB read in {:.2} s ({:.1} MB/s)",
+        bytes as f64 / 1e6,
         secs,
         if secs > 0.0 {
             bytes as f64 / 1e6 / secs

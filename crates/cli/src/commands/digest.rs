@@ -29,9 +29,10 @@ pub const PAGE: Page = Page {
     options: &[
         opt(
             "group-by",
-            "fingerprint|db|user|host",
+            "fingerprint|db|user|host|table",
             "what makes a class: the statement's fingerprint (literals, IN lists and \
-             multi-row VALUES as ?, comments and case dropped), or its database, user or host",
+             multi-row VALUES as ?, comments and case dropped), or its database, user or \
+             host, or each table it names (as db.tbl; a statement counts in each)",
         )
         .default("fingerprint"),
         opt(
@@ -142,7 +143,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         None => GroupBy::Fingerprint,
         Some(g) => GroupBy::parse(g).ok_or_else(|| {
             CliError::Usage(format!(
-                "--group-by={g}: expected fingerprint, db, user or host"
+                "--group-by={g}: expected fingerprint, db, user, host or table"
             ))
         })?,
     };
