@@ -213,8 +213,9 @@ impl GeneralParser {
         command: &[u8],
         emit: &mut impl FnMut(&LogEvent<'_>),
     ) {
+        let denied = command == b"Connect" && arg.starts_with(b"Access denied");
         match command {
-            b"Connect" => {
+            b"Connect" if !denied => {
                 // `user@host on db using Socket`
                 let t = self.threads.entry(thread).or_default();
                 let (who, rest) = match crate::scan::find(arg, b" on ") {
@@ -232,34 +233,53 @@ impl GeneralParser {
                 let t = self.threads.entry(thread).or_default();
                 t.db = Some(arg.trim_ascii().to_vec());
             }
-            b"Quit" => {
-                self.threads.remove(&thread);
-            }
-            b"Query" | b"Execute" => {
-                let q = arg.trim_ascii_end();
-                if q.is_empty() {
-                    return;
-                }
-                let t = self.threads.get(&thread);
-                let ev = LogEvent {
-                    line,
-                    offset,
-                    ts: self.ts,
-                    query: q,
-                    admin: false,
-                    query_time: None,
-                    lock_time: None,
-                    rows_sent: None,
-                    rows_examined: None,
-                    user: t.and_then(|t| t.user.as_deref()).map(Cow::Borrowed),
-                    host: t.and_then(|t| t.host.as_deref()).map(Cow::Borrowed),
-                    db: t.and_then(|t| t.db.as_deref()).map(Cow::Borrowed),
-                    thread_id: Some(thread),
-                    attrs: Vec::new(),
-                };
-                emit(&ev);
-            }
             _ => {}
+        }
+        // pt-query-digest: `Query` is a statement (as it is logged, less its
+        // last newline); every other command is an administrator command
+        // named by its first word (`Init DB`, and a denied connection by its
+        // message). dbmeter also reads `Execute` as the statement it logs.
+        let admin;
+        let (query, is_admin): (&[u8], bool) = match command {
+            b"Query" | b"Execute" => (arg, false),
+            _ => {
+                let word = command.split(|&b| b == b' ').next().unwrap_or(command);
+                let name: &[u8] = if word == b"Init" {
+                    b"Init DB"
+                } else if denied {
+                    arg
+                } else {
+                    word
+                };
+                let mut a = b"administrator command: ".to_vec();
+                a.extend_from_slice(name);
+                admin = a;
+                (&admin, true)
+            }
+        };
+        if !query.is_empty() {
+            let t = self.threads.get(&thread);
+            let ev = LogEvent {
+                line,
+                offset,
+                ts: self.ts,
+                query,
+                admin: is_admin,
+                query_time: None,
+                lock_time: None,
+                rows_sent: None,
+                rows_examined: None,
+                user: t.and_then(|t| t.user.as_deref()).map(Cow::Borrowed),
+                host: t.and_then(|t| t.host.as_deref()).map(Cow::Borrowed),
+                db: t.and_then(|t| t.db.as_deref()).map(Cow::Borrowed),
+                thread_id: Some(thread),
+                attrs: Vec::new(),
+            };
+            emit(&ev);
+        }
+        if command == b"Quit" {
+            // Its state goes (a long log has many connections).
+            self.threads.remove(&thread);
         }
     }
 }
@@ -307,6 +327,26 @@ where id = 1
             |b| bad.push(b),
         );
         assert!(bad.is_empty(), "{bad:?}");
+        let statements: Vec<_> = seen
+            .iter()
+            .filter(|s| !s.0.starts_with("administrator command:"))
+            .cloned()
+            .collect();
+        let admin: Vec<_> = seen
+            .iter()
+            .filter(|s| s.0.starts_with("administrator command:"))
+            .map(|s| s.0.clone())
+            .collect();
+        assert_eq!(
+            admin,
+            [
+                "administrator command: Connect",
+                "administrator command: Init DB",
+                "administrator command: Connect",
+                "administrator command: Quit"
+            ]
+        );
+        let seen = statements;
         assert_eq!(seen.len(), 3, "{seen:?}");
         assert_eq!(seen[0].0, "create database t");
         assert_eq!(seen[0].2.as_deref(), Some("root"));

@@ -110,6 +110,24 @@ fn classes(doc: &Value) -> BTreeMap<String, (String, u64)> {
         .collect()
 }
 
+/// pt-query-digest's classes in its JSON: checksum to (fingerprint, count).
+fn pt_classes(doc: &Value) -> BTreeMap<String, (String, u64)> {
+    doc["classes"]
+        .as_array()
+        .expect("pt-query-digest's classes")
+        .iter()
+        .map(|c| {
+            (
+                c["checksum"].as_str().expect("checksum").to_string(),
+                (
+                    c["fingerprint"].as_str().expect("fingerprint").to_string(),
+                    c["query_count"].as_u64().expect("query_count"),
+                ),
+            )
+        })
+        .collect()
+}
+
 fn count_of(doc: &Value, fingerprint: &str) -> u64 {
     doc["classes"]
         .as_array()
@@ -287,20 +305,7 @@ fn mariadb_slow_and_general_logs_match_the_workload_and_pt_query_digest() {
             String::from_utf8_lossy(&out.stderr)
         );
         let ptdoc: Value = serde_json::from_slice(&out.stdout).expect("pt-query-digest's JSON");
-        let theirs: BTreeMap<String, (String, u64)> = ptdoc["classes"]
-            .as_array()
-            .expect("pt classes")
-            .iter()
-            .map(|c| {
-                (
-                    c["checksum"].as_str().expect("checksum").to_string(),
-                    (
-                        c["fingerprint"].as_str().expect("fingerprint").to_string(),
-                        c["query_count"].as_u64().expect("query_count"),
-                    ),
-                )
-            })
-            .collect();
+        let theirs = pt_classes(&ptdoc);
         let ours = classes(&doc);
         assert_eq!(
             ours.len(),
@@ -343,6 +348,66 @@ fn mariadb_slow_and_general_logs_match_the_workload_and_pt_query_digest() {
     );
     for (fp, _) in hand_written() {
         assert_eq!(count_of(&g, fp), n as u64, "general log, class {fp}");
+    }
+    // pt-query-digest --type=genlog: the same classes, but for `Execute`
+    // lines (prepared statements), which it counts as administrator
+    // commands and dbmeter as the statements they log: those are digested
+    // apart and taken out of both sides.
+    if let Some(pt) = PT_QUERY_DIGEST.find_or_skip() {
+        let out = std::process::Command::new(pt)
+            .args([
+                "--type=genlog",
+                "--limit=100%:1000000",
+                "--output=json",
+                "--no-version-check",
+                &general_s,
+            ])
+            .output()
+            .expect("run pt-query-digest");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ptdoc: Value = serde_json::from_slice(&out.stdout).expect("pt-query-digest's JSON");
+        let mut theirs = pt_classes(&ptdoc);
+        let mut ours = classes(&g);
+        let glog = std::fs::read_to_string(&general).expect("read the general log");
+        let executes: String = glog
+            .lines()
+            .filter(|l| l.contains(" Execute\t"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let executed = executes.lines().count() as u64;
+        if executed > 0 {
+            std::fs::write(s.path("executes.log"), &executes).expect("write");
+            let e = s
+                .ok(&[
+                    "digest",
+                    "executes.log",
+                    "--log-format=mysql-general",
+                    "--format=json",
+                    "--limit=0",
+                ])
+                .json();
+            for (id, (_, n)) in classes(&e) {
+                let left = ours.get(&id).map_or(0, |c| c.1) - n;
+                if left == 0 {
+                    ours.remove(&id);
+                } else if let Some(c) = ours.get_mut(&id) {
+                    c.1 = left;
+                }
+            }
+            let admin = theirs
+                .iter()
+                .find(|(_, (fp, _))| fp == "administrator command: Execute")
+                .map(|(id, c)| (id.clone(), c.1));
+            assert_eq!(admin.as_ref().map(|a| a.1), Some(executed), "{theirs:#?}");
+            if let Some((id, _)) = admin {
+                theirs.remove(&id);
+            }
+        }
+        assert_eq!(ours, theirs, "general log");
     }
     let by_db = s
         .ok(&[
