@@ -452,6 +452,148 @@ fn flate2_gz(data: &[u8]) -> Vec<u8> {
     out.stdout
 }
 
+/// Statements made of fragments that exercise every fingerprint rule
+/// (literals of each kind, comments, IN and VALUES lists, unions, LIMIT,
+/// ORDER BY ... ASC, case, white space), from a seeded generator.
+fn fuzzed_statements(n: usize, seed: u64) -> Vec<String> {
+    const FRAGMENTS: &[&str] = &[
+        "a",
+        "b1",
+        "tab1",
+        "FROM",
+        "from",
+        "t",
+        "WHERE",
+        "=",
+        "1",
+        "-2",
+        "+3",
+        "0x1F",
+        "1.5e3",
+        "b'01'",
+        "x'AF'",
+        "'str'",
+        "'it\\'s'",
+        "\"dq\"",
+        "IN",
+        "in",
+        "(",
+        ")",
+        ",",
+        "?",
+        "(1, 2, 3)",
+        "( 'a' , 'b' )",
+        "VALUES",
+        "values",
+        "(1,'x'),(2,'y')",
+        "UNION",
+        "ALL",
+        "LIMIT",
+        "limit",
+        "OFFSET",
+        "ORDER BY",
+        "order by",
+        "ASC",
+        "asc",
+        "DESC",
+        "null",
+        "NULL",
+        "true",
+        "FALSE",
+        "/* c */",
+        "/*!50001 v */",
+        "/**/",
+        "-- line\n",
+        "\n  ",
+        "\t",
+        "db",
+        "`db`",
+        "count(*)",
+        "col_2",
+        "t2.c3",
+        "-",
+        "x",
+        ".",
+        ".5",
+        "abc123def",
+        "ascii",
+        "select a from t",
+    ];
+    const LEADS: &[&str] = &[
+        "SELECT",
+        "select",
+        "INSERT INTO t VALUES",
+        "UPDATE t SET",
+        "DELETE FROM",
+        "REPLACE INTO t VALUES",
+        "CALL p(",
+        "call a.b((",
+    ];
+    let mut x = seed | 1;
+    let mut next = move |m: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % m as u64) as usize
+    };
+    (0..n)
+        .map(|_| {
+            let mut q = LEADS[next(LEADS.len())].to_string();
+            for _ in 0..1 + next(20) {
+                q.push(' ');
+                q.push_str(FRAGMENTS[next(FRAGMENTS.len())]);
+            }
+            if next(5) == 0 {
+                let arm = format!("select a from t where b = {}", next(100));
+                q = format!("{arm} union {arm} UNION ALL {arm}");
+            }
+            // Nothing that ends an event early in a slow log.
+            q.replace(";\n", " ")
+        })
+        .collect()
+}
+
+#[test]
+fn fuzzed_statements_have_pt_query_digest_classes() {
+    let Some(pt) = PT_QUERY_DIGEST.find_or_skip() else {
+        return;
+    };
+    let s = Scratch::new();
+    let mut log = String::new();
+    for (i, q) in fuzzed_statements(3000, 24).iter().enumerate() {
+        log.push_str(&format!(
+            "# User@Host: u[u] @ h []\n# Query_time: 0.{:06}  Lock_time: 0.000001  Rows_sent: 1  Rows_examined: {i}\nSET timestamp={};\n{q};\n",
+            i % 1000 + 1,
+            1_795_775_498 + i
+        ));
+    }
+    std::fs::write(s.path("fuzz.log"), &log).expect("write");
+    let ours = s
+        .ok(&["digest", "fuzz.log", "--format=json", "--limit=0"])
+        .json();
+    let out = std::process::Command::new(pt)
+        .args([
+            "--limit=100%:1000000",
+            "--output=json",
+            "--no-version-check",
+        ])
+        .arg(s.path("fuzz.log"))
+        .output()
+        .expect("run pt-query-digest");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: Value = serde_json::from_slice(&out.stdout).expect("pt-query-digest's JSON");
+    assert_eq!(ours["global"]["query_count"], 3000);
+    assert!(
+        classes(&ours).len() > 1000,
+        "the statements make many classes"
+    );
+    assert_eq!(classes(&ours), pt_classes(&theirs));
+}
+
 #[test]
 fn malformed_lines_are_counted_with_their_line_numbers() {
     let s = Scratch::new();
