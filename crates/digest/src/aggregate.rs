@@ -53,7 +53,11 @@ pub const SCALE: f64 = 1e6;
 /// below 2048 exactly, larger ones to 1 part in 2048.
 #[derive(Debug, Clone, Default)]
 pub struct Hist {
-    buckets: HashMap<u32, u64, BuildHasherDefault<KeyHasher>>,
+    /// Made when a second bucket is seen (most classes of a log of many
+    /// classes have one value per attribute). Boxed: 8 bytes where none is
+    /// needed, against a map's 32, in every attribute of every class.
+    #[allow(clippy::box_collection)]
+    buckets: Option<Box<HashMap<u32, u64, BuildHasherDefault<KeyHasher>>>>,
     /// A run of the same bucket not yet in `buckets` (attributes repeat
     /// their values: this spares most lookups).
     run_key: u32,
@@ -118,7 +122,11 @@ impl Hist {
 
     fn flush(&mut self) {
         if self.run_n > 0 {
-            *self.buckets.entry(self.run_key).or_insert(0) += self.run_n;
+            *self
+                .buckets
+                .get_or_insert_with(Default::default)
+                .entry(self.run_key)
+                .or_insert(0) += self.run_n;
             self.run_n = 0;
         }
     }
@@ -127,6 +135,7 @@ impl Hist {
     fn all(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
         self.buckets
             .iter()
+            .flat_map(|b| b.iter())
             .map(|(k, n)| (*k, *n))
             .chain((self.run_n > 0).then_some((self.run_key, self.run_n)))
     }
@@ -134,13 +143,18 @@ impl Hist {
     pub fn merge(&mut self, o: &Hist) {
         self.flush();
         for (k, n) in o.all() {
-            *self.buckets.entry(k).or_insert(0) += n;
+            *self
+                .buckets
+                .get_or_insert_with(Default::default)
+                .entry(k)
+                .or_insert(0) += n;
         }
     }
 
     /// The buckets in order of value.
     fn sorted(&self) -> Vec<(u32, u64)> {
-        let mut m: HashMap<u32, u64> = HashMap::with_capacity(self.buckets.len() + 1);
+        let mut m: HashMap<u32, u64> =
+            HashMap::with_capacity(self.buckets.as_ref().map_or(0, |b| b.len()) + 1);
         for (k, n) in self.all() {
             *m.entry(k).or_insert(0) += n;
         }
@@ -276,27 +290,56 @@ impl NumStats {
 pub const MAX_DISTINCT: usize = 1000;
 
 /// Values of a string attribute (databases, users, hosts...) and how often.
+/// A few values are kept in a list (most classes have one database, user
+/// and host), more in a hash map.
 #[derive(Debug, Clone, Default)]
 pub struct StrCounts {
-    pub values: HashMap<Box<[u8]>, u64>,
+    few: Vec<(Box<[u8]>, u64)>,
+    /// Boxed: 8 bytes in the many classes that need none.
+    #[allow(clippy::box_collection)]
+    many: Option<Box<HashMap<Box<[u8]>, u64>>>,
     /// Events whose value was not kept (past MAX_DISTINCT distinct ones).
     pub other: u64,
 }
 
+/// Values kept in the list before the hash map.
+const FEW: usize = 8;
+
 impl StrCounts {
     pub fn record(&mut self, v: &[u8], n: u64) {
-        if let Some(c) = self.values.get_mut(v) {
-            *c += n;
-        } else if self.values.len() < MAX_DISTINCT {
-            self.values.insert(v.into(), n);
+        if let Some(m) = &mut self.many {
+            if let Some(c) = m.get_mut(v) {
+                *c += n;
+            } else if m.len() < MAX_DISTINCT {
+                m.insert(v.into(), n);
+            } else {
+                self.other += n;
+            }
+            return;
+        }
+        if let Some(e) = self.few.iter_mut().find(|e| *e.0 == *v) {
+            e.1 += n;
+        } else if self.few.len() < FEW {
+            self.few.push((v.into(), n));
         } else {
-            self.other += n;
+            let mut m: HashMap<Box<[u8]>, u64> = self.few.drain(..).collect();
+            m.insert(v.into(), n);
+            self.few = Vec::new();
+            self.many = Some(Box::new(m));
         }
     }
 
+    fn all(&self) -> impl Iterator<Item = (&[u8], u64)> {
+        self.few.iter().map(|(k, n)| (&**k, *n)).chain(
+            self.many
+                .iter()
+                .flat_map(|m| m.iter().map(|(k, n)| (&**k, *n))),
+        )
+    }
+
     pub fn merge(&mut self, o: &StrCounts) {
-        for (k, n) in &o.values {
-            self.record(k, *n);
+        for (k, n) in o.all() {
+            self.record(k, n);
         }
         self.other += o.other;
     }
@@ -304,9 +347,8 @@ impl StrCounts {
     /// Most frequent first (ties by value).
     pub fn sorted(&self) -> Vec<(String, u64)> {
         let mut v: Vec<(String, u64)> = self
-            .values
-            .iter()
-            .map(|(k, n)| (String::from_utf8_lossy(k).into_owned(), *n))
+            .all()
+            .map(|(k, n)| (String::from_utf8_lossy(k).into_owned(), n))
             .collect();
         v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         v
@@ -754,16 +796,38 @@ impl Aggregate {
         self.events_read += o.events_read;
         self.events_filtered += o.events_filtered;
         self.global.merge(&o.global, &map);
-        for (k, c) in o.classes {
+        let same_ids = map.iter().enumerate().all(|(i, m)| i == *m);
+        for (k, mut c) in o.classes {
             match self.classes.get_mut(&k) {
                 Some(m) => m.merge(&c, &map),
                 None => {
-                    let mut m = ClassStats::default();
-                    m.merge(&c, &map);
-                    self.classes.insert(k, m);
+                    // Moved, not copied: a log of many classes is not held twice.
+                    if !same_ids {
+                        let mut attrs = Vec::new();
+                        for (i, a) in c.attrs.drain(..).enumerate() {
+                            if let Some(a) = a {
+                                let to = map[i];
+                                if attrs.len() <= to {
+                                    attrs.resize(to + 1, None);
+                                }
+                                attrs[to] = Some(a);
+                            }
+                        }
+                        c.attrs = attrs;
+                    }
+                    self.classes.insert(k, c);
                 }
             }
         }
+    }
+
+    /// How many classes it holds.
+    pub fn len(&self) -> usize {
+        self.classes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.classes.is_empty()
     }
 }
 

@@ -220,6 +220,9 @@ pub fn digest(
         read.map(|files| (files, parts))
     });
     let (files, parts) = result?;
+    // Into the part with the most classes: the others' classes move into it.
+    let mut parts = parts;
+    parts.sort_by_key(|p| std::cmp::Reverse(p.agg.len()));
     let mut it = parts.into_iter();
     let Some(first) = it.next() else {
         unreachable!("the reader's part is always there")
