@@ -387,6 +387,12 @@ pub fn cleanup(cfg: &FileioConfig, say: &dyn Say) -> Result<(), BenchError> {
 /// checked), as sysbench opens them: `seqwr` makes them anew (empty).
 pub fn open_for_run(cfg: &FileioConfig, sysbench: bool) -> Result<Vec<File>, BenchError> {
     let seqwr = cfg.mode == Some(super::config::TestMode::SeqWrite);
+    if !sysbench && !cfg.dir.is_dir() {
+        return Err(BenchError::Failed(format!(
+            "cannot use --file-dir={}: no such directory",
+            cfg.dir.display()
+        )));
+    }
     let flags = libc::O_RDWR | cfg.flags.open_flags();
     let mut files = Vec::with_capacity(cfg.num_files as usize);
     for i in 0..cfg.num_files {

@@ -40,6 +40,8 @@ pub struct Queue {
     free: Vec<usize>,
     in_flight: usize,
     depth: usize,
+    /// Completions being counted (kept between calls).
+    cqes: Vec<(u64, i32)>,
 }
 
 /// What is called for each completed request: what it was, the data of
@@ -114,6 +116,7 @@ impl Queue {
             slots,
             in_flight: 0,
             depth: depth as usize,
+            cqes: Vec::with_capacity(entries(depth) as usize * 2),
         })
     }
 
@@ -158,12 +161,14 @@ impl Queue {
             Op::Fsync => return Err("io_uring: an fsync submitted as a read or write".into()),
         }
         .user_data(slot as u64);
-        let mut entries = vec![entry];
-        if let Some(mode) = fsync_after {
+        match fsync_after {
             // The fsync starts once the write (and all before it) is done.
-            entries.push(fsync_entry(fd, mode).flags(squeue::Flags::IO_DRAIN));
+            Some(mode) => {
+                let sync = fsync_entry(fd, mode).flags(squeue::Flags::IO_DRAIN);
+                self.push(&[entry, sync], done)
+            }
+            None => self.push(&[entry], done),
         }
-        self.push(&entries, done)
     }
 
     /// Submits an fsync of `fd` that starts once every request submitted
@@ -204,12 +209,12 @@ impl Queue {
     /// Counts what has completed; waits for nothing.
     fn reap(&mut self, done: &mut OnDone<'_>) -> Result<(), String> {
         let mut first_error = None;
-        let cqes: Vec<(u64, i32)> = self
-            .ring
-            .completion()
-            .map(|c| (c.user_data(), c.result()))
-            .collect();
-        for (data, res) in cqes {
+        // Taken out of the ring first (its queue is borrowed while read);
+        // the vector is kept, so that reaping allocates nothing.
+        let mut cqes = std::mem::take(&mut self.cqes);
+        cqes.clear();
+        cqes.extend(self.ring.completion().map(|c| (c.user_data(), c.result())));
+        for &(data, res) in &cqes {
             self.in_flight = self.in_flight.saturating_sub(1);
             let outcome = if data == FSYNC {
                 if res < 0 {
@@ -261,6 +266,7 @@ impl Queue {
                 first_error.get_or_insert(e);
             }
         }
+        self.cqes = cqes;
         first_error.map_or(Ok(()), Err)
     }
 
