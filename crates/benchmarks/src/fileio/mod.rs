@@ -85,6 +85,14 @@ impl Benchmark for Fileio {
         config::options()
     }
 
+    /// sysbench lists `--validate` among its general options, not the test's.
+    fn sysbench_options(&self) -> Vec<OptSpec> {
+        config::options()
+            .into_iter()
+            .filter(|o| o.name != "validate")
+            .collect()
+    }
+
     fn check_options(&self, options: &OptValues) -> Result<(), BenchError> {
         FileioConfig::from_options(options, For::Command, false).map(|_| ())
     }

@@ -551,3 +551,70 @@ fn fio_and_fileio_count_the_same_job_alike() {
     assert_eq!(test_files(s.dir.path()).len(), 4);
     s.ok(&["cleanup", "fileio", SET[0]]);
 }
+
+/// `dbmeter sysbench fileio`: sysbench's description of the test, its
+/// report's file sections, its interval line and its FATAL/WARNING pairs
+/// (the peer suite's test_fileio checks the rest line by line).
+#[test]
+fn sysbench_s_words_in_its_layout() {
+    let s = Scratch::new();
+    let sb = |extra: &[&str]| {
+        let mut a = vec!["sysbench", "fileio", SET[0], SET[1], SET[2]];
+        a.extend_from_slice(extra);
+        s.run(&a)
+    };
+    let r = sb(&["--file-test-mode=rndrd", "--verbosity=2", "run"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stdout,
+        "FATAL: Cannot open file 'test_file.0' errno = 2 (No such file or directory)\n\
+         WARNING: Did you forget to run the prepare step?\n"
+    );
+    let r = sb(&["prepare"]);
+    assert!(
+        r.stdout.contains("4 files, 256Kb each, 1Mb total\n"),
+        "{}",
+        r.stdout
+    );
+    let r = sb(&[
+        "--file-total-size=2M",
+        "--file-test-mode=rndrd",
+        "--verbosity=2",
+        "run",
+    ]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stdout,
+        "FATAL: Size of file 'test_file.0' is 256KiB, but at least 512KiB is expected.\n\
+         WARNING: Did you run 'prepare' with different --file-total-size or --file-num values?\n"
+    );
+    let r = sb(&[
+        "--file-test-mode=rndwr",
+        "--time=2",
+        "--events=0",
+        "--report-interval=1",
+        "--validate",
+        "run",
+    ]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    for line in [
+        "Validation checks: on.\n",
+        "Extra file open flags: (none)\n4 files, 256KiB each\n1MiB total file size\nBlock size 4KiB\n",
+        "Using checksums validation.\nDoing random write test\nInitializing worker threads...\n",
+        "\n\nFile operations:\n    reads/s:                      0.00\n",
+        "Throughput:\n    read, MiB/s:                  0.00\n",
+        "[ 1s ] reads: 0.00 MiB/s writes: ",
+    ] {
+        assert!(r.stdout.contains(line), "{line:?} not in:\n{}", r.stdout);
+    }
+    // dbmeter's latency by operation is one of its additions, not in
+    // sysbench's report.
+    assert!(!r.stdout.contains("Latency by operation"), "{}", r.stdout);
+    let r = sb(&["cleanup"]);
+    assert!(
+        r.stdout.contains("Removing test files...\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(test_files(s.dir.path()).is_empty());
+}
