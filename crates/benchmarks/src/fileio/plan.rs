@@ -497,7 +497,7 @@ impl UserFactory for Users {
             IoMode::Mmap => UserIo::Mmap(buf()?),
             IoMode::Async => UserIo::Async(Box::new(
                 Queue::new(sh.cfg.queue_depth, len)
-                    .map_err(|e| format!("--file-io-mode=async: {}", uring::refusal(&e)))?,
+                    .map_err(|e| format!("--file-io-mode=async: {e}"))?,
             )),
         };
         let seed = sh

@@ -98,13 +98,17 @@ fn entries(depth: u32) -> u32 {
 }
 
 impl Queue {
-    /// A ring and `depth` buffers of `len` bytes.
-    pub fn new(depth: u32, len: usize) -> io::Result<Queue> {
-        let ring = IoUring::new(entries(depth))?;
+    /// A ring and `depth` buffers of `len` bytes; the error says which
+    /// could not be had.
+    pub fn new(depth: u32, len: usize) -> Result<Queue, String> {
+        let ring = IoUring::new(entries(depth)).map_err(|e| refusal(&e))?;
         let mut slots = Vec::with_capacity(depth as usize);
         for _ in 0..depth {
+            let buf = AlignedBuf::new(len).map_err(|e| {
+                format!("cannot allocate {depth} request buffers of {len} bytes: {e}")
+            })?;
             slots.push(Slot {
-                buf: AlignedBuf::new(len)?,
+                buf,
                 pos: 0,
                 len: 0,
                 op: Op::Read,
