@@ -388,6 +388,7 @@ pub fn run_observed(
         join_all(handles);
         shared.last_exit.lock().unwrap_or_else(|| ticks.now())
     };
+    let mut end_measured = end;
     // Intervals that ended before the last user did are full ones.
     while !in_warmup && boundary <= end {
         c.close_full(&mut measured, boundary, tick_s, on_interval);
@@ -404,9 +405,15 @@ pub fn run_observed(
     } else {
         let t_s = ticks.secs(measure_start, end.max(interval_start));
         let duration_s = ticks.secs(interval_start, end);
-        c.close_last(&mut measured, end, t_s, duration_s, tick_s);
+        if !c.close_last(&mut measured, end, t_s, duration_s, tick_s) {
+            // Nothing ended in the fragment left out (the users were only
+            // exiting, slowly on a loaded machine): the measurement ends
+            // with the last interval, so that the series and the total
+            // time agree.
+            end_measured = interval_start;
+        }
     }
-    measured.duration = ticks.between(measure_start, end);
+    measured.duration = ticks.between(measure_start, end_measured);
     if let (Some(r), Some(q)) = (
         c.rate.as_mut(),
         shared.backlog(deadline.map_or(end, |d| d.min(end))),
@@ -481,7 +488,8 @@ impl Collector<'_> {
     /// (the events that ended just after the time limit) is folded into
     /// the interval before it, which then lasts until `end`: alone, a
     /// few events in a millisecond would read as a rate spike. An empty
-    /// fragment shorter than half an interval is left out.
+    /// fragment shorter than half an interval is left out: then it
+    /// returns false.
     fn close_last(
         &mut self,
         measured: &mut PhaseResult,
@@ -489,7 +497,7 @@ impl Collector<'_> {
         t_s: f64,
         duration_s: f64,
         tick_s: f64,
-    ) {
+    ) -> bool {
         let part = self.collect_part();
         // The interval before it, when there is one to fold into.
         let before = self.intervals.last().map(|i| i.duration_s);
@@ -503,13 +511,15 @@ impl Collector<'_> {
                 *i = sample;
             }
             add_into_phase(measured, part);
-            return;
+            return true;
         }
         let sample = self.describe(&part, end, t_s, duration_s, self.threads_at_start);
         add_into_phase(measured, part);
         if sample.counters != Default::default() || duration_s >= tick_s / 2.0 {
             self.intervals.push(sample);
+            return true;
         }
+        false
     }
 
     /// Moves what every user recorded since the last collection into `phase`.
