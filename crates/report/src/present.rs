@@ -393,7 +393,9 @@ impl Presenter for Sysbench {
                 }
                 if self.verbosity >= INFO {
                     if let Some(s) = addition {
-                        report.push_str(s);
+                        // After sysbench's last section and its blank line.
+                        report.push_str(s.trim_start_matches('\n'));
+                        report.push('\n');
                     }
                     let extras = text::sysbench_extras(doc);
                     if !extras.is_empty() {
