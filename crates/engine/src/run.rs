@@ -112,8 +112,6 @@ struct Shared {
     /// See `EngineConfig::late_limit` (with a rate only).
     late_limit: Option<Duration>,
     slots: Vec<Slot>,
-    with_service: bool,
-    kinds: usize,
 }
 
 impl Shared {
@@ -224,8 +222,6 @@ pub fn run_observed(
         reconnect_timeout: cfg.reconnect_timeout,
         late_limit: cfg.late_limit.filter(|_| cfg.rate.is_some()),
         slots: (0..n).map(|_| Slot::new(with_service, cfg.kinds)).collect(),
-        with_service,
-        kinds: cfg.kinds,
     });
     let (done_tx, done_rx) = mpsc::channel();
     let os_threads = cfg.jobs.map_or(n, |j| j.clamp(1, n));
@@ -296,6 +292,9 @@ pub fn run_observed(
         threads_at_start: n,
         intervals: Vec::new(),
         last: None,
+        spare: (0..n)
+            .map(|_| SlotStats::fresh(with_service, cfg.kinds))
+            .collect(),
     };
     let tick = cfg.interval.max(Duration::from_millis(10));
     let mut warmup: Option<PhaseResult> = None;
@@ -459,6 +458,9 @@ struct Collector<'a> {
     /// What the last full interval collected, and its users at its start:
     /// a short fragment after it is folded into it (`close_last`).
     last: Option<(PhaseResult, usize)>,
+    /// Per slot, what the collector took from it last time, emptied and
+    /// given back at the next collection (`Slot::take_into`).
+    spare: Vec<SlotStats>,
 }
 
 impl Collector<'_> {
@@ -525,10 +527,11 @@ impl Collector<'_> {
     /// Moves what every user recorded since the last collection into `phase`.
     fn collect_into(&mut self, phase: &mut PhaseResult, measured: bool) {
         for (i, slot) in self.shared.slots.iter().enumerate() {
-            let part: SlotStats = slot.take(self.shared.with_service, self.shared.kinds);
-            add_into(phase, &part);
+            let part = &mut self.spare[i];
+            slot.take_into(part);
+            add_into(phase, part);
             if measured {
-                add_user_totals(&mut self.users[i], &part);
+                add_user_totals(&mut self.users[i], part);
             }
         }
     }
@@ -1168,12 +1171,7 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
             match outcome {
                 Outcome::Done => {
                     let ns = ticks.ns(intended.unwrap_or(start), end);
-                    s.latency.record(ns);
-                    if let Some(k) = s.kind(tally.kind) {
-                        k.events += 1;
-                        k.rolled_back += u64::from(tally.rolled_back);
-                        k.latency.record(ns);
-                    }
+                    s.record_done(tally.kind, ns, tally.rolled_back);
                     if let Some(sv) = s.service.as_mut() {
                         sv.record(ticks.ns(start, end));
                     }
