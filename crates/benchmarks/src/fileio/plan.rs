@@ -660,44 +660,6 @@ fn preamble(cfg: &FileioConfig, mode: TestMode, io_mode: IoMode, ctx: &Context) 
     l.join("\n") + "\n"
 }
 
-/// What `compare` and the HTML report compare run by run (lower is
-/// better, as `compare` reads figures): the average and 95th percentile
-/// latency of each operation the test mode makes. Rates (IOPS) are the
-/// events per second every run has (`compare --metric=tps`).
-fn figures(doc: &RunDocument, mode: TestMode, cfg: &FileioConfig) -> Vec<dbmeter_result::Figure> {
-    let mut kinds = Vec::new();
-    if mode.reads() {
-        kinds.push("read");
-    }
-    if !mode.reads_only() {
-        kinds.push("write");
-        if cfg.fsync_freq > 0 || cfg.fsync_all || cfg.fsync_end {
-            kinds.push("fsync");
-        }
-    }
-    let mut out = Vec::new();
-    for kind in kinds {
-        let k = doc.kinds.iter().find(|k| k.name == kind && k.events > 0);
-        let avg = k.map(|k| k.latency_ms.avg_ms);
-        let p95 = k.map(|k| k.histogram().percentile(95.0) as f64 / 1e6);
-        for (what, value) in [("avg", avg), ("p95", p95)] {
-            out.push(dbmeter_result::Figure {
-                name: format!("{kind} {what}"),
-                value,
-                min: None,
-                max: None,
-                unit: "ms".into(),
-                lower_is_better: true,
-                // An operation the run never made (an fsync at the end
-                // only, counted outside any event) has no latency.
-                status: if value.is_some() { "ok" } else { "none" }.into(),
-                detail: None,
-            });
-        }
-    }
-    out
-}
-
 /// sysbench's interval line of the fileio test.
 fn interval_words(i: &dbmeter_result::Interval, percentile: f64) -> String {
     const MIB: f64 = 1024.0 * 1024.0;
@@ -752,7 +714,6 @@ impl RunPlan for FileioPlan {
         if doc.environment.datadir.is_none() {
             doc.environment.datadir = dbmeter_env::storage::describe(&self.shared.cfg.dir);
         }
-        doc.figures = figures(doc, self.shared.mode, &self.shared.cfg);
         std::mem::take(&mut self.warnings)
     }
 }

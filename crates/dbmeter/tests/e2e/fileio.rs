@@ -250,30 +250,6 @@ fn each_io_mode_validates_what_it_reads() {
         assert_eq!(c.bytes_written, c.writes * 4096, "{io}");
         assert!(c.fsyncs >= c.kinds[2] + 8, "{io}: {c:?}");
     }
-    // What compare reads run by run: each operation's latency.
-    let (_, r) = run(
-        &s,
-        &["--file-test-mode=rndrw", "--events=300", "--validate"],
-    );
-    let names: Vec<String> = r.json()["figures"]
-        .as_array()
-        .map(|f| {
-            f.iter()
-                .filter_map(|f| f["name"].as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
-    assert_eq!(
-        names,
-        [
-            "read avg",
-            "read p95",
-            "write avg",
-            "write p95",
-            "fsync avg",
-            "fsync p95"
-        ]
-    );
     // Blocks prepared without checksums fail validation.
     s.ok(&["cleanup", "fileio", SET[0]]);
     s.ok(&["prepare", "fileio", SET[0], SET[1], SET[2]]);
