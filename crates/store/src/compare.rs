@@ -68,7 +68,7 @@ impl Metric {
     /// In words, e.g. `transactions per second`.
     pub fn describe(self) -> &'static str {
         match self {
-            Metric::Tps => "transactions per second",
+            Metric::Tps => "transactions, or events, per second",
             Metric::Qps => "queries per second",
             Metric::P95 => "95th percentile latency",
             Metric::P99 => "99th percentile latency",
@@ -458,8 +458,9 @@ pub fn compare(
         threads,
         rows,
         by_variant,
-        baseline_runs: base.len(),
-        candidate_runs: cand.len(),
+        // Runs, not rows: with figures a run is a row per figure.
+        baseline_runs: base.iter().map(|r| r.id).collect::<BTreeSet<_>>().len(),
+        candidate_runs: cand.iter().map(|r| r.id).collect::<BTreeSet<_>>().len(),
         left_out: not_completed(baseline, candidate),
     })
 }
