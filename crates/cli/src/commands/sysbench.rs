@@ -27,9 +27,6 @@ pub const SYSBENCH_VERSION: &str = "1.0.20";
 /// there for `NAME.lua` when NAME is no file.
 const SYSBENCH_SCRIPTS: &str = "/usr/share/sysbench";
 
-/// sysbench's tests that touch no database; dbmeter has none of them yet.
-const NON_DATABASE_TESTS: &[&str] = &["cpu", "memory", "fileio", "threads", "mutex"];
-
 /// sysbench's bundled database tests: dbmeter runs them natively (the
 /// same statements, counted the same way).
 const BUNDLED: &[&str] = &[
@@ -97,7 +94,9 @@ pub(crate) const OPTIONS: &[(&str, Treat)] = &[
     ),
     (
         "validate",
-        NoEffect("sysbench validates only in its fileio test, which dbmeter does not have"),
+        // fileio's own option (a checksum in every block); the other
+        // tests validate nothing, as in sysbench.
+        NoEffect("sysbench validates only in its fileio test"),
     ),
     ("help", Own),
     ("version", Own),
@@ -222,8 +221,9 @@ pub const PAGE: Page = Page {
          too. docs/sysbench.md has the table of every option.",
         "It prints as sysbench 1.0.20 prints: its banner, header, report, help \
          (`dbmeter sysbench --help`, `dbmeter sysbench TEST help`), error texts and \
-         exit codes; this page is `dbmeter help sysbench`. sysbench's cpu, memory, \
-         fileio, threads and mutex tests are not in dbmeter.",
+         exit codes; this page is `dbmeter help sysbench`. sysbench's tests without a \
+         database (cpu, memory, threads, mutex, fileio) are dbmeter's benchmarks of \
+         those names, found first, as sysbench finds its built-in tests.",
     ],
     options: &[
         opt("test", "TEST", "the test, as the word TEST (0.5's way)"),
@@ -387,9 +387,28 @@ struct Found {
     script: bool,
 }
 
+impl Found {
+    /// One of sysbench's built-in tests, which touch no database (cpu,
+    /// memory...): dbmeter's benchmark of that name. sysbench requires a
+    /// command for them, and knows only the commands they implement.
+    fn built_in(&self) -> bool {
+        !self.script && !self.bench.needs_database()
+    }
+}
+
 /// The benchmark a sysbench test word names, found as sysbench finds
-/// tests. The error is sysbench's message (printed after `FATAL: `).
+/// tests: its built-in tests first (dbmeter's benchmarks without a
+/// database, by their exact name), then scripts. The error is sysbench's
+/// message (printed after `FATAL: `).
 fn find_test(word: &str) -> Result<Found, String> {
+    if let Some(b) = registry::find(word).filter(|b| !b.needs_database() && b.name() == word) {
+        return Ok(Found {
+            bench: b,
+            word: word.to_string(),
+            note: None,
+            script: false,
+        });
+    }
     let load = |path: &str| -> Result<Found, String> {
         Ok(Found {
             bench: registry::resolve(path)?,
@@ -446,36 +465,6 @@ fn find_test(word: &str) -> Result<Found, String> {
 /// warnings.
 const NOTICE: u8 = 3;
 const WARNING: u8 = 2;
-
-/// The options of sysbench's tests without a database, which sysbench
-/// checks before it runs one (dbmeter does not have these tests).
-const NON_DATABASE_OPTIONS: &[&str] = &[
-    "file-num",
-    "file-block-size",
-    "file-total-size",
-    "file-test-mode",
-    "file-io-mode",
-    "file-async-backlog",
-    "file-extra-flags",
-    "file-fsync-freq",
-    "file-fsync-all",
-    "file-fsync-end",
-    "file-fsync-mode",
-    "file-merged-requests",
-    "file-rw-ratio",
-    "cpu-max-prime",
-    "memory-block-size",
-    "memory-total-size",
-    "memory-scope",
-    "memory-hugetlb",
-    "memory-oper",
-    "memory-access-mode",
-    "thread-yields",
-    "thread-locks",
-    "mutex-num",
-    "mutex-locks",
-    "mutex-loops",
-];
 
 /// A failure as sysbench reports it: `FATAL: ` and the message on
 /// standard output (sysbench's log), exit code 1.
@@ -586,31 +575,21 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         None | Some("-") => return stdin_script(verbosity),
         Some(t) => t.to_string(),
     };
-    if NON_DATABASE_TESTS.contains(&test.as_str()) {
-        if command.is_none() {
-            eprintln!("The '{test}' test requires a command argument. See 'sysbench {test} help'");
-            return Ok(1);
-        }
-        if let Some(o) = opts.iter().find(|o| {
-            !sysbench_general(&o.name) && !NON_DATABASE_OPTIONS.contains(&o.name.as_str())
-        }) {
-            eprintln!("invalid option: {}", o.raw);
-            return Ok(1);
-        }
-        return Ok(fatal(&format!(
-            "sysbench's {test} test is not in dbmeter yet (dbmeter has none of cpu, memory, \
-             fileio, threads, mutex); run it with sysbench itself"
-        )));
+    let found = match find_test(&test) {
+        Ok(f) => f,
+        Err(m) => return Ok(fatal(&m)),
+    };
+    let built_in = found.built_in();
+    if built_in && command.is_none() {
+        eprintln!("The '{test}' test requires a command argument. See 'sysbench {test} help'");
+        return Ok(1);
     }
     let Found {
         mut bench,
         mut word,
         mut note,
         script,
-    } = match find_test(&test) {
-        Ok(f) => f,
-        Err(m) => return Ok(fatal(&m)),
-    };
+    } = found;
     // Without a command sysbench loads the script (its body runs) and
     // stops there; a body that needs the database runs now, with it.
     let command = match command {
@@ -639,7 +618,14 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     // script takes any); a flag takes on/off, true/false, 1/0.
     for o in &opts {
         let spec = spec_of(&o.name);
-        let known = spec.is_some() || treat(&o.name).is_some();
+        // A built-in test takes sysbench's general options, not the OLTP
+        // tests' old names.
+        let known = spec.is_some()
+            || if built_in {
+                sysbench_general(&o.name)
+            } else {
+                treat(&o.name).is_some()
+            };
         let bad_flag = spec.is_some_and(|s| {
             s.kind == dbmeter_benchmarks::options::OptKind::Bool
                 && o.value.as_deref().is_some_and(|v| parse_bool(v).is_none())
@@ -664,12 +650,13 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             };
             return test_help(listed.as_deref().unwrap_or(bench.as_ref()), &name);
         }
-        "prepare" | "cleanup" if script => {
+        "run" => {}
+        "prepare" | "cleanup" if script || built_in => {
             eprintln!("'{name}' test does not implement the '{command}' command.");
             return Ok(1);
         }
-        "run" | "check" => {}
-        "prepare" | "prewarm" | "cleanup" if !script => {}
+        "check" if !built_in => {}
+        "prepare" | "prewarm" | "cleanup" if !script && !built_in => {}
         _ => {
             eprintln!("Unknown command: {command}");
             return Ok(1);
@@ -804,7 +791,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     };
     // sysbench's defaults where dbmeter's differ.
     let mut defaults: Vec<(String, Option<String>)> = Vec::new();
-    if !given("db") && !given("db-driver") {
+    if bench.needs_database() && !given("db") && !given("db-driver") {
         defaults.push(("db-driver".into(), Some("mysql".into())));
     }
     if !given("percentile") {

@@ -21,6 +21,7 @@ mod digest;
 mod environment;
 mod events;
 mod faults;
+mod fileio;
 mod help;
 mod lua_scripts;
 mod lua_sysbench_api;

@@ -530,14 +530,25 @@ fn version_help_and_errors() {
         &["--mysql-compression=on", "oltp_read_write", "run"],
         "--mysql-compression",
     );
-    for test in ["cpu", "memory", "fileio", "threads", "mutex"] {
-        refused(&s, &[test, "run"], &format!("{test} test"));
-        refused(
-            &s,
-            &[test],
-            &format!("The '{test}' test requires a command argument. See 'sysbench {test} help'"),
-        );
-    }
+    // dbmeter's benchmarks without a database are sysbench's built-in
+    // tests (cpu, memory...; crates/dbmeter/tests/e2e/micro.rs has them):
+    // a command is required, and they know only the commands they have.
+    refused(
+        &s,
+        &["noop"],
+        "The 'noop' test requires a command argument. See 'sysbench noop help'",
+    );
+    refused(
+        &s,
+        &["noop", "prepare"],
+        "'noop' test does not implement the 'prepare' command.",
+    );
+    refused(&s, &["noop", "prewarm"], "Unknown command: prewarm");
+    refused(
+        &s,
+        &["noop", "--tables=2", "run"],
+        "invalid option: --tables=2",
+    );
     // --verbosity=0: nothing but errors.
     let r = dbmeter(&s, &args(&["--verbosity=0", "nosuch", "run"]));
     assert_eq!(
