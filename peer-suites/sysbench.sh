@@ -15,7 +15,8 @@
 #
 # The suite comes from SYSBENCH_SUITE_SRC (a sysbench 1.0.20 source tree), or
 # from the cache (~/.cache/dbmeter-peers/sysbench-1.0.20), filled once by
-# `apt-get source sysbench` (deb-src must be enabled). It needs cram (python3-cram),
+# `apt-get source sysbench` (deb-src must be enabled) or, where the mirror
+# lacks that source package, from sysbench's git tag 1.0.20. It needs cram (python3-cram),
 # the mariadb and psql clients and the MariaDB and PostgreSQL servers, which
 # it starts itself as throwaway servers with `dbmeter server start`.
 #
@@ -37,6 +38,11 @@ if [ ! -d "$src/tests/t" ]; then
     if (cd "$dl" && apt-get source --download-only sysbench=1.0.20+ds-5 >/dev/null 2>&1) &&
        tarball="$(ls "$dl"/sysbench_1.0.20*.orig.tar.* 2>/dev/null | head -n 1)" && [ -n "$tarball" ]; then
         mkdir -p "$src" && tar xf "$tarball" -C "$src" --strip-components=1
+    elif command -v git >/dev/null 2>&1 &&
+         timeout 120 git clone -q --depth 1 -b 1.0.20 https://github.com/akopytov/sysbench "$dl/git" 2>/dev/null; then
+        # Without Debian's source package (a mirror that lacks it), the
+        # release's tag from sysbench's own repository.
+        mkdir -p "$src" && cp -r "$dl/git/tests" "$dl/git/src" "$src/"
     fi
     rm -rf "$dl"
     [ -d "$src/tests/t" ] || skip "sysbench 1.0.20's test suite: set SYSBENCH_SUITE_SRC to a sysbench 1.0.20 source tree, or enable deb-src so that 'apt-get source sysbench' works"

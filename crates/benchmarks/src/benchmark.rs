@@ -180,6 +180,15 @@ pub trait RunPlan: Send {
     /// The virtual users.
     fn users(&self) -> Arc<dyn UserFactory>;
 
+    /// What the benchmark says of its settings as the run starts, in the
+    /// words of [`Context::layout`]'s peer: sysbench's machine tests print
+    /// theirs after the run header and before "Initializing worker
+    /// threads..." (`Prime numbers limit: 10000`). One or more lines, each
+    /// ended by a newline; None (the default) says nothing.
+    fn preamble(&self) -> Option<String> {
+        None
+    }
+
     /// Shapes the engine to the plan before the run starts: a benchmark
     /// whose users have finite work (query streams) sets how many users
     /// there are and lifts the default time limit here.
@@ -306,6 +315,16 @@ pub trait Benchmark: Send + Sync {
 
     /// Its own section of the text report, read from the document.
     fn report_text(&self, doc: &RunDocument) -> Option<String> {
+        let _ = doc;
+        None
+    }
+
+    /// Its part of sysbench's final report, which sysbench's layout prints
+    /// before "General statistics:" (sysbench's cpu test: `CPU speed:` and
+    /// its events per second; fileio: its operations and throughput), read
+    /// from the document. None (the default): sysbench prints nothing
+    /// there for this test.
+    fn sysbench_lead(&self, doc: &RunDocument) -> Option<String> {
         let _ = doc;
         None
     }

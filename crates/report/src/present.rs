@@ -137,7 +137,7 @@ impl Presenter for Text {
                 let line = text::interval_line(interval, &self.header, *percentile);
                 self.line(out, line);
             }
-            RunEvent::Finished { doc, section } => {
+            RunEvent::Finished { doc, section, .. } => {
                 if self.options.lines == Stream::Out {
                     out.push(Piece {
                         stream: Stream::Out,
@@ -212,9 +212,13 @@ impl Sysbench {
         } else {
             lines.push("Initializing random number generator from current time\n".into());
         }
-        lines.push(String::new());
-        lines.push("Initializing worker threads...\n".into());
-        lines.join("\n")
+        // Then what the test says of its settings (sysbench's machine
+        // tests), and the worker threads.
+        let mut text = lines.join("\n");
+        text.push_str("\n\n");
+        text.push_str(h.preamble.as_deref().unwrap_or_default());
+        text.push_str("Initializing worker threads...\n");
+        text
     }
 }
 
@@ -330,7 +334,7 @@ impl Presenter for Sysbench {
                 let line = text::interval_line(interval, &self.header, *percentile);
                 self.line(out, line);
             }
-            RunEvent::Finished { doc, section } => {
+            RunEvent::Finished { doc, section, lead } => {
                 // sysbench prints no report after a failure.
                 if self.options.lines != Stream::Out || doc.end.reason == "failed" {
                     return;
@@ -354,6 +358,10 @@ impl Presenter for Sysbench {
                     // the report.
                     report.push_str(&text::histogram(&h));
                     report.push_str(" \n");
+                }
+                // The test's own part (cpu's speed, fileio's operations).
+                if let Some(l) = lead {
+                    report.push_str(l);
                 }
                 if self.last_checkpoint_s > 0.0 {
                     // After checkpoint reports, sysbench's last report
@@ -469,7 +477,7 @@ impl Presenter for Pgbench {
                 let line = self.progress_line(interval);
                 err(out, line);
             }
-            RunEvent::Finished { doc, section } => {
+            RunEvent::Finished { doc, section, .. } => {
                 let mut text = section.unwrap_or_default().to_string();
                 let l = &doc.latency_ms;
                 text.push_str("latency percentiles (dbmeter):");
@@ -710,6 +718,69 @@ mod tests {
         );
     }
 
+    /// A machine test's words in sysbench's layout: its preamble between
+    /// the random generator's line and "Initializing worker threads...",
+    /// its lead before "General statistics:", as sysbench's cpu test
+    /// prints them (tests/t/test_cpu.t); in dbmeter's layout the preamble
+    /// goes with the header.
+    #[test]
+    fn a_tests_preamble_and_lead_where_sysbench_prints_them() {
+        let mut h = header(&[]);
+        h.preamble = Some("Prime numbers limit: 1000\n\n".into());
+        let doc = RunDocument::default();
+        let lead = "CPU speed:\n    events per second:  1234.50\n";
+        let events = [
+            RunEvent::Started(&h),
+            RunEvent::Measuring,
+            RunEvent::Finished {
+                doc: &doc,
+                section: None,
+                lead: Some(lead),
+            },
+        ];
+        let mut sysbench = for_layout(
+            Layout::Sysbench {
+                percentile_off: false,
+                verbosity: 3,
+            },
+            TextOptions {
+                lines: Stream::Out,
+                histogram: false,
+            },
+        );
+        let text: Vec<String> = render(sysbench.as_mut(), &events)
+            .into_iter()
+            .map(|p| p.text)
+            .collect();
+        let text = text.join("\n") + "\n";
+        assert!(
+            text.starts_with(
+                "Running the test with following options:\nNumber of threads: 2\n\
+                 Initializing random number generator from current time\n\n\n\
+                 Prime numbers limit: 1000\n\n\
+                 Initializing worker threads...\n\nThreads started!\n\n\
+                 CPU speed:\n    events per second:  1234.50\n\nGeneral statistics:\n"
+            ),
+            "{text}"
+        );
+        let mut dbmeter = for_layout(
+            Layout::Dbmeter,
+            TextOptions {
+                lines: Stream::Out,
+                histogram: false,
+            },
+        );
+        let text: Vec<String> = render(dbmeter.as_mut(), &events[..1])
+            .into_iter()
+            .map(|p| p.text)
+            .collect();
+        let text = text.join("\n");
+        assert!(
+            text.contains("Random seed: 7\n\nPrime numbers limit: 1000\n\nThreads started!"),
+            "{text}"
+        );
+    }
+
     /// sysbench's layout, line for line: its header, "Threads started!",
     /// its report; nothing at --verbosity=1; dbmeter's additions from 4.
     #[test]
@@ -745,6 +816,7 @@ mod tests {
             RunEvent::Finished {
                 doc: &doc,
                 section: None,
+                lead: None,
             },
         ];
         let text: Vec<String> = render(layout(3).as_mut(), &events)
@@ -779,6 +851,7 @@ mod tests {
         let events = [RunEvent::Finished {
             doc: &doc,
             section: None,
+            lead: None,
         }];
         let out = render(layout(4).as_mut(), &events);
         assert!(

@@ -5,6 +5,10 @@ use dbmeter_result::{Interval, RunDocument, RunHeader};
 use dbmeter_stats::LatencyHistogram;
 use std::fmt::Write as _;
 
+/// The unit of a measure that counts bytes: text shows it in MiB.
+const BYTE: &str = dbmeter_stats::measure::BYTE;
+const MIB: f64 = 1024.0 * 1024.0;
+
 /// "95th", "99.9th", "50th".
 pub fn ordinal(p: f64) -> String {
     format!("{p}th")
@@ -37,7 +41,11 @@ pub fn interval_line(i: &Interval, h: &RunHeader, percentile: f64) -> String {
     } else {
         let mut s = format!("[ {t} ] thds: {} eps: {:.2}", i.threads, i.events_per_s);
         for m in h.measures.iter().filter(|m| m.per_second) {
-            let _ = write!(s, " {}/s: {:.2}", m.label, i.per_s(&m.name));
+            if m.unit == BYTE {
+                let _ = write!(s, " {} MiB/s: {:.2}", m.label, i.per_s(&m.name) / MIB);
+            } else {
+                let _ = write!(s, " {}/s: {:.2}", m.label, i.per_s(&m.name));
+            }
         }
         let _ = write!(s, " lat (ms,{percentile}%): {lat:.2}");
         if i.errors_per_s > 0.0 || i.reconnects_per_s > 0.0 {
@@ -88,6 +96,10 @@ pub fn header(h: &RunHeader) -> Vec<String> {
         ));
     }
     lines.push(format!("Random seed: {}\n", h.seed));
+    // What the benchmark says of its settings.
+    if let Some(p) = h.preamble.as_deref().filter(|p| !p.trim().is_empty()) {
+        lines.push(format!("{}\n", p.trim_end_matches('\n')));
+    }
     lines.push("Threads started!\n".to_string());
     lines
 }
@@ -126,7 +138,19 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
         out.push_str("Counters:\n");
         for m in &r.measures {
             let n = r.count(&m.name);
-            let v = if m.per_second { per(n) } else { n.to_string() };
+            let v = if m.unit == BYTE {
+                // Bytes as MiB, and MiB/s when the measure is a rate.
+                let mib = n as f64 / MIB;
+                if m.per_second && t.duration_s > 0.0 {
+                    format!("{mib:.2} MiB ({:.2} MiB/s)", mib / t.duration_s)
+                } else {
+                    format!("{mib:.2} MiB")
+                }
+            } else if m.per_second {
+                per(n)
+            } else {
+                n.to_string()
+            };
             row(&mut out, 4, &format!("{}:", m.label), &v);
         }
     }
@@ -534,5 +558,62 @@ mod tests {
     #[test]
     fn ordinals() {
         assert_eq!(ordinal(99.9), "99.9th");
+    }
+
+    /// A measure in bytes reads in MiB, and MiB/s where it is a rate, in
+    /// the report and the interval lines; other measures as counts.
+    #[test]
+    fn byte_measures_read_in_mib() {
+        use dbmeter_stats::MeasureInfo;
+        let measures = vec![
+            MeasureInfo {
+                name: "bytes_read".into(),
+                label: "read".into(),
+                unit: BYTE.into(),
+                per_second: true,
+            },
+            MeasureInfo {
+                name: "fsyncs".into(),
+                label: "fsync".into(),
+                unit: "call".into(),
+                per_second: true,
+            },
+        ];
+        let mut doc = RunDocument {
+            measures: measures.clone(),
+            ..RunDocument::default()
+        };
+        doc.totals.duration_s = 2.0;
+        doc.totals.counts.insert("bytes_read".into(), 8 << 20);
+        doc.totals.counts.insert("fsyncs".into(), 10);
+        let report = final_report(&doc, None);
+        assert!(
+            report.contains("    read:                                8.00 MiB (4.00 MiB/s)\n"),
+            "{report}"
+        );
+        assert!(
+            report.contains("    fsync:                               10     (5.00 per sec.)\n"),
+            "{report}"
+        );
+        let h = RunHeader {
+            measures,
+            ..RunHeader::default()
+        };
+        let mut i = Interval {
+            t_s: 1.0,
+            duration_s: 1.0,
+            threads: 1,
+            events_per_s: 3.0,
+            ..Interval::default()
+        };
+        i.counts.insert("bytes_read".into(), 3 << 20);
+        i.counts.insert("fsyncs".into(), 1);
+        let line = interval_line(&i, &h, 95.0);
+        assert!(
+            line.starts_with(
+                "[ 1s ] thds: 1 eps: 3.00 read MiB/s: 3.00 fsync/s: 1.00 lat (ms,95%)"
+            ),
+            "{line}"
+        );
     }
 }

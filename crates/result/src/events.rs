@@ -77,6 +77,11 @@ pub struct RunHeader {
     pub line_percentile: f64,
     /// The counters the benchmark declared beyond events.
     pub measures: Vec<MeasureInfo>,
+    /// What the benchmark says of its settings before the users start
+    /// (sysbench's cpu test: `Prime numbers limit: 10000`), in the words of
+    /// the run's layout, one or more lines; printed with the header. None
+    /// when it says nothing.
+    pub preamble: Option<String>,
 }
 
 /// Where a run stands, once a second, when it reports no intervals.
@@ -123,6 +128,10 @@ pub enum RunEvent<'a> {
     Finished {
         doc: &'a RunDocument,
         section: Option<&'a str>,
+        /// The benchmark's part of sysbench's report, printed before
+        /// "General statistics:" in sysbench's layout (the cpu test's "CPU
+        /// speed:"); None when it has none.
+        lead: Option<&'a str>,
     },
 }
 

@@ -158,6 +158,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         seed_given: o.u64("rand-seed") != 0,
         line_percentile: percentile,
         measures: measures.iter().map(|m| m.info()).collect(),
+        preamble: plan.preamble(),
     };
     obs.event(&RunEvent::Started(&header));
     plan.before_run(obs);
@@ -243,9 +244,11 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     // how they ended.
     let stored = store.as_mut().map(|s| s.save(&doc.to_json()));
     let section = bench.report_text(&doc);
+    let lead = bench.sysbench_lead(&doc);
     obs.event(&RunEvent::Finished {
         doc: &doc,
         section: section.as_deref(),
+        lead: lead.as_deref(),
     });
     for w in plan.after_report() {
         warn(&w);

@@ -54,6 +54,10 @@ impl Measure {
     }
 }
 
+/// The unit of a measure that counts bytes (a file or memory benchmark's
+/// bytes read or written): reports show it in MiB and MiB/s.
+pub const BYTE: &str = "byte";
+
 /// A declared measure as a document keeps it (owned, so that stored runs
 /// read back with their own declarations).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
