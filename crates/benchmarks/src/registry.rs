@@ -3,6 +3,7 @@
 //! one line in [`all`].
 
 use crate::benchmark::Benchmark;
+use crate::micro::{Cpu, Memory, MutexTest, Threads};
 use crate::noop::Noop;
 use crate::oltp::{Oltp, OltpKind};
 use crate::pgbench::Pgbench;
@@ -80,6 +81,10 @@ pub fn all() -> Vec<Arc<dyn Benchmark>> {
         Arc::new(Tpcc),
         Arc::new(Tpch),
         Arc::new(Pgbench),
+        Arc::new(Cpu),
+        Arc::new(Memory),
+        Arc::new(Threads),
+        Arc::new(MutexTest),
         Arc::new(Noop),
     ]
 }
