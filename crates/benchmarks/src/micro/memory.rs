@@ -22,7 +22,7 @@ use dbmeter_stats::Measure;
 use serde::{Deserialize, Serialize};
 use std::ptr::NonNull;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::AtomicU64;
 
 pub struct Memory;
 
@@ -332,6 +332,55 @@ fn keep(v: u64) {
     unsafe { std::arch::asm!("/* {0} */", in(reg) v, options(nomem, nostack, preserves_flags)) }
 }
 
+/// sysbench's `ck_pr_load_64`: one 64-bit `mov` from memory that the
+/// compiler neither drops nor merges with its neighbours (a loop of them
+/// stays a loop of single loads, as gcc compiles sysbench's).
+#[inline(always)]
+fn load(w: &AtomicU64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let v: u64;
+        // SAFETY: reads 8 aligned bytes of a live block.
+        unsafe {
+            std::arch::asm!(
+                "mov {v}, qword ptr [{p}]",
+                v = out(reg) v,
+                p = in(reg) w.as_ptr(),
+                options(nostack, preserves_flags, readonly)
+            );
+        }
+        v
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        w.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// sysbench's `ck_pr_store_64`: one 64-bit `mov` to memory, kept as it
+/// is (not unrolled or merged with its neighbours).
+#[inline(always)]
+fn store(w: &AtomicU64, v: u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: writes 8 aligned bytes of a live block, which other
+        // threads read and write only through these moves (on x86-64 an
+        // aligned 64-bit move is atomic).
+        unsafe {
+            std::arch::asm!(
+                "mov qword ptr [{p}], {v}",
+                p = in(reg) w.as_ptr(),
+                v = in(reg) v,
+                options(nostack, preserves_flags)
+            );
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        w.store(v, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 impl Words {
     /// The `i`th word; `i` below `len`.
     #[inline(always)]
@@ -346,7 +395,7 @@ impl Words {
     #[inline(never)]
     fn seq_read(self) {
         for i in 0..self.len {
-            keep(self.at(i).load(Relaxed));
+            keep(load(self.at(i)));
         }
     }
 
@@ -354,7 +403,7 @@ impl Words {
     fn seq_write(self) {
         // sysbench writes each word's distance to the block's end.
         for i in 0..self.len {
-            self.at(i).store((self.len - i) as u64, Relaxed);
+            store(self.at(i), (self.len - i) as u64);
         }
     }
 
@@ -378,7 +427,7 @@ impl Words {
         let words = self.len as f64;
         for _ in 0..self.len {
             let o = self.offset(rng, words);
-            keep(self.at(o).load(Relaxed));
+            keep(load(self.at(o)));
         }
     }
 
@@ -388,7 +437,7 @@ impl Words {
         // sysbench writes the byte offset of the turn.
         for i in 0..self.len {
             let o = self.offset(rng, words);
-            self.at(o).store((i * WORD) as u64, Relaxed);
+            store(self.at(o), (i * WORD) as u64);
         }
     }
 
@@ -922,6 +971,7 @@ pub fn sysbench_lead(doc: &RunDocument) -> String {
 mod tests {
     use super::*;
     use crate::options::testing::{refused, values};
+    use std::sync::atomic::Ordering::Relaxed;
 
     fn cfg(given: &[(&str, &str)]) -> Result<MemoryConfig, BenchError> {
         MemoryConfig::from_options(&values(OPTIONS, given), Layout::Dbmeter)

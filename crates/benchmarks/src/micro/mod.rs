@@ -105,7 +105,10 @@ impl SbRandom {
     /// Uniform in `a..=b`, as `sb_rand_uniform`.
     #[inline(always)]
     pub(crate) fn uniform(&mut self, a: u32, b: u32) -> u32 {
-        (f64::from(a) + self.uniform_double() * f64::from(b.wrapping_sub(a).wrapping_add(1))) as u32
+        let v = f64::from(a) + self.uniform_double() * f64::from(b.wrapping_sub(a).wrapping_add(1));
+        // SAFETY: v is finite and in [a, b + 1) (the double is below 1),
+        // so it fits in a u32 once truncated, as sysbench's cast assumes.
+        unsafe { v.to_int_unchecked::<u32>() }
     }
 }
 
