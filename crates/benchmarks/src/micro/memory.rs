@@ -456,39 +456,71 @@ fn load8(w: &AtomicU64) {
     }
 }
 
-/// Eight of sysbench's stores from `w` on: `v`, `v - 1`... `v - 7`.
+/// Eight of sysbench's stores from `w` on, each word's distance to the
+/// block's end `end` (in words), computed as gcc computes sysbench's
+/// `end - buf` for each: the end minus the word's address, shifted.
 #[inline(always)]
-fn store8(w: &AtomicU64, v: u64) {
+fn store8(w: &AtomicU64, end: *const AtomicU64) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: writes 64 aligned bytes of a live block (as `load8`).
     unsafe {
         std::arch::asm!(
-            "mov qword ptr [{p}], {v}",
-            "lea {t}, [{v} - 1]",
+            "mov {t}, {end}",
+            "sub {t}, {p}",
+            "sar {t}, 3",
+            "mov qword ptr [{p}], {t}",
+            "lea {a}, [{p} + 8]",
+            "mov {t}, {end}",
+            "sub {t}, {a}",
+            "sar {t}, 3",
             "mov qword ptr [{p} + 8], {t}",
-            "lea {t}, [{v} - 2]",
+            "lea {a}, [{p} + 16]",
+            "mov {t}, {end}",
+            "sub {t}, {a}",
+            "sar {t}, 3",
             "mov qword ptr [{p} + 16], {t}",
-            "lea {t}, [{v} - 3]",
+            "lea {a}, [{p} + 24]",
+            "mov {t}, {end}",
+            "sub {t}, {a}",
+            "sar {t}, 3",
             "mov qword ptr [{p} + 24], {t}",
-            "lea {t}, [{v} - 4]",
+            "lea {a}, [{p} + 32]",
+            "mov {t}, {end}",
+            "sub {t}, {a}",
+            "sar {t}, 3",
             "mov qword ptr [{p} + 32], {t}",
-            "lea {t}, [{v} - 5]",
+            "lea {a}, [{p} + 40]",
+            "mov {t}, {end}",
+            "sub {t}, {a}",
+            "sar {t}, 3",
             "mov qword ptr [{p} + 40], {t}",
-            "lea {t}, [{v} - 6]",
+            "lea {a}, [{p} + 48]",
+            "mov {t}, {end}",
+            "sub {t}, {a}",
+            "sar {t}, 3",
             "mov qword ptr [{p} + 48], {t}",
-            "lea {t}, [{v} - 7]",
+            "lea {a}, [{p} + 56]",
+            "mov {t}, {end}",
+            "sub {t}, {a}",
+            "sar {t}, 3",
             "mov qword ptr [{p} + 56], {t}",
             p = in(reg) w.as_ptr(),
-            v = in(reg) v,
+            end = in(reg) end,
+            a = out(reg) _,
             t = out(reg) _,
-            options(nostack, preserves_flags)
+            options(nostack)
         );
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         let p = w as *const AtomicU64;
-        // SAFETY: as above.
-        times8(0, |k| store(unsafe { &*p.add(k) }, v - k as u64));
+        times8(0, |k| {
+            // SAFETY: as above.
+            let word = unsafe { p.add(k) };
+            // SAFETY: both point into the block.
+            let left = unsafe { end.offset_from(word) } as u64;
+            store(unsafe { &*word }, left);
+        });
     }
 }
 
@@ -514,7 +546,8 @@ impl Words {
         unrolled(
             self.len,
             |i| store(self.at(i), (self.len - i) as u64),
-            |i| store8(self.at(i), (self.len - i) as u64),
+            // SAFETY: one past the block's last word.
+            |i| store8(self.at(i), unsafe { self.ptr.as_ptr().add(self.len) }),
         );
     }
 
