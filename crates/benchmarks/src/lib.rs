@@ -12,6 +12,7 @@
 //! - [`noop`]: an event that does nothing; the one-file example of a whole
 //!   benchmark.
 //! - [`oltp`]: the sysbench OLTP family.
+//! - [`fileio`]: sysbench's file I/O test (sync, io_uring, mmap; O_DIRECT).
 //! - [`tpcc`]: the TPC-C-like workload.
 //! - [`script`]: sysbench Lua scripts, run unmodified.
 //! - [`pgbench`]: pgbench's script language (scripts, expressions,
@@ -20,6 +21,7 @@
 //! - [`parallel`]: work spread over threads, one connection each.
 
 pub mod benchmark;
+pub mod fileio;
 pub mod micro;
 pub mod noop;
 pub mod oltp;

@@ -3,6 +3,7 @@
 //! one line in [`all`].
 
 use crate::benchmark::Benchmark;
+use crate::fileio::Fileio;
 use crate::micro::{Cpu, Memory, MutexTest, Threads};
 use crate::noop::Noop;
 use crate::oltp::{Oltp, OltpKind};
@@ -81,6 +82,7 @@ pub fn all() -> Vec<Arc<dyn Benchmark>> {
         Arc::new(Tpcc),
         Arc::new(Tpch),
         Arc::new(Pgbench),
+        Arc::new(Fileio),
         Arc::new(Cpu),
         Arc::new(Memory),
         Arc::new(Threads),

@@ -15,6 +15,7 @@ use dbmeter_run::{Observer, Request};
 use dbmeter_server::managed::{Home, StartRequest};
 use dbmeter_server::{Flavor, parse_cpu_list};
 use dbmeter_store::{RunMeta, Store};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -80,6 +81,7 @@ pub fn check(c: &Campaign) -> Result<(), String> {
             TargetKind::Managed { .. } => {
                 start_request(t, "check", None)?;
             }
+            TargetKind::Machine => {}
         }
     }
     check_cells(c)
@@ -156,6 +158,11 @@ pub fn describe(c: &Campaign, store: &str, all: &[Cell], skipped: usize) -> Stri
                     set.join(" ")
                 ));
             }
+            TargetKind::Machine => s.push_str(&format!("target {}: no server\n", t.name)),
+        }
+        if !t.options.is_empty() {
+            let set: Vec<String> = t.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            s.push_str(&format!("  options: {}\n", set.join(" ")));
         }
     }
     for (i, cell) in all.iter().enumerate() {
@@ -188,7 +195,9 @@ struct Live {
     snapshot: Option<String>,
 }
 
-fn dataset_key(w: &WorkloadSpec) -> Option<String> {
+/// The dataset a workload's runs on target `t` need: its family and the
+/// options that shape its data (the workload's, then the target's).
+fn dataset_key(w: &WorkloadSpec, t: &TargetSpec) -> Option<String> {
     let bench = registry::resolve(&w.name).ok()?;
     let family = bench.dataset()?;
     let specs = bench.options();
@@ -197,14 +206,14 @@ fn dataset_key(w: &WorkloadSpec) -> Option<String> {
             .iter()
             .any(|s| s.shapes_data && canonical(&s.name) == name)
     };
-    let mut parts: Vec<String> = w
-        .options
-        .iter()
-        .map(|(k, v)| (canonical(k), v))
-        .filter(|(k, _)| shapes_data(k))
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    parts.sort();
+    let mut shaped: BTreeMap<String, &String> = BTreeMap::new();
+    for (k, v) in w.options.iter().chain(&t.options) {
+        let k = canonical(k);
+        if shapes_data(&k) {
+            shaped.insert(k, v);
+        }
+    }
+    let parts: Vec<String> = shaped.iter().map(|(k, v)| format!("{k}={v}")).collect();
     Some(format!("{family} {}", parts.join(" ")))
 }
 
@@ -359,7 +368,12 @@ fn request_for(bench: Arc<dyn Benchmark>, url: &str, extra: &[(String, String)])
 
 /// A cell's options: its clients, the campaign's time, then the
 /// campaign's options and the workload's.
-fn cell_options(c: &Campaign, w: &WorkloadSpec, clients: u32) -> Vec<(String, String)> {
+fn cell_options(
+    c: &Campaign,
+    t: &TargetSpec,
+    w: &WorkloadSpec,
+    clients: u32,
+) -> Vec<(String, String)> {
     let mut extra = vec![
         ("threads".to_string(), clients.to_string()),
         ("time".to_string(), c.duration.to_string()),
@@ -367,6 +381,7 @@ fn cell_options(c: &Campaign, w: &WorkloadSpec, clients: u32) -> Vec<(String, St
     ];
     extra.extend(c.options.iter().cloned());
     extra.extend(w.options.iter().cloned());
+    extra.extend(t.options.iter().cloned());
     extra
 }
 
@@ -376,13 +391,23 @@ fn check_cells(c: &Campaign) -> Result<(), String> {
     for w in &c.workloads {
         // A script is loaded once, not once per client count.
         let bench = registry::resolve(&w.name)?;
-        for &clients in &c.clients {
-            let req = request_for(bench.clone(), "", &cell_options(c, w, clients));
-            let bad = |e: String| format!("workload '{}' with {clients} clients: {e}", w.name);
-            dbmeter_run::settings::General::parse(&req.options).map_err(|e| bad(e.to_string()))?;
-            req.benchmark
-                .check_options(&req.options)
-                .map_err(|e| bad(e.to_string()))?;
+        for t in &c.targets {
+            for &clients in &c.clients {
+                let req = request_for(bench.clone(), "", &cell_options(c, t, w, clients));
+                // The target is named where its own options join in.
+                let on = if t.options.is_empty() {
+                    String::new()
+                } else {
+                    format!(" on target {}", t.name)
+                };
+                let bad =
+                    |e: String| format!("workload '{}'{on} with {clients} clients: {e}", w.name);
+                dbmeter_run::settings::General::parse(&req.options)
+                    .map_err(|e| bad(e.to_string()))?;
+                req.benchmark
+                    .check_options(&req.options)
+                    .map_err(|e| bad(e.to_string()))?;
+            }
         }
     }
     Ok(())
@@ -438,6 +463,12 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
             match &t.kind {
                 TargetKind::External { url } => live.push(Live {
                     url: url.clone(),
+                    server: None,
+                    prepared: None,
+                    snapshot: None,
+                }),
+                TargetKind::Machine => live.push(Live {
+                    url: String::new(),
                     server: None,
                     prepared: None,
                     snapshot: None,
@@ -627,7 +658,7 @@ fn prepare_cell(
     w: &WorkloadSpec,
     say: &mut dyn FnMut(&str),
 ) -> Result<(), String> {
-    let key = dataset_key(w);
+    let key = dataset_key(w, t);
     let wants_reset = c.reset != Reset::None && (c.reset_every_run || w.writes());
     if let (Some(home), Some(name)) = (home, &l.server)
         && wants_reset
@@ -653,6 +684,7 @@ fn prepare_cell(
         return Ok(());
     }
     let mut extra = w.options.clone();
+    extra.extend(t.options.iter().cloned());
     extra.push(("threads".into(), o.prepare_threads.max(1).to_string()));
     let req = request(w, &l.url, &extra)?;
     // A new SQLite file has nothing to clean up (and cleanup would refuse
@@ -705,7 +737,8 @@ fn run_cell(
     w: &WorkloadSpec,
     say: &mut dyn FnMut(&str),
 ) -> Result<CellOutcome, String> {
-    let req = request(w, url, &cell_options(c, w, cell.clients))?;
+    let t = &c.targets[cell.target];
+    let req = request(w, url, &cell_options(c, t, w, cell.clients))?;
     let quiet = Quiet::default();
     let outcome = match dbmeter_run::run(&req, &quiet, &o.stop) {
         Ok(x) => x,
@@ -719,7 +752,8 @@ fn run_cell(
     let doc = outcome.document;
     let reason = doc.end.reason.clone();
     let failed = !doc.completed() && reason != "interrupted";
-    let mut line = format!("{:.1} tps", doc.totals.events_per_s);
+    let per_s = if doc.issues_sql() { "tps" } else { "events/s" };
+    let mut line = format!("{:.1} {per_s}", doc.totals.events_per_s);
     for (label, value) in req.benchmark.headline(&doc) {
         line.push_str(&format!(", {label} {value:.0}"));
     }
@@ -770,15 +804,30 @@ mod tests {
         let other = opts.iter().find(|o| !o.shapes_data).expect("a run option");
         let name = shaping.name.to_string();
         let underscored = name.replace('-', "_");
-        let ka = dataset_key(&w(a.name(), &[(&name, "1000"), (&other.name, "5")]));
-        let kb = dataset_key(&w(b.name(), &[(&underscored, "1000")]));
+        let machine = TargetSpec {
+            name: "m".into(),
+            kind: TargetKind::Machine,
+            options: Vec::new(),
+        };
+        let t = &machine;
+        let ka = dataset_key(&w(a.name(), &[(&name, "1000"), (&other.name, "5")]), t);
+        let kb = dataset_key(&w(b.name(), &[(&underscored, "1000")]), t);
         assert!(ka.is_some());
         assert_eq!(ka, kb);
-        assert_ne!(ka, dataset_key(&w(b.name(), &[(&name, "2000")])));
+        assert_ne!(ka, dataset_key(&w(b.name(), &[(&name, "2000")]), t));
+        // A target's own options shape its data too, after the workload's.
+        let other_target = TargetSpec {
+            options: vec![(name.clone(), "2000".into())],
+            ..machine.clone()
+        };
+        assert_eq!(
+            dataset_key(&w(b.name(), &[(&name, "2000")]), t),
+            dataset_key(&w(b.name(), &[(&name, "1000")]), &other_target)
+        );
         let none = all
             .iter()
             .find(|x| x.dataset().is_none())
             .expect("one without data");
-        assert_eq!(dataset_key(&w(none.name(), &[])), None);
+        assert_eq!(dataset_key(&w(none.name(), &[]), t), None);
     }
 }

@@ -64,6 +64,11 @@ pub struct TargetFile {
     pub config: Option<PathBuf>,
     pub basedir: Option<PathBuf>,
     pub server_cpus: Option<String>,
+    /// Run options of this target's runs (after the campaign's and the
+    /// workload's): what sets a variant apart when it is not a server,
+    /// e.g. fileio's `file-dir` on two filesystems.
+    #[serde(default)]
+    pub options: Option<Spanned<BTreeMap<String, toml::Value>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -103,12 +108,17 @@ pub enum TargetKind {
         basedir: Option<PathBuf>,
         server_cpus: Option<String>,
     },
+    /// No server: the machine itself, for workloads that need no database
+    /// (cpu, memory, threads, mutex, fileio).
+    Machine,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct TargetSpec {
     pub name: String,
     pub kind: TargetKind,
+    /// Its own run options, applied last.
+    pub options: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -329,7 +339,7 @@ fn expected_of(key: &str) -> Option<&'static str> {
         "duration" | "warmup" | "pause" => "a number of seconds",
         "repeats" => "a whole number, 1 or more",
         "clients" => "a list of whole numbers, e.g. [1, 8, 32]",
-        "options" | "target.settings" | "workload.options" | "hooks" => {
+        "options" | "target.settings" | "target.options" | "workload.options" | "hooks" => {
             "a table, e.g. { key = value, ... }"
         }
         "target" => "a list of tables, each one [[target]]",
@@ -549,16 +559,31 @@ impl Campaign {
                         server_cpus: t.server_cpus.clone(),
                     }
                 }
-                _ => {
+                (None, None) => TargetKind::Machine,
+                (Some(_), Some(_)) => {
                     return Err(at(
                         t.name.span(),
                         format!(
-                            "target '{tname}': give either url = \"...\" (a server or SQLite file) or server = \"mariadb\"|\"postgres\" (a managed server)"
+                            "target '{tname}': give either url = \"...\" (a server or SQLite file) or server = \"mariadb\"|\"postgres\" (a managed server), not both"
                         ),
                     ));
                 }
             };
-            targets.push(TargetSpec { name: tname, kind });
+            if kind == TargetKind::Machine
+                && (!t.settings.is_empty() || t.config.is_some() || t.basedir.is_some())
+            {
+                return Err(at(
+                    t.name.span(),
+                    format!(
+                        "target '{tname}': settings, config and basedir are a managed server's: add server = \"mariadb\"|\"postgres\""
+                    ),
+                ));
+            }
+            targets.push(TargetSpec {
+                name: tname,
+                kind,
+                options: Vec::new(),
+            });
         }
         if targets.is_empty() {
             return Err(format!(
@@ -586,6 +611,40 @@ impl Campaign {
         }
         if workloads.is_empty() {
             return Err(format!("{shown}: no [[workload]]: name at least one"));
+        }
+        // A target without a server measures the machine: every workload
+        // must be one that needs no database.
+        for (t, file) in targets.iter().zip(&f.targets) {
+            if t.kind != TargetKind::Machine {
+                continue;
+            }
+            for w in &workloads {
+                if dbmeter_benchmarks::registry::resolve(&w.name).is_ok_and(|b| b.needs_database())
+                {
+                    return Err(at(
+                        file.name.span(),
+                        format!(
+                            "target '{}' names no server (url or server), but workload '{}' needs a database",
+                            t.name, w.name
+                        ),
+                    ));
+                }
+            }
+        }
+        let all_specs: Vec<OptSpec> = workloads
+            .iter()
+            .filter_map(|w| dbmeter_benchmarks::registry::resolve(&w.name).ok())
+            .flat_map(|i| i.options())
+            .collect();
+        for (t, file) in targets.iter_mut().zip(&f.targets) {
+            if let Some(o) = &file.options {
+                let opts = options(o.get_ref());
+                for (k, v) in &opts {
+                    check_option(k, v, &all_specs, general, aliases)
+                        .map_err(|e| at(o.span(), format!("target '{}': options: {e}", t.name)))?;
+                }
+                t.options = opts;
+            }
         }
         let run_options = match &f.options {
             Some(o) => {

@@ -181,9 +181,10 @@ impl Scheduler {
                 },
                 revents: 0,
             }));
-            let now = Instant::now();
+            // The clock is read only when a task sleeps (most waits are on
+            // sockets alone).
             let timeout = timers.iter().map(|t| t.1).min().map(|at| {
-                let d = at.saturating_duration_since(now);
+                let d = at.saturating_duration_since(Instant::now());
                 libc::timespec {
                     tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t,
                     tv_nsec: d.subsec_nanos() as libc::c_long,

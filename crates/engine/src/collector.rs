@@ -6,40 +6,87 @@
 //! only the collector ever contends for (once per interval, for the time of
 //! a swap): taking it costs one atomic exchange and releasing it a plain
 //! store. The collector swaps the slots' contents out at every interval
-//! boundary.
+//! boundary, for the emptied contents it took the interval before: the
+//! recorders are allocated once, not every interval.
 
-use crate::result::{KindResult, PhaseResult, UserTotals, add_kinds};
+use crate::result::{KindResult, PhaseResult, UserTotals};
 use dbmeter_stats::{Counters, ErrorCounts, LatencyHistogram, LatencyRecorder};
 use spin::mutex::SpinMutex;
 use spin::relax::Yield;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-#[derive(Default)]
 pub(crate) struct SlotStats {
+    /// Latencies of the events of no kind (all of them when the run tells
+    /// no kinds apart); an event of a kind is recorded in its kind's
+    /// recorder only, and both are folded into the phase's latency.
     pub latency: LatencyRecorder,
     pub service: Option<LatencyRecorder>,
     pub counters: Counters,
     pub errors: ErrorCounts,
     /// Per kind of event (empty when the run tells no kinds apart).
-    pub kinds: Vec<KindResult>,
+    pub kinds: Vec<SlotKind>,
+}
+
+/// What a user's events of one kind did since the last collection.
+#[derive(Default)]
+pub(crate) struct SlotKind {
+    pub events: u64,
+    pub rolled_back: u64,
+    pub retries: u64,
+    pub latency: LatencyRecorder,
 }
 
 impl SlotStats {
-    fn fresh(with_service: bool, kinds: usize) -> Self {
+    pub(crate) fn fresh(with_service: bool, kinds: usize) -> Self {
         SlotStats {
             latency: LatencyRecorder::new(),
             service: with_service.then(LatencyRecorder::new),
             counters: Counters::default(),
             errors: ErrorCounts::new(),
-            kinds: (0..kinds).map(|_| KindResult::default()).collect(),
+            kinds: (0..kinds).map(|_| SlotKind::default()).collect(),
+        }
+    }
+
+    /// Empties the statistics, keeping the recorders' memory.
+    fn clear(&mut self) {
+        self.latency.clear();
+        if let Some(s) = self.service.as_mut() {
+            s.clear();
+        }
+        self.counters = Counters::default();
+        self.errors.clear();
+        for k in &mut self.kinds {
+            k.events = 0;
+            k.rolled_back = 0;
+            k.retries = 0;
+            k.latency.clear();
         }
     }
 
     /// The statistics of kind `k`, when kinds are told apart.
     #[inline]
-    pub fn kind(&mut self, k: usize) -> Option<&mut KindResult> {
+    pub fn kind(&mut self, k: usize) -> Option<&mut SlotKind> {
         self.kinds.get_mut(k)
+    }
+
+    /// Records a completed event's latency: in its kind's recorder when
+    /// it has one, else in the slot's.
+    #[inline]
+    pub fn record_done(&mut self, kind: usize, ns: u64, rolled_back: bool) {
+        match self.kinds.get_mut(kind) {
+            Some(k) => {
+                k.events += 1;
+                k.rolled_back += u64::from(rolled_back);
+                k.latency.record(ns);
+            }
+            None => self.latency.record(ns),
+        }
+    }
+
+    /// The sum of every event's latency.
+    fn latency_sum(&self) -> u128 {
+        self.latency.sum() + self.kinds.iter().map(|k| k.latency.sum()).sum::<u128>()
     }
 }
 
@@ -60,12 +107,13 @@ impl Slot {
         }
     }
 
-    /// Takes what the user recorded since the last call, leaving a fresh
-    /// set (empty recorders: they allocate when the user records).
-    pub(crate) fn take(&self, with_service: bool, kinds: usize) -> SlotStats {
-        let mut fresh = SlotStats::fresh(with_service, kinds);
-        std::mem::swap(&mut *self.stats.lock(), &mut fresh);
-        fresh
+    /// Moves what the user recorded since the last call into `into`, and
+    /// leaves the slot with `into`'s former contents, emptied: the caller
+    /// keeps one `SlotStats` per slot, so recorders are allocated once,
+    /// not every interval (in the users' threads, which record).
+    pub(crate) fn take_into(&self, into: &mut SlotStats) {
+        into.clear();
+        std::mem::swap(&mut *self.stats.lock(), into);
     }
 }
 
@@ -82,13 +130,27 @@ pub(crate) fn add_into(phase: &mut PhaseResult, part: &SlotStats) {
             .get_or_insert_with(LatencyHistogram::new)
             .add_recorder(s);
     }
-    add_kinds(&mut phase.kinds, &part.kinds);
+    if phase.kinds.len() < part.kinds.len() {
+        phase
+            .kinds
+            .resize_with(part.kinds.len(), KindResult::default);
+    }
+    for (into, k) in phase.kinds.iter_mut().zip(&part.kinds) {
+        into.events += k.events;
+        into.rolled_back += k.rolled_back;
+        into.retries += k.retries;
+        into.latency.add_recorder(&k.latency);
+        phase.latency.add_recorder(&k.latency);
+    }
 }
 
 /// Adds a user's share; its busy time is the time spent in events (service
 /// time with a rate, where latency also counts waiting in the queue).
 pub(crate) fn add_user_totals(t: &mut UserTotals, part: &SlotStats) {
     t.events += part.counters.events;
-    let busy = part.service.as_ref().unwrap_or(&part.latency).sum();
+    let busy = match &part.service {
+        Some(s) => s.sum(),
+        None => part.latency_sum(),
+    };
     t.busy += Duration::from_nanos(busy as u64);
 }

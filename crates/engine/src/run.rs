@@ -117,8 +117,6 @@ struct Shared {
     /// See `EngineConfig::late_limit` (with a rate only).
     late_limit: Option<Duration>,
     slots: Vec<Slot>,
-    with_service: bool,
-    kinds: usize,
 }
 
 impl Shared {
@@ -229,8 +227,6 @@ pub fn run_observed(
         reconnect_timeout: cfg.reconnect_timeout,
         late_limit: cfg.late_limit.filter(|_| cfg.rate.is_some()),
         slots: (0..n).map(|_| Slot::new(with_service, cfg.kinds)).collect(),
-        with_service,
-        kinds: cfg.kinds,
     });
     let (done_tx, done_rx) = mpsc::channel();
     let os_threads = cfg.jobs.map_or(n, |j| j.clamp(1, n));
@@ -301,6 +297,9 @@ pub fn run_observed(
         threads_at_start: n,
         intervals: Vec::new(),
         last: None,
+        spare: (0..n)
+            .map(|_| SlotStats::fresh(with_service, cfg.kinds))
+            .collect(),
     };
     let tick = cfg.interval.max(Duration::from_millis(10));
     let mut warmup: Option<PhaseResult> = None;
@@ -399,6 +398,7 @@ pub fn run_observed(
         join_all(handles);
         shared.last_exit.lock().unwrap_or_else(|| ticks.now())
     };
+    let mut end_measured = end;
     // Intervals that ended before the last user did are full ones.
     while !in_warmup && boundary <= end {
         c.close_full(&mut measured, boundary, tick_s, on_interval);
@@ -415,9 +415,15 @@ pub fn run_observed(
     } else {
         let t_s = ticks.secs(measure_start, end.max(interval_start));
         let duration_s = ticks.secs(interval_start, end);
-        c.close_last(&mut measured, end, t_s, duration_s, tick_s);
+        if !c.close_last(&mut measured, end, t_s, duration_s, tick_s) {
+            // Nothing ended in the fragment left out (the users were only
+            // exiting, slowly on a loaded machine): the measurement ends
+            // with the last interval, so that the series and the total
+            // time agree.
+            end_measured = interval_start;
+        }
     }
-    measured.duration = ticks.between(measure_start, end);
+    measured.duration = ticks.between(measure_start, end_measured);
     if let (Some(r), Some(q)) = (
         c.rate.as_mut(),
         shared.backlog(deadline.map_or(end, |d| d.min(end))),
@@ -463,6 +469,9 @@ struct Collector<'a> {
     /// What the last full interval collected, and its users at its start:
     /// a short fragment after it is folded into it (`close_last`).
     last: Option<(PhaseResult, usize)>,
+    /// Per slot, what the collector took from it last time, emptied and
+    /// given back at the next collection (`Slot::take_into`).
+    spare: Vec<SlotStats>,
 }
 
 impl Collector<'_> {
@@ -492,7 +501,8 @@ impl Collector<'_> {
     /// (the events that ended just after the time limit) is folded into
     /// the interval before it, which then lasts until `end`: alone, a
     /// few events in a millisecond would read as a rate spike. An empty
-    /// fragment shorter than half an interval is left out.
+    /// fragment shorter than half an interval is left out: then it
+    /// returns false.
     fn close_last(
         &mut self,
         measured: &mut PhaseResult,
@@ -500,7 +510,7 @@ impl Collector<'_> {
         t_s: f64,
         duration_s: f64,
         tick_s: f64,
-    ) {
+    ) -> bool {
         let part = self.collect_part();
         // The interval before it, when there is one to fold into.
         let before = self.intervals.last().map(|i| i.duration_s);
@@ -514,22 +524,25 @@ impl Collector<'_> {
                 *i = sample;
             }
             add_into_phase(measured, part);
-            return;
+            return true;
         }
         let sample = self.describe(&part, end, t_s, duration_s, self.threads_at_start);
         add_into_phase(measured, part);
         if sample.counters != Default::default() || duration_s >= tick_s / 2.0 {
             self.intervals.push(sample);
+            return true;
         }
+        false
     }
 
     /// Moves what every user recorded since the last collection into `phase`.
     fn collect_into(&mut self, phase: &mut PhaseResult, measured: bool) {
         for (i, slot) in self.shared.slots.iter().enumerate() {
-            let part: SlotStats = slot.take(self.shared.with_service, self.shared.kinds);
-            add_into(phase, &part);
+            let part = &mut self.spare[i];
+            slot.take_into(part);
+            add_into(phase, part);
             if measured {
-                add_user_totals(&mut self.users[i], &part);
+                add_user_totals(&mut self.users[i], part);
             }
         }
     }
@@ -1169,12 +1182,7 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
             match outcome {
                 Outcome::Done => {
                     let ns = ticks.ns(intended.unwrap_or(start), end);
-                    s.latency.record(ns);
-                    if let Some(k) = s.kind(tally.kind) {
-                        k.events += 1;
-                        k.rolled_back += u64::from(tally.rolled_back);
-                        k.latency.record(ns);
-                    }
+                    s.record_done(tally.kind, ns, tally.rolled_back);
                     if let Some(sv) = s.service.as_mut() {
                         sv.record(ticks.ns(start, end));
                     }

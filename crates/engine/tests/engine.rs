@@ -1076,3 +1076,77 @@ fn jobs_run_blocks_of_users_on_shared_threads() {
         ]
     );
 }
+
+/// A user whose events take turns among kinds 0, 1 and 2 (the run tells
+/// two apart: kind 2 is none of them), 0.2 ms each; kind 1 rolls back.
+struct Kinds {
+    n: usize,
+}
+
+impl User for Kinds {
+    fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
+        tally.kind = self.n % 3;
+        tally.rolled_back = self.n % 3 == 1;
+        self.n += 1;
+        std::thread::sleep(Duration::from_micros(200));
+        Ok(Flow::Continue)
+    }
+}
+
+struct KindsFactory;
+
+impl UserFactory for KindsFactory {
+    fn create(&self, _: usize) -> Result<Box<dyn User>, String> {
+        Ok(Box::new(Kinds { n: 0 }))
+    }
+}
+
+/// Events of every kind, and of none, are counted once each in the totals,
+/// the latency and the users' busy time, interval after interval (the
+/// slots' recorders are emptied and used again at every interval).
+#[test]
+fn kinds_are_counted_apart_and_together_across_intervals() {
+    let c = EngineConfig {
+        threads: 3,
+        time: Some(Duration::from_millis(600)),
+        interval: Duration::from_millis(50),
+        kinds: 2,
+        ..cfg()
+    };
+    let r = run(&c, Arc::new(KindsFactory), &StopHandle::new(), &mut |_| {}).unwrap();
+    let events = r.measured.counters.events;
+    assert!(events >= 30, "{events} events");
+    assert!(r.intervals.len() >= 5, "{} intervals", r.intervals.len());
+    assert_eq!(r.measured.latency.count(), events);
+    assert_eq!(r.measured.kinds.len(), 2);
+    let (k0, k1) = (&r.measured.kinds[0], &r.measured.kinds[1]);
+    assert_eq!(k0.latency.count(), k0.events);
+    assert_eq!(k1.latency.count(), k1.events);
+    assert_eq!(k1.rolled_back, k1.events);
+    assert_eq!(k0.rolled_back, 0);
+    // Each user's events go 0, 1, 2, 0, ...: a third of them (to one per
+    // user) of each kind.
+    let none = events - k0.events - k1.events;
+    for n in [k0.events, k1.events, none] {
+        assert!(
+            n * 3 + 6 >= events && n * 3 <= events + 6,
+            "{n} of {events}"
+        );
+    }
+    let kind_sum = k0.latency.sum() + k1.latency.sum();
+    assert!(r.measured.latency.sum() > kind_sum);
+    assert!(r.measured.latency.min() >= 200_000);
+    let busy: Duration = r.users.iter().map(|u| u.busy).sum();
+    let sum = r.measured.latency.sum();
+    let busy_ns = busy.as_nanos();
+    // Each user's busy time is added whole nanoseconds per interval.
+    assert!(busy_ns <= sum && busy_ns + 1000 >= sum, "{busy_ns} {sum}");
+    let in_series: u64 = r.intervals.iter().map(|i| i.counters.events).sum();
+    assert_eq!(in_series, events);
+    let kinds_in_series: u64 = r
+        .intervals
+        .iter()
+        .flat_map(|i| i.kinds.iter().map(|k| k.events))
+        .sum();
+    assert_eq!(kinds_in_series, k0.events + k1.events);
+}

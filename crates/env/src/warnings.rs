@@ -1,14 +1,16 @@
 //! Set-ups that distort a benchmark, found before (and after) a run.
 
 use crate::process;
-use crate::{Environment, OsRecord, ServerRecord};
+use crate::{Environment, OsRecord, ServerRecord, Storage};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Warning {
     /// A stable name: `open_files`, `cpu_governor`, `swap_in_use`,
     /// `transparent_hugepages`, `shared_cpus`, `query_cache`,
-    /// `debug_server`, `cpu_steal`, `short_run`, `collection`.
+    /// `debug_server`, `cpu_steal`, `short_run`, `collection`,
+    /// `memory_filesystem`, `overlay_filesystem`, `page_cache`,
+    /// `io_uring_unavailable`.
     pub code: String,
     pub message: String,
 }
@@ -133,6 +135,51 @@ pub fn check(c: &Checks<'_>) -> Vec<Warning> {
     w
 }
 
+/// Files of a storage benchmark on a filesystem that is no disk: tmpfs
+/// and ramfs keep them in memory; overlay (a container's layers) adds a
+/// filesystem between them and the disk.
+pub fn file_storage(s: &Storage) -> Option<Warning> {
+    match s.filesystem.as_str() {
+        "tmpfs" | "ramfs" => Some(Warning::new(
+            "memory_filesystem",
+            format!(
+                "the test files are on {} ({}): they live in memory, so this measures memory, not a disk (use --file-dir on a disk filesystem)",
+                s.filesystem, s.mount_point
+            ),
+        )),
+        "overlay" | "overlayfs" => Some(Warning::new(
+            "overlay_filesystem",
+            format!(
+                "the test files are on overlay ({}), a container's layered filesystem: I/O goes through overlayfs to the filesystem under it (mount a volume and use --file-dir to measure the disk)",
+                s.mount_point
+            ),
+        )),
+        _ => None,
+    }
+}
+
+/// A test that reads files through the page cache (no O_DIRECT) when the
+/// whole file set (`set_bytes`) fits in the machine's memory
+/// (`memory_bytes`): after the first pass every read is a copy from
+/// memory.
+pub fn page_cache_reads(
+    set_bytes: u64,
+    memory_bytes: u64,
+    reads: bool,
+    direct: bool,
+) -> Option<Warning> {
+    (reads && !direct && memory_bytes > 0 && set_bytes <= memory_bytes).then(|| {
+        Warning::new(
+            "page_cache",
+            format!(
+                "the test files ({} MiB) fit in memory ({} MiB) and are read without O_DIRECT: reads come from the page cache, so this measures memory, not storage (use --file-extra-flags=direct, or a --file-total-size larger than memory)",
+                set_bytes >> 20,
+                memory_bytes >> 20
+            ),
+        )
+    })
+}
+
 /// CPU steal above 1% in any interval: another guest took CPU from us.
 pub fn steal(os: &OsRecord) -> Option<Warning> {
     let max = os.max_steal();
@@ -228,6 +275,36 @@ mod tests {
             server: Some(&server),
         };
         assert!(check(&c).is_empty(), "{:?}", check(&c));
+    }
+
+    #[test]
+    fn file_sets_in_memory() {
+        let on = |fs: &str| Storage {
+            filesystem: fs.into(),
+            mount_point: "/x".into(),
+            ..Storage::default()
+        };
+        let code = |w: Option<Warning>| w.map(|w| w.code);
+        assert_eq!(
+            code(file_storage(&on("tmpfs"))).as_deref(),
+            Some("memory_filesystem")
+        );
+        assert_eq!(
+            code(file_storage(&on("overlay"))).as_deref(),
+            Some("overlay_filesystem")
+        );
+        assert_eq!(file_storage(&on("ext4")), None);
+        let gib = 1u64 << 30;
+        let w = page_cache_reads(2 * gib, 16 * gib, true, false).unwrap();
+        assert!(
+            w.message.contains("2048 MiB") && w.message.contains("16384 MiB"),
+            "{}",
+            w.message
+        );
+        // Larger than memory, direct, or no reads: nothing to say.
+        assert_eq!(page_cache_reads(32 * gib, 16 * gib, true, false), None);
+        assert_eq!(page_cache_reads(2 * gib, 16 * gib, true, true), None);
+        assert_eq!(page_cache_reads(2 * gib, 16 * gib, false, false), None);
     }
 
     #[test]

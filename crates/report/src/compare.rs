@@ -28,7 +28,7 @@ pub fn title(c: &Comparison) -> String {
     format!(
         "{} ({}{}): {what} of the medians over repeats; {better}",
         m.name(),
-        m.describe(),
+        c.metric_words(),
         match m {
             Metric::Figures => ", each in its own unit",
             _ if m.lower_is_better() => ", ms",

@@ -339,6 +339,13 @@ impl Presenter for Sysbench {
                 if self.options.lines != Stream::Out || doc.end.reason == "failed" {
                     return;
                 }
+                // A test with its own part of sysbench's report (its
+                // lead) has its dbmeter section among dbmeter's
+                // additions, from --verbosity=4 on.
+                let (section, addition) = match lead {
+                    Some(_) => (None, *section),
+                    None => (*section, None),
+                };
                 // Below notices, only what a script's report_cumulative
                 // hook printed (it prints at every verbosity).
                 if self.verbosity < NOTICE {
@@ -385,6 +392,11 @@ impl Presenter for Sysbench {
                     report.push_str(s);
                 }
                 if self.verbosity >= INFO {
+                    if let Some(s) = addition {
+                        // After sysbench's last section and its blank line.
+                        report.push_str(s.trim_start_matches('\n'));
+                        report.push('\n');
+                    }
                     let extras = text::sysbench_extras(doc);
                     if !extras.is_empty() {
                         report.push_str(&extras);

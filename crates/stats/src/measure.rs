@@ -94,3 +94,25 @@ pub mod sql {
         MEASURES.iter().all(|m| names.contains(&m.name))
     }
 }
+
+/// The requests of a file benchmark (fileio): reads and writes of a
+/// block, fsync calls, and the bytes read and written. Reports show the
+/// byte counts as MiB/s ([`Measure::unit`] `byte`).
+pub mod file {
+    use super::Measure;
+
+    /// Index of reads in [`MEASURES`] (and in the counters' array).
+    pub const READS: usize = 0;
+    pub const WRITES: usize = 1;
+    pub const FSYNCS: usize = 2;
+    pub const BYTES_READ: usize = 3;
+    pub const BYTES_WRITTEN: usize = 4;
+
+    pub const MEASURES: [Measure; 5] = [
+        Measure::new("reads", "reads", "request", true),
+        Measure::new("writes", "writes", "request", true),
+        Measure::new("fsyncs", "fsyncs", "call", true),
+        Measure::new("bytes_read", "read", super::BYTE, true),
+        Measure::new("bytes_written", "written", super::BYTE, true),
+    ];
+}

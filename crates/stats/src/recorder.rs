@@ -131,6 +131,22 @@ impl LatencyRecorder {
         block[index & BLOCK_MASK] += 1;
     }
 
+    /// Forgets every value but keeps the memory: a recorder that is
+    /// emptied and filled again interval after interval (the engine's
+    /// slots) allocates only the first time. A recorder that had switched
+    /// to counts stays in counts (zeroed), so its next values do not pass
+    /// through the list of few again.
+    pub fn clear(&mut self) {
+        self.few.clear();
+        for block in self.blocks.iter_mut().flatten() {
+            block.fill(0);
+        }
+        self.count = 0;
+        self.min = u64::MAX;
+        self.max = 0;
+        self.sum = 0;
+    }
+
     pub fn count(&self) -> u64 {
         self.count
     }
@@ -264,6 +280,35 @@ mod tests {
         assert_eq!(rec.count(), 500);
         assert_eq!(rec.min(), 1_000_000);
         assert_eq!(rec.max(), 1_039_920);
+    }
+
+    /// A cleared recorder is empty, keeps its memory, and records again as
+    /// a new one would (in both of its modes).
+    #[test]
+    fn cleared_recorder_records_like_a_new_one() {
+        for first in [10u64, 5_000] {
+            let mut rec = LatencyRecorder::new();
+            for i in 0..first {
+                rec.record(1_000_000 + i * 977);
+            }
+            let bytes = rec.allocated_bytes();
+            rec.clear();
+            assert_eq!(rec.count(), 0);
+            assert_eq!((rec.min(), rec.max(), rec.sum()), (0, 0, 0));
+            assert_eq!(rec.values().count(), 0);
+            assert_eq!(rec.allocated_bytes(), bytes);
+            let mut fresh = LatencyRecorder::new();
+            for v in [3u64, 2_000_000, 7_000_000_000, 2_000_001] {
+                rec.record(v);
+                fresh.record(v);
+            }
+            let (mut a, mut b) = (LatencyHistogram::new(), LatencyHistogram::new());
+            a.add_recorder(&rec);
+            b.add_recorder(&fresh);
+            assert_eq!(a.count(), 4);
+            assert_eq!((a.min(), a.max(), a.sum()), (b.min(), b.max(), b.sum()));
+            assert_eq!(a.to_base64(), b.to_base64(), "{first} values before");
+        }
     }
 
     #[test]

@@ -233,9 +233,21 @@ pub struct Comparison {
     /// complete (failed or interrupted): id and end reason.
     #[serde(default)]
     pub left_out: Vec<(i64, String)>,
+    /// Whether any compared run issued SQL: without, its events are not
+    /// transactions (cpu, fileio).
+    pub sql: bool,
 }
 
 impl Comparison {
+    /// The metric in words, e.g. `transactions per second`, or `events
+    /// per second` for runs that issued no SQL.
+    pub fn metric_words(&self) -> &'static str {
+        match self.options.metric {
+            Metric::Tps if !self.sql => "events per second",
+            m => m.describe(),
+        }
+    }
+
     /// How many cells have a single run on a side (where the spread, and
     /// so the noise, cannot be judged), and how many cells there are.
     pub fn single_run_cells(&self) -> (usize, usize) {
@@ -458,9 +470,14 @@ pub fn compare(
         threads,
         rows,
         by_variant,
-        baseline_runs: base.len(),
-        candidate_runs: cand.len(),
+        // Runs, not rows: with figures a run is a row per figure.
+        baseline_runs: base.iter().map(|r| r.id).collect::<BTreeSet<_>>().len(),
+        candidate_runs: cand.iter().map(|r| r.id).collect::<BTreeSet<_>>().len(),
         left_out: not_completed(baseline, candidate),
+        sql: base
+            .iter()
+            .chain(&cand)
+            .any(|r| r.queries.is_some_and(|q| q > 0)),
     })
 }
 

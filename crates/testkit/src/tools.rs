@@ -41,6 +41,8 @@ pub const FISH: Tool = Tool::on_path("fish", "fish", &["fish"]);
 pub const MAN: Tool = Tool::on_path("man", "man-db", &["man"]);
 pub const GROFF: Tool = Tool::on_path("groff", "groff-base", &["groff"]);
 pub const OPENSSL: Tool = Tool::on_path("openssl", "openssl", &["openssl"]);
+/// fio, the storage benchmark fileio is compared with.
+pub const FIO: Tool = Tool::on_path("fio", "fio", &["fio"]);
 /// sysbench itself.
 pub const SYSBENCH: Tool = Tool::on_path("sysbench", "sysbench", &["sysbench"]);
 /// The Lua scripts Debian's sysbench installs; [`Tool::find_or_skip`] gives

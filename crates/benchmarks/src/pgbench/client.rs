@@ -404,9 +404,18 @@ impl Client {
         }
         let first_state = self.rng.clone();
         let mut tries = 1;
+        // The first try's first command starts with the transaction; a
+        // retry's reads the clock again.
+        let mut try_start = Some(start);
+        // The end of the last command of a try that ran to the end: the
+        // transaction's end, without another clock reading.
+        let mut end = None;
         let status = loop {
-            let stop = match self.run_once(script, session, host) {
-                Ok(()) => break TxStatus::Done,
+            let stop = match self.run_once(script, session, host, try_start.take()) {
+                Ok(last_end) => {
+                    end = last_end;
+                    break TxStatus::Done;
+                }
                 Err(stop) => stop,
             };
             if stop.kind == FailureKind::Script && stop.open_transaction {
@@ -460,11 +469,15 @@ impl Client {
             }
             break TxStatus::Failed(self.failure(script, stop));
         };
+        let end = match end {
+            Some(t) => t,
+            None => host.now(),
+        };
         TxOutcome {
             script,
             status,
             tries,
-            latency: host.now().saturating_sub(start),
+            latency: end.saturating_sub(start),
         }
     }
 
@@ -561,14 +574,17 @@ impl Client {
         })
     }
 
+    /// One try of script `script`; `start`: when its first command starts
+    /// (None: now). Returns when its last command ended, when known.
     fn run_once(
         &mut self,
         script: usize,
         session: &mut dyn Session,
         host: &mut dyn Host,
-    ) -> Result<(), Stop> {
+        start: Option<Duration>,
+    ) -> Result<Option<Duration>, Stop> {
         let mut in_pipeline = false;
-        let result = self.run_commands(script, session, host, &mut in_pipeline);
+        let result = self.run_commands(script, session, host, &mut in_pipeline, start);
         if result.is_err() && in_pipeline {
             // Whatever the pipeline still holds is discarded.
             let _ = session.end_pipeline();
@@ -582,13 +598,15 @@ impl Client {
         session: &mut dyn Session,
         host: &mut dyn Host,
         in_pipeline: &mut bool,
-    ) -> Result<(), Stop> {
+        start: Option<Duration>,
+    ) -> Result<Option<Duration>, Stop> {
         let set = Arc::clone(&self.set);
         let commands = &set.scripts()[script].commands;
         let mut pc = 0;
         // The end of the command before, when the next one starts right
-        // after it: one clock reading less per command.
-        let mut last_end = None;
+        // after it: one clock reading less per command. The first one
+        // starts at `start`.
+        let mut last_end = start;
         while pc < commands.len() {
             let started = match last_end.take() {
                 Some(t) => t,
@@ -694,7 +712,7 @@ impl Client {
                 pgbench: "end of script reached without completing the last transaction".into(),
             });
         }
-        Ok(())
+        Ok(last_end)
     }
 
     /// Goes to a false `\if`'s next branch: evaluates `\elif`s until one is

@@ -191,7 +191,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             };
             match dbmeter_store::compare(&base, &cand, &opts) {
                 Ok(c) => sections.push(Section {
-                    title: capitalised(&format!("{} against {name}", metric.describe())),
+                    title: capitalised(&format!("{} against {name}", c.metric_words())),
                     html: format!(
                         "<p>{}</p>\n{}\n<p class=\"muted\">{}</p>{}",
                         dbmeter_report::html::escape(&fmt::title(&c)),

@@ -622,3 +622,131 @@ options = { warehouses = 2, customers = 10, scale-items = 200, use-fk = true }
         );
     }
 }
+
+/// A campaign of a benchmark without a database: two targets without a
+/// server, set apart by their own options (fileio's directory and block
+/// size, as two filesystems would be), each prepared once in its own
+/// directory; compare reads events per second, a run per cell.
+#[test]
+fn fileio_on_two_directories_without_a_server() {
+    let p = Place::new();
+    for d in ["a", "b"] {
+        std::fs::create_dir(p.scratch.path(d)).unwrap();
+    }
+    let (a, b) = (p.scratch.path("a"), p.scratch.path("b"));
+    let file = p.write(
+        "fs.toml",
+        &format!(
+            r#"name = "fs"
+store = "results.db"
+duration = 1
+clients = [1, 2]
+
+[[target]]
+name = "dir-a"
+options = {{ file-dir = "{}", file-block-size = "4K" }}
+
+[[target]]
+name = "dir-b"
+options = {{ file-dir = "{}", file-block-size = "16K" }}
+
+[[workload]]
+name = "fileio"
+options = {{ file-test-mode = "rndrd", file-total-size = "1M", file-num = 2 }}
+"#,
+            a.display(),
+            b.display()
+        ),
+    );
+    let dry = p.run(&["campaign", "run", &file, "--dry-run"]);
+    assert_eq!(dry.code, 0, "{}\n{}", dry.stdout, dry.stderr);
+    assert!(
+        dry.stdout
+            .contains("target dir-a: no server\n  options: file-block-size=4K file-dir="),
+        "{}",
+        dry.stdout
+    );
+    let r = p.run(&["campaign", "run", &file]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("4 stored, 0 failed"), "{}", r.stdout);
+    assert_eq!(
+        r.stdout.matches("preparing fileio").count(),
+        2,
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains(" events/s"), "{}", r.stdout);
+    for d in [&a, &b] {
+        let mut files: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert_eq!(files, ["test_file.0", "test_file.1"], "{}", d.display());
+    }
+    let mut store = p.store();
+    let runs = store.runs(&Filter::all()).expect("list runs");
+    assert_eq!(runs.len(), 4);
+    for s in &runs {
+        assert!(s.completed(), "run {} ended {}", s.id, s.end_reason);
+        let d = doc(&mut store, s.id);
+        let (dir, block) = if s.cell.as_deref().is_some_and(|c| c.contains("/dir-a/")) {
+            (&a, 4096)
+        } else {
+            (&b, 16384)
+        };
+        assert_eq!(d["options"]["file-dir"], dir.to_string_lossy().as_ref());
+        let reads = d["totals"]["counts"]["reads"].as_u64().unwrap();
+        assert!(reads > 0);
+        assert_eq!(
+            d["totals"]["counts"]["bytes_read"].as_u64().unwrap(),
+            reads * block
+        );
+    }
+    let store_path = p.scratch.path("results.db");
+    let c = p.run(&[
+        "compare",
+        "--store",
+        &store_path.to_string_lossy(),
+        "--baseline",
+        "variant:dir-a",
+    ]);
+    assert_eq!(c.code, 0, "{}\n{}", c.stdout, c.stderr);
+    assert!(
+        c.stdout.starts_with("tps (events per second)"),
+        "{}",
+        c.stdout
+    );
+    assert!(c.stdout.contains("(2 completed runs)"), "{}", c.stdout);
+    assert!(c.stdout.contains("\nfileio "), "{}", c.stdout);
+}
+
+/// A target without a server takes only workloads without a database;
+/// its options are checked like the campaign's.
+#[test]
+fn a_target_without_a_server_is_for_the_machine_only() {
+    let p = Place::new();
+    let top = "name = \"x\"\nduration = 5\nclients = [1]\n";
+    rejected(
+        &p,
+        "m.toml",
+        &format!("{top}[[target]]\nname = \"m\"\n[[workload]]\nname = \"oltp_read_only\"\n"),
+        "target 'm' names no server (url or server), but workload 'oltp_read_only' needs a database",
+    );
+    rejected(
+        &p,
+        "o.toml",
+        &format!(
+            "{top}[[target]]\nname = \"m\"\noptions = {{ file-nope = 1 }}\n[[workload]]\nname = \"fileio\"\n"
+        ),
+        "target 'm': options: unknown option 'file-nope'",
+    );
+    rejected(
+        &p,
+        "s.toml",
+        &format!(
+            "{top}[[target]]\nname = \"m\"\nsettings = {{ a = 1 }}\n[[workload]]\nname = \"fileio\"\n"
+        ),
+        "settings, config and basedir are a managed server's",
+    );
+}

@@ -20,6 +20,7 @@ mod client_conventions;
 mod environment;
 mod events;
 mod faults;
+mod fileio;
 mod help;
 mod lua_scripts;
 mod lua_sysbench_api;

@@ -353,6 +353,8 @@ fn workload(
         return Ok(());
     }
 
+    // Transactions where the runs issue SQL, events otherwise.
+    let (rate, rate_axis) = rate_words(&mine);
     // Medians over repeats per variant and client count.
     let mut tps: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
     let mut p99: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
@@ -395,7 +397,7 @@ fn workload(
                 .count();
             let _ = write!(
                 table,
-                "<td>{} tps<br>{} ms p99<br><span class=\"muted\">{} run(s)</span>{}</td>",
+                "<td>{} {rate}<br>{} ms p99<br><span class=\"muted\">{} run(s)</span>{}</td>",
                 num(t),
                 num(l),
                 done.len(),
@@ -426,7 +428,7 @@ fn workload(
         &LineChart {
             title: format!("{w}: throughput (median of repeats)"),
             x_label: "clients".into(),
-            y_label: "transactions/s".into(),
+            y_label: rate_axis.into(),
             x_scale: Scale::Log,
             y_scale: Scale::Log,
             series: series(&tps),
@@ -599,6 +601,16 @@ fn figures(page: &mut Page, mine: &[&ReportRun], variants: &[String], w: &str) {
     }
 }
 
+/// How a workload's rate reads: transactions where its runs issue SQL
+/// (`tps`, `transactions/s`), events otherwise (`events/s`: cpu, fileio).
+fn rate_words(runs: &[&ReportRun]) -> (&'static str, &'static str) {
+    if runs.iter().any(|r| r.doc.issues_sql()) {
+        ("tps", "transactions/s")
+    } else {
+        ("events/s", "events/s")
+    }
+}
+
 fn run_label(r: &ReportRun) -> String {
     match r.repeat {
         Some(n) => format!("{} #{n}", r.variant),
@@ -609,9 +621,10 @@ fn run_label(r: &ReportRun) -> String {
 /// The runs of one workload at one client count: a table, and their time
 /// series and latency distributions overlaid.
 fn cell_details(page: &mut Page, w: &str, clients: u64, cell: &[&ReportRun]) -> Result<(), String> {
+    let (rate, rate_axis) = rate_words(cell);
     let _ = write!(
         page.html,
-        "<details><summary>{} at {clients} clients: {} run(s)</summary>\n<table><tr><th>run</th><th>variant</th><th>repeat</th><th>end</th><th>tps</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th><th>errors</th></tr>\n",
+        "<details><summary>{} at {clients} clients: {} run(s)</summary>\n<table><tr><th>run</th><th>variant</th><th>repeat</th><th>end</th><th>{rate}</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th><th>errors</th></tr>\n",
         escape(w),
         cell.len()
     );
@@ -652,7 +665,7 @@ fn cell_details(page: &mut Page, w: &str, clients: u64, cell: &[&ReportRun]) -> 
         (
             "tps",
             "throughput over time",
-            "transactions/s",
+            rate_axis,
             Scale::Linear,
             Scale::Linear,
             each(&|r| r.intervals().iter().map(|i| (i.0, i.1)).collect()),
@@ -745,6 +758,9 @@ mod tests {
                 "environment": {"hostname": "vm", "cpus": 2, "memory_bytes": 1073741824u64},
                 "server": {"variables": {"innodb_buffer_pool_size": variant, "port": id.to_string(), "tmpdir": format!("/tmp/{variant}"), "server_uid": id.to_string()}},
                 "end": {"reason": "time_limit"},
+                "measures": [{"name": "reads", "label": "read", "unit": "statement"},
+                             {"name": "writes", "label": "write", "unit": "statement"},
+                             {"name": "others", "label": "other", "unit": "statement"}],
                 "totals": {"duration_s": 10.0, "events_per_s": tps},
                 "latency_ms": {"count": 10, "max_ms": 4.0, "percentiles": [{"percentile": 99.0, "ms": 1.5}]},
                 "intervals": [{"t_s": 1.0, "events_per_s": tps, "latency_ms": {"count": 3, "percentiles": [{"percentile": 99.0, "ms": 1.5}]}}]
