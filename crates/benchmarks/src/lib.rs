@@ -7,6 +7,8 @@
 //! - [`registry`]: which benchmarks exist; found by name or path.
 //! - [`options`]: option specs (sysbench's names; dashes and underscores
 //!   alike, owned so a script can declare its own) and parsed values.
+//! - [`micro`]: sysbench's tests of the machine (cpu, threads, mutex,
+//!   memory), event for event.
 //! - [`noop`]: an event that does nothing; the one-file example of a whole
 //!   benchmark.
 //! - [`oltp`]: the sysbench OLTP family.
@@ -20,6 +22,7 @@
 
 pub mod benchmark;
 pub mod fileio;
+pub mod micro;
 pub mod noop;
 pub mod oltp;
 pub mod options;

@@ -59,6 +59,11 @@ pub struct OptSpec {
     /// warehouses, storage engine...), so that two runs with different
     /// values need different datasets. The others only change what runs do.
     pub shapes_data: bool,
+    /// Whether the benchmark checks the value itself, in its own words
+    /// (sysbench's `Invalid value for memory-block-size: -1`): the parser
+    /// then takes any text and leaves the check to the benchmark's typed
+    /// config ([`crate::Benchmark::check_options`]).
+    pub checked_by_benchmark: bool,
 }
 
 pub const fn opt(
@@ -73,6 +78,7 @@ pub const fn opt(
         default: Cow::Borrowed(default),
         help: Cow::Borrowed(help),
         shapes_data: false,
+        checked_by_benchmark: false,
     }
 }
 
@@ -85,6 +91,12 @@ impl OptSpec {
     /// Marks the option as one that shapes the prepared data.
     pub const fn shapes_data(mut self) -> OptSpec {
         self.shapes_data = true;
+        self
+    }
+
+    /// Marks the option as one whose value the benchmark checks itself.
+    pub const fn checked_by_benchmark(mut self) -> OptSpec {
+        self.checked_by_benchmark = true;
         self
     }
 }
@@ -125,6 +137,9 @@ pub fn parse_float_list(v: &str) -> Option<Vec<f64>> {
 
 /// Checks `value` against `spec`; the error names the option and what it takes.
 pub fn check(spec: &OptSpec, value: &str) -> Result<(), String> {
+    if spec.checked_by_benchmark {
+        return Ok(());
+    }
     let ok = match &spec.kind {
         OptKind::Size => parse_size(value).is_some(),
         OptKind::Int => value.trim().parse::<i64>().is_ok(),

@@ -4,6 +4,7 @@
 
 use crate::benchmark::Benchmark;
 use crate::fileio::Fileio;
+use crate::micro::{Cpu, Memory, MutexTest, Threads};
 use crate::noop::Noop;
 use crate::oltp::{Oltp, OltpKind};
 use crate::pgbench::Pgbench;
@@ -82,6 +83,10 @@ pub fn all() -> Vec<Arc<dyn Benchmark>> {
         Arc::new(Tpch),
         Arc::new(Pgbench),
         Arc::new(Fileio),
+        Arc::new(Cpu),
+        Arc::new(Memory),
+        Arc::new(Threads),
+        Arc::new(MutexTest),
         Arc::new(Noop),
     ]
 }

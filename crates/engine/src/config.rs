@@ -26,6 +26,12 @@ pub struct EngineConfig {
     /// [`crate::User::skipped`]) and the user takes the next one, as
     /// pgbench's `-L` does under `-R`; `None` = no arrival is skipped.
     pub late_limit: Option<Duration>,
+    /// With a rate: the most arrivals that may be due and not yet started
+    /// (sysbench's event queue holds 131,072). A backlog beyond it fails
+    /// the run with [`crate::QUEUE_FULL`], as sysbench's full queue does;
+    /// `None` = the backlog grows as it will and each late event's lag
+    /// counts in its latency (dbmeter's way).
+    pub queue_limit: Option<u64>,
     /// Length of one interval of the time series.
     pub interval: Duration,
     /// Percentiles computed for every interval.
@@ -71,6 +77,7 @@ impl Default for EngineConfig {
             warmup: Duration::ZERO,
             rate: None,
             late_limit: None,
+            queue_limit: None,
             interval: Duration::from_secs(1),
             percentiles: vec![50.0, 95.0, 99.0, 99.9],
             seed: 1,

@@ -18,5 +18,5 @@ pub use result::{
     EndReason, IntervalSample, KindCounts, KindResult, PhaseResult, RateResult, RunResult,
     UserTotals,
 };
-pub use run::{EngineError, StopHandle, run, run_observed};
+pub use run::{EngineError, QUEUE_FULL, StopHandle, run, run_observed};
 pub use user::{EventError, Flow, Interrupter, Tally, User, UserFactory};

@@ -64,6 +64,11 @@ const RECONNECT_FIRST_BACKOFF: Duration = Duration::from_millis(10);
 const RECONNECT_MAX_BACKOFF: Duration = Duration::from_secs(1);
 /// How often the collector looks at stop requests and finished users.
 const POLL: Duration = Duration::from_millis(20);
+
+/// Why a run with [`EngineConfig::queue_limit`] failed: its users could not
+/// keep up with the rate (sysbench's words for its full event queue).
+pub const QUEUE_FULL: &str = "The event queue is full. This means the worker threads are unable \
+                              to keep up with the specified event generation rate";
 /// The run's last interval, when shorter than this part of an interval,
 /// is folded into the one before it.
 const SHORTEST_LAST: f64 = 0.1;
@@ -324,6 +329,12 @@ pub fn run_observed(
                 shared.stop.store(true, Relaxed);
             }
             let now = ticks.now();
+            if let Some(limit) = cfg.queue_limit
+                && stop_seen.is_none()
+                && shared.backlog(now).is_some_and(|q| q > limit)
+            {
+                shared.fail(QUEUE_FULL.to_string());
+            }
             if shared.stop.load(Relaxed) && stop_seen.is_none() {
                 stop_seen = Some(now);
             }

@@ -171,6 +171,33 @@ fn overload_reports_backlog_instead_of_aborting() {
 }
 
 #[test]
+fn a_queue_limit_fails_a_run_that_cannot_keep_up() {
+    // sysbench's way: one user, 2 ms per event, asked for 100,000/s; more
+    // than 1,000 arrivals waiting fails the run long before its time.
+    let c = EngineConfig {
+        threads: 1,
+        time: Some(Duration::from_secs(60)),
+        rate: Some(100_000.0),
+        queue_limit: Some(1000),
+        ..cfg()
+    };
+    let t = std::time::Instant::now();
+    let r = run(&c, factory(2000), &StopHandle::new(), &mut |_| {}).unwrap();
+    assert_eq!(r.end, EndReason::Failed(dbmeter_engine::QUEUE_FULL.into()));
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+    // A rate the user keeps up with never fills it.
+    let c = EngineConfig {
+        threads: 1,
+        time: Some(Duration::from_millis(300)),
+        rate: Some(50.0),
+        queue_limit: Some(1000),
+        ..cfg()
+    };
+    let r = run(&c, factory(1000), &StopHandle::new(), &mut |_| {}).unwrap();
+    assert_eq!(r.end, EndReason::TimeLimit);
+}
+
+#[test]
 fn stop_handle_ends_the_run_quickly_and_keeps_results() {
     let c = cfg();
     let stop = StopHandle::new();

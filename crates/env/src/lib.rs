@@ -15,7 +15,7 @@ pub mod storage;
 pub mod warnings;
 
 pub use build::BuildInfo;
-pub use machine::{Environment, FileLimit};
+pub use machine::{Cache, Environment, FileLimit, last_level_cache};
 pub use record::{CounterRecord, Number, ServerRecord, TableSize, restarted_between};
 pub use sampler::{MachineCounters, MachineDelta, OsRecord, OsSample, Sampler};
 pub use storage::Storage;

@@ -289,6 +289,60 @@ pub(crate) fn governor(cpu_dir: &Path) -> Option<String> {
     (!seen.is_empty()).then(|| seen.into_keys().collect::<Vec<_>>().join(","))
 }
 
+/// A CPU cache: its level (1, 2, 3...) and its size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cache {
+    pub level: u32,
+    pub bytes: u64,
+}
+
+/// The last-level data cache of the first CPU (the highest level that
+/// holds data, e.g. a shared L3), as sysfs describes it; None where it
+/// does not (some containers and VMs).
+pub fn last_level_cache() -> Option<Cache> {
+    last_level_cache_in(Path::new("/sys/devices/system/cpu/cpu0/cache"))
+}
+
+/// [`last_level_cache`] from the `index*` directories under `dir`.
+pub(crate) fn last_level_cache_in(dir: &Path) -> Option<Cache> {
+    let mut best: Option<Cache> = None;
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        if !e.file_name().to_string_lossy().starts_with("index") {
+            continue;
+        }
+        let p = e.path();
+        let kind = read_line(p.join("type")).unwrap_or_default();
+        if kind == "Instruction" {
+            continue;
+        }
+        let Some(level) = read_line(p.join("level")).and_then(|l| l.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Some(bytes) = read_line(p.join("size")).and_then(|s| cache_size(&s)) else {
+            continue;
+        };
+        if best.is_none_or(|b| (level, bytes) > (b.level, b.bytes)) {
+            best = Some(Cache { level, bytes });
+        }
+    }
+    best
+}
+
+/// sysfs's cache size: `32768K`, `1M`, or bytes.
+fn cache_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last()? {
+        'K' => (&s[..s.len() - 1], 1u64 << 10),
+        'M' => (&s[..s.len() - 1], 1 << 20),
+        'G' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    num.parse::<u64>()
+        .ok()?
+        .checked_mul(mult)
+        .filter(|b| *b > 0)
+}
+
 fn open_files() -> Option<FileLimit> {
     // SAFETY: getrlimit writes into the struct we own.
     let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
@@ -370,6 +424,37 @@ mod tests {
     fn topology_from_cpuinfo() {
         let text = "processor : 0\nphysical id : 0\ncore id : 0\n\nprocessor : 1\nphysical id : 0\ncore id : 0\n\nprocessor : 2\nphysical id : 1\ncore id : 0\n";
         assert_eq!(topology(text), (Some(2), Some(2)));
+    }
+
+    #[test]
+    fn last_level_cache_from_sysfs() {
+        let dir = std::env::temp_dir().join(format!("dbmeter-cache-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(last_level_cache_in(&dir), None);
+        for (i, level, kind, size) in [
+            (0, "1", "Data", "32K"),
+            (1, "1", "Instruction", "64K"),
+            (2, "2", "Unified", "1024K"),
+            (3, "3", "Unified", "32768K"),
+        ] {
+            let d = dir.join(format!("index{i}"));
+            std::fs::create_dir_all(&d).ok();
+            for (f, v) in [("level", level), ("type", kind), ("size", size)] {
+                std::fs::write(d.join(f), format!("{v}\n")).ok();
+            }
+        }
+        assert_eq!(
+            last_level_cache_in(&dir),
+            Some(Cache {
+                level: 3,
+                bytes: 32 << 20
+            })
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        // This machine's, where sysfs has it: a level and a size.
+        if let Some(c) = last_level_cache() {
+            assert!(c.level >= 1 && c.bytes >= 1024, "{c:?}");
+        }
     }
 
     #[test]

@@ -93,7 +93,7 @@ fn recorded_options(
 pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outcome, RunError> {
     let o = &req.options;
     let bench = req.benchmark.as_ref();
-    let general = settings::General::parse(o)?;
+    let general = settings::General::parse_in(o, req.layout)?;
     crate::pinning::pin_client(o)?;
     // A bad store fails before the run.
     let mut store = req.store.as_ref().map(OpenStore::open).transpose()?;

@@ -6,6 +6,7 @@ use dbmeter_benchmarks::options::{OptValues, parse_float_list};
 use dbmeter_db::conninfo::{self, Env, Given, ServerKind, Spec};
 use dbmeter_db::{ConnectOptions, IgnoreList, PsMode, SqliteOptions, Target, TlsMode, TlsSettings};
 use dbmeter_engine::EngineConfig;
+use dbmeter_result::Layout;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The target of the options: `--db`, or sysbench's `--mysql-*` /
@@ -221,6 +222,11 @@ pub const MAX_QUERY_TIMEOUT: f64 = 1_000_000.0;
 /// takes from under a lock, and the run counts the arrivals due by
 /// walking it: a million a second stays a small part of one core.
 pub const MAX_RATE: f64 = 1_000_000.0;
+/// sysbench's event queue: in its layout, a rated run whose users fall
+/// this many arrivals behind fails, as sysbench's does
+/// ([`dbmeter_engine::QUEUE_FULL`]); dbmeter's own layout lets the
+/// backlog grow and counts it in the latency.
+pub const SYSBENCH_QUEUE: u64 = 131_072;
 /// The lowest `--rate` and `--connect-rate` above 0, per second (one
 /// event every 1,000 s on average).
 pub const MIN_RATE: f64 = 0.001;
@@ -239,6 +245,8 @@ pub struct General {
     pub warmup: Duration,
     /// `--rate`, events per second; None = as fast as possible.
     pub rate: Option<f64>,
+    /// With a rate, the backlog that fails the run (sysbench's layout).
+    pub queue_limit: Option<u64>,
     /// `--connect-rate`, connections per second; None = all at once.
     pub connect_rate: Option<f64>,
     /// `--report-interval`; None = no interval lines.
@@ -292,7 +300,26 @@ fn per_second(o: &OptValues, name: &str, what: &str, zero: &str) -> Result<Optio
 }
 
 impl General {
+    /// The settings of a run in dbmeter's layout.
     pub fn parse(o: &OptValues) -> Result<General, RunError> {
+        Self::parse_in(o, Layout::Dbmeter)
+    }
+
+    /// The settings of a run presented in `layout`. In sysbench's, as in
+    /// sysbench, `--rate` has no upper bound: the event queue
+    /// ([`SYSBENCH_QUEUE`]) stops a run whose users cannot keep up.
+    pub fn parse_in(o: &OptValues, layout: Layout) -> Result<General, RunError> {
+        let sysbench = matches!(layout, Layout::Sysbench { .. });
+        let rate = if sysbench {
+            let v = o.f64_where(
+                "rate",
+                |v| v == 0.0 || v >= MIN_RATE,
+                &format!("events per second from {MIN_RATE}, or 0 for as fast as possible"),
+            )?;
+            (v != 0.0).then_some(v)
+        } else {
+            per_second(o, "rate", "events", "as fast as possible")?
+        };
         let span = (MIN_SECONDS, MAX_SECONDS);
         let forced = o.str("forced-shutdown").trim();
         let forced_shutdown = match forced.to_ascii_lowercase().as_str() {
@@ -317,7 +344,8 @@ impl General {
             time: seconds(o, "time", span, Some("no limit"))?,
             events: Some(o.u64("events")).filter(|&n| n > 0),
             warmup: seconds(o, "warmup-time", span, Some("no warm-up"))?.unwrap_or_default(),
-            rate: per_second(o, "rate", "events", "as fast as possible")?,
+            rate,
+            queue_limit: sysbench.then_some(SYSBENCH_QUEUE),
             connect_rate: per_second(o, "connect-rate", "connections", "all at once")?,
             report_interval: seconds(
                 o,
@@ -349,6 +377,7 @@ impl General {
             warmup: self.warmup,
             rate: self.rate,
             late_limit: None,
+            queue_limit: self.queue_limit,
             interval: self.report_interval.unwrap_or(Duration::from_secs(1)),
             percentiles: self.percentiles.clone(),
             seed,
@@ -460,6 +489,26 @@ mod tests {
                 other => panic!("--{k}={v}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn sysbench_rates_have_its_queue_instead_of_a_bound() {
+        let mut o = OptValues::from_defaults(GENERAL);
+        o.set("rate", "2000000000");
+        assert!(General::parse(&o).is_err());
+        let sysbench = Layout::Sysbench {
+            percentile_off: false,
+            verbosity: 3,
+        };
+        let g = General::parse_in(&o, sysbench).unwrap();
+        assert_eq!((g.rate, g.queue_limit), (Some(2e9), Some(SYSBENCH_QUEUE)));
+        assert_eq!(g.engine_config(1).queue_limit, Some(SYSBENCH_QUEUE));
+        o.set("rate", "-1");
+        assert!(matches!(
+            General::parse_in(&o, sysbench),
+            Err(RunError::Usage(m)) if m.starts_with("--rate=-1: ")
+        ));
+        assert_eq!(general(&[]).unwrap().queue_limit, None);
     }
 
     #[test]

@@ -294,6 +294,7 @@ impl Script {
                         default: Cow::Owned(text),
                         help: Cow::Owned(help),
                         shapes_data: false,
+                        checked_by_benchmark: false,
                     });
                 }
             }
@@ -307,6 +308,7 @@ impl Script {
                     "print each statement's latency after the run (pgbench -r); the result keeps them either way",
                 ),
                 shapes_data: false,
+                checked_by_benchmark: false,
             });
             for r in crate::oltp::RAND_OPTIONS {
                 if !options

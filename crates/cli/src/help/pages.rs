@@ -423,15 +423,25 @@ pub fn workload_help(w: &dyn Benchmark, width: usize) -> String {
     let prepare = verbs.iter().any(|v| v.name == "prepare");
     let mut ex = Vec::new();
     let prepare_line = format!("prepare {name} --db=postgres://postgres@127.0.0.1/test");
-    let run_line =
-        format!("run {name} --db=postgres://postgres@127.0.0.1/test --threads=4 --time=60");
+    // A benchmark without a database runs with no target.
+    let (run_line, who) = if w.needs_database() {
+        (
+            format!("run {name} --db=postgres://postgres@127.0.0.1/test --threads=4 --time=60"),
+            "Four clients for a minute",
+        )
+    } else {
+        (
+            format!("run {name} --threads=4 --time=60"),
+            "Four threads for a minute",
+        )
+    };
     if prepare {
         ex.push((
             "Load its data on PostgreSQL".to_string(),
             prepare_line.clone(),
         ));
     }
-    ex.push(("Four clients for a minute".to_string(), run_line.clone()));
+    ex.push((who.to_string(), run_line));
     out.push_str("Examples:\n");
     for (i, (what, cmd)) in ex.iter().enumerate() {
         if i > 0 {

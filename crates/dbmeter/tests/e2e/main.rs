@@ -26,6 +26,7 @@ mod help;
 mod lua_scripts;
 mod lua_sysbench_api;
 mod lua_tpcc;
+mod micro;
 mod old_documents;
 mod oltp_sqlite;
 mod options;
