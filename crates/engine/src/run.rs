@@ -988,6 +988,85 @@ enum Outcome {
     Fatal,
 }
 
+/// What an event's error means for its user's loop: counted (in the
+/// interval where it happened), the user reconnected after a lost
+/// connection; Some(outcome) ends the event, None runs it again. Out of
+/// line: the loop's frame, on the stack under every event, stays small.
+#[cold]
+#[inline(never)]
+fn event_error(
+    e: EventError,
+    user: &mut dyn User,
+    shared: &Shared,
+    slot: &Slot,
+    tally: &Tally,
+    errors: &mut Vec<String>,
+    last_event: &mut bool,
+) -> Option<Outcome> {
+    let ticks = &shared.ticks;
+    // Set before any user runs.
+    let deadline = shared.timing.get().and_then(|t| t.deadline);
+    match e {
+        EventError::Ignorable { code } => {
+            // Counted now, in the interval where it happened.
+            let mut s = slot.stats.lock();
+            s.counters.ignored_errors += 1;
+            *s.errors.entry(code).or_insert(0) += 1;
+            if let Some(k) = s.kind(tally.kind) {
+                k.retries += 1;
+            }
+            drop(s);
+            // Retry until the run stops or its time is up.
+            if shared.stop.load(Relaxed) || deadline.is_some_and(|d| ticks.now() >= d) {
+                return Some(Outcome::Cancelled);
+            }
+        }
+        EventError::ConnectionLost { code, .. } => {
+            let lost_at = ticks.now();
+            {
+                // Counted now, in the interval where it happened.
+                let mut s = slot.stats.lock();
+                s.counters.connection_errors += 1;
+                *s.errors.entry(code).or_insert(0) += 1;
+            }
+            match reconnect(user, shared, slot, lost_at) {
+                Reconnect::Done => {
+                    slot.stats.lock().counters.reconnects += 1;
+                    // Restart the event only while the run goes on.
+                    if shared.stop.load(Relaxed) || deadline.is_some_and(|d| ticks.now() >= d) {
+                        return Some(Outcome::Cancelled);
+                    }
+                }
+                Reconnect::Cancelled => return Some(Outcome::Cancelled),
+                Reconnect::GaveUp(message) => {
+                    shared.fail(message);
+                    return Some(Outcome::Fatal);
+                }
+            }
+        }
+        EventError::Fatal { code, message } => {
+            errors.push(code);
+            shared.fail(message);
+            return Some(Outcome::Fatal);
+        }
+        EventError::Failed { code, last } => {
+            // Counted now, in the interval where it happened.
+            let mut s = slot.stats.lock();
+            s.counters.ignored_errors += 1;
+            *s.errors.entry(code).or_insert(0) += 1;
+            drop(s);
+            *last_event = last;
+            return Some(Outcome::Failed);
+        }
+        EventError::Cancelled => return Some(Outcome::Cancelled),
+        EventError::TimedOut { code } => {
+            errors.push(code);
+            return Some(Outcome::TimedOut);
+        }
+    }
+    None
+}
+
 fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
     let Some(timing) = shared.timing.get() else {
         return;
@@ -1111,65 +1190,18 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
                     last_event = true;
                     break Outcome::Done;
                 }
-                Err(EventError::Ignorable { code }) => {
-                    // Counted now, in the interval where it happened.
-                    let mut s = slot.stats.lock();
-                    s.counters.ignored_errors += 1;
-                    *s.errors.entry(code).or_insert(0) += 1;
-                    if let Some(k) = s.kind(tally.kind) {
-                        k.retries += 1;
+                Err(e) => {
+                    if let Some(outcome) = event_error(
+                        e,
+                        user.as_mut(),
+                        shared,
+                        slot,
+                        &tally,
+                        &mut errors,
+                        &mut last_event,
+                    ) {
+                        break outcome;
                     }
-                    drop(s);
-                    // Retry until the run stops or its time is up.
-                    if shared.stop.load(Relaxed)
-                        || timing.deadline.is_some_and(|d| ticks.now() >= d)
-                    {
-                        break Outcome::Cancelled;
-                    }
-                }
-                Err(EventError::ConnectionLost { code, .. }) => {
-                    let lost_at = ticks.now();
-                    {
-                        // Counted now, in the interval where it happened.
-                        let mut s = slot.stats.lock();
-                        s.counters.connection_errors += 1;
-                        *s.errors.entry(code).or_insert(0) += 1;
-                    }
-                    match reconnect(user.as_mut(), shared, slot, lost_at) {
-                        Reconnect::Done => {
-                            slot.stats.lock().counters.reconnects += 1;
-                            // Restart the event only while the run goes on.
-                            if shared.stop.load(Relaxed)
-                                || timing.deadline.is_some_and(|d| ticks.now() >= d)
-                            {
-                                break Outcome::Cancelled;
-                            }
-                        }
-                        Reconnect::Cancelled => break Outcome::Cancelled,
-                        Reconnect::GaveUp(message) => {
-                            shared.fail(message);
-                            break Outcome::Fatal;
-                        }
-                    }
-                }
-                Err(EventError::Fatal { code, message }) => {
-                    errors.push(code);
-                    shared.fail(message);
-                    break Outcome::Fatal;
-                }
-                Err(EventError::Failed { code, last }) => {
-                    // Counted now, in the interval where it happened.
-                    let mut s = slot.stats.lock();
-                    s.counters.ignored_errors += 1;
-                    *s.errors.entry(code).or_insert(0) += 1;
-                    drop(s);
-                    last_event = last;
-                    break Outcome::Failed;
-                }
-                Err(EventError::Cancelled) => break Outcome::Cancelled,
-                Err(EventError::TimedOut { code }) => {
-                    errors.push(code);
-                    break Outcome::TimedOut;
                 }
             }
         };

@@ -1255,6 +1255,78 @@ impl PgbenchUser {
     }
 }
 
+impl PgbenchUser {
+    /// [`User::event`]'s transaction that failed or aborted: out of line,
+    /// so that the frame of every event keeps no room for it.
+    #[cold]
+    #[inline(never)]
+    fn not_done(
+        &mut self,
+        status: TxStatus,
+        script: usize,
+        latency: Duration,
+        tries: u32,
+        tally: &mut Tally,
+    ) -> Result<Flow, EventError> {
+        match status {
+            // `event` counts a transaction done itself.
+            TxStatus::Done => Ok(Flow::Continue),
+            TxStatus::Failed(f) => {
+                let (code, ending) = match f.kind {
+                    FailureKind::Deadlock => ("40P01", Ending::Deadlock),
+                    _ => ("40001", Ending::Serialization),
+                };
+                if let Some(a) = self.acc.get_mut(script) {
+                    a.failed += 1;
+                    match ending {
+                        Ending::Deadlock => a.deadlock += 1,
+                        _ => a.serialization += 1,
+                    }
+                }
+                tally.measures[FAILED] += 1;
+                self.log(script, ending, latency, tally.lag, tries);
+                let last = self.count_down();
+                Err(EventError::Failed {
+                    code: code.into(),
+                    last,
+                })
+            }
+            TxStatus::Aborted(f) => {
+                let last = self.session.last_error();
+                let (kind, code) = match &last {
+                    Some((k, c)) => (Some(*k), c.clone()),
+                    None => (None, String::new()),
+                };
+                match (f.kind, kind) {
+                    (FailureKind::ConnectionLost, _) | (_, Some(ErrorKind::ConnectionLost)) => {
+                        Err(EventError::ConnectionLost {
+                            code,
+                            message: f.message,
+                        })
+                    }
+                    (_, Some(ErrorKind::Interrupted)) => Err(EventError::Cancelled),
+                    (_, Some(ErrorKind::Timeout)) => {
+                        self.roll_back();
+                        Err(EventError::TimedOut { code })
+                    }
+                    (FailureKind::Sql, _) if self.ignore.contains(&code) => {
+                        self.roll_back();
+                        Err(EventError::Ignorable { code })
+                    }
+                    (FailureKind::Sql, _) => Err(EventError::Fatal {
+                        code,
+                        message: f.message,
+                    }),
+                    _ => Err(EventError::Fatal {
+                        code: "pgbench".into(),
+                        message: f.message,
+                    }),
+                }
+            }
+        }
+    }
+}
+
 impl User for PgbenchUser {
     fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
         self.connect_again()?;
@@ -1307,58 +1379,7 @@ impl User for PgbenchUser {
                     Flow::Continue
                 })
             }
-            TxStatus::Failed(f) => {
-                let (code, ending) = match f.kind {
-                    FailureKind::Deadlock => ("40P01", Ending::Deadlock),
-                    _ => ("40001", Ending::Serialization),
-                };
-                if let Some(a) = self.acc.get_mut(out.script) {
-                    a.failed += 1;
-                    match ending {
-                        Ending::Deadlock => a.deadlock += 1,
-                        _ => a.serialization += 1,
-                    }
-                }
-                tally.measures[FAILED] += 1;
-                self.log(out.script, ending, latency, tally.lag, out.tries);
-                let last = self.count_down();
-                Err(EventError::Failed {
-                    code: code.into(),
-                    last,
-                })
-            }
-            TxStatus::Aborted(f) => {
-                let last = self.session.last_error();
-                let (kind, code) = match &last {
-                    Some((k, c)) => (Some(*k), c.clone()),
-                    None => (None, String::new()),
-                };
-                match (f.kind, kind) {
-                    (FailureKind::ConnectionLost, _) | (_, Some(ErrorKind::ConnectionLost)) => {
-                        Err(EventError::ConnectionLost {
-                            code,
-                            message: f.message,
-                        })
-                    }
-                    (_, Some(ErrorKind::Interrupted)) => Err(EventError::Cancelled),
-                    (_, Some(ErrorKind::Timeout)) => {
-                        self.roll_back();
-                        Err(EventError::TimedOut { code })
-                    }
-                    (FailureKind::Sql, _) if self.ignore.contains(&code) => {
-                        self.roll_back();
-                        Err(EventError::Ignorable { code })
-                    }
-                    (FailureKind::Sql, _) => Err(EventError::Fatal {
-                        code,
-                        message: f.message,
-                    }),
-                    _ => Err(EventError::Fatal {
-                        code: "pgbench".into(),
-                        message: f.message,
-                    }),
-                }
-            }
+            status => self.not_done(status, out.script, latency, out.tries, tally),
         }
     }
 

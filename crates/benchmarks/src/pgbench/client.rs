@@ -360,6 +360,11 @@ impl Client {
     }
 
     /// Runs script number `script` as one transaction.
+    ///
+    /// What a transaction rarely does (a retry, a failure, `-d`) is in
+    /// functions of its own, out of line: the stack this one keeps while
+    /// its commands run, and every client's calls go on below it, stays
+    /// small.
     pub fn run_script(
         &mut self,
         script: usize,
@@ -367,57 +372,92 @@ impl Client {
         host: &mut dyn Host,
     ) -> TxOutcome {
         self.runs.clear();
-        if let Some(f) = self.pending_abort.take() {
-            return TxOutcome {
-                script,
-                status: TxStatus::Aborted(f),
-                tries: 0,
-                latency: Duration::ZERO,
-            };
+        if self.pending_abort.is_some() {
+            return self.refuse(script);
         }
         let start = host.now();
         if script >= self.set.scripts().len() {
-            return TxOutcome {
-                script,
-                status: TxStatus::Aborted({
-                    let message = format!(
-                        "there is no script number {script} (the run has {})",
-                        self.set.scripts().len()
-                    );
-                    Failure {
-                        kind: FailureKind::Script,
-                        command: None,
-                        pgbench: message.clone(),
-                        message,
-                    }
-                }),
-                tries: 0,
-                latency: Duration::ZERO,
-            };
+            return self.refuse(script);
         }
         if self.options.debug {
-            host.debug(&format!(
-                "pgbench: client {} executing script \"{}\"",
-                self.id,
-                self.set.scripts()[script].name
-            ));
+            self.debug_script(script, host);
         }
         let first_state = self.rng.clone();
-        let mut tries = 1;
-        // The first try's first command starts with the transaction; a
-        // retry's reads the clock again.
-        let mut try_start = Some(start);
-        // The end of the last command of a try that ran to the end: the
+        // The first try's first command starts with the transaction; the
+        // end of the last command of a try that ran to the end is the
         // transaction's end, without another clock reading.
-        let mut end = None;
-        let status = loop {
-            let stop = match self.run_once(script, session, host, try_start.take()) {
-                Ok(last_end) => {
-                    end = last_end;
-                    break TxStatus::Done;
+        let (status, tries, end) = match self.run_once(script, session, host, Some(start)) {
+            Ok(end) => (TxStatus::Done, 1, end),
+            Err(stop) => self.after_stop(script, session, host, start, first_state, stop),
+        };
+        let end = match end {
+            Some(t) => t,
+            None => host.now(),
+        };
+        TxOutcome {
+            script,
+            status,
+            tries,
+            latency: end.saturating_sub(start),
+        }
+    }
+
+    /// The transaction a client cannot run: it must abort (its last one
+    /// ended in a transaction block), or there is no script `script`.
+    #[cold]
+    #[inline(never)]
+    fn refuse(&mut self, script: usize) -> TxOutcome {
+        let failure = match self.pending_abort.take() {
+            Some(f) => f,
+            None => {
+                let message = format!(
+                    "there is no script number {script} (the run has {})",
+                    self.set.scripts().len()
+                );
+                Failure {
+                    kind: FailureKind::Script,
+                    command: None,
+                    pgbench: message.clone(),
+                    message,
                 }
-                Err(stop) => stop,
-            };
+            }
+        };
+        TxOutcome {
+            script,
+            status: TxStatus::Aborted(failure),
+            tries: 0,
+            latency: Duration::ZERO,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn debug_script(&self, script: usize, host: &mut dyn Host) {
+        host.debug(&format!(
+            "pgbench: client {} executing script \"{}\"",
+            self.id,
+            self.set.scripts()[script].name
+        ));
+    }
+
+    /// A try of the transaction begun at `start` stopped with `stop`:
+    /// retries it (rolled back first, with the random state it started
+    /// with, `first_state`) while that is allowed and it stops with a
+    /// serialization failure or a deadlock. Returns how it ended, its
+    /// tries and the end of the last try's last command when known.
+    #[cold]
+    #[inline(never)]
+    fn after_stop(
+        &mut self,
+        script: usize,
+        session: &mut dyn Session,
+        host: &mut dyn Host,
+        start: Duration,
+        first_state: PgPrng,
+        mut stop: Stop,
+    ) -> (TxStatus, u32, Option<Duration>) {
+        let mut tries = 1;
+        let status = loop {
             if stop.kind == FailureKind::Script && stop.open_transaction {
                 self.pending_abort = Some(self.failure(script, stop));
                 break TxStatus::Done;
@@ -460,8 +500,13 @@ impl Client {
                 if let Some(s) = self.stat_mut(script, command) {
                     s.retries += 1;
                 }
-                // The retry draws the same random numbers.
+                // The retry draws the same random numbers; its first
+                // command reads the clock again.
                 self.rng = first_state.clone();
+                match self.run_once(script, session, host, None) {
+                    Ok(end) => return (TxStatus::Done, tries, end),
+                    Err(next) => stop = next,
+                }
                 continue;
             }
             if let Some(s) = self.stat_mut(script, command) {
@@ -469,16 +514,7 @@ impl Client {
             }
             break TxStatus::Failed(self.failure(script, stop));
         };
-        let end = match end {
-            Some(t) => t,
-            None => host.now(),
-        };
-        TxOutcome {
-            script,
-            status,
-            tries,
-            latency: end.saturating_sub(start),
-        }
+        (status, tries, None)
     }
 
     fn stat_mut(&mut self, script: usize, command: usize) -> Option<&mut CommandStats> {

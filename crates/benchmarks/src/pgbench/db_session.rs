@@ -15,7 +15,7 @@
 
 use super::script::CommandKind;
 use super::script_set::ScriptSet;
-use super::session::{Captured, Query, QueryMode, Session, SqlError, SqlErrorKind};
+use super::session::{Captured, Params, Query, QueryMode, Session, SqlError, SqlErrorKind};
 use dbmeter_db::{Connection, DbError, Dialect, ErrorKind, Param, StmtId};
 use std::sync::Arc;
 
@@ -186,29 +186,47 @@ impl DbSession {
                 ));
             }
         };
-        // An unset variable is bound as NULL, as pgbench binds it.
-        fn param(t: Option<&str>) -> Param<'_> {
-            let Some(t) = t else {
-                return Param::Null;
-            };
-            match canonical_int(t) {
-                Some(i) => Param::Int(i),
-                None => Param::Text(t),
+        // The parameters on the stack (no allocation per command), in an
+        // array no larger than they need: it is written whole, and each
+        // of its cache lines is one more to touch per command.
+        match q.params.len() {
+            0..=2 => run_with::<2>(&mut self.conn, id, q.params),
+            3..=4 => run_with::<4>(&mut self.conn, id, q.params),
+            5..=8 => run_with::<8>(&mut self.conn, id, q.params),
+            9..=16 => run_with::<16>(&mut self.conn, id, q.params),
+            _ => {
+                let params: Vec<Param<'_>> = q.params.iter().map(param).collect();
+                self.conn.run(id, &params).map(|_| ())
             }
         }
-        // The parameters on the stack: no allocation per command.
-        const ON_STACK: usize = 16;
-        let n = q.params.len();
-        if n <= ON_STACK {
-            let mut params = [Param::Null; ON_STACK];
-            for (slot, p) in params.iter_mut().zip(q.params.iter()) {
-                *slot = param(p);
-            }
-            return self.conn.run(id, &params[..n]).map(|_| ());
-        }
-        let params: Vec<Param<'_>> = q.params.iter().map(param).collect();
-        self.conn.run(id, &params).map(|_| ())
     }
+}
+
+/// A parameter's text as bound: an unset variable as NULL (as pgbench
+/// binds it), an integer's canonical text as the integer.
+fn param(t: Option<&str>) -> Param<'_> {
+    let Some(t) = t else {
+        return Param::Null;
+    };
+    match canonical_int(t) {
+        Some(i) => Param::Int(i),
+        None => Param::Text(t),
+    }
+}
+
+/// Runs statement `id` with `params` (at most `N`) from an array of `N`
+/// on the stack.
+#[inline(never)]
+fn run_with<const N: usize>(
+    conn: &mut Connection,
+    id: StmtId,
+    params: &Params,
+) -> Result<(), DbError> {
+    let mut on_stack = [Param::Null; N];
+    for (slot, p) in on_stack.iter_mut().zip(params.iter()) {
+        *slot = param(p);
+    }
+    conn.run(id, &on_stack[..params.len()]).map(|_| ())
 }
 
 impl Session for DbSession {

@@ -251,7 +251,9 @@ impl MysqlConn {
         }
     }
 
-    #[inline]
+    // Out of line: `Connection::run`, which dispatches to every driver,
+    // then keeps no room on its stack for this one's locals.
+    #[inline(never)]
     pub(crate) fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         self.with_statement(
             id,

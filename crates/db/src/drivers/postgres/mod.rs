@@ -36,6 +36,8 @@ pub struct PgConn {
 /// Error code of a lost connection (connection_failure).
 const LOST: &str = "08006";
 
+#[cold]
+#[inline(never)]
 pub(crate) fn map_err(e: wire::Error) -> DbError {
     use wire::Error as E;
     match e {
@@ -224,8 +226,23 @@ impl PgConn {
         Ok(())
     }
 
+    /// Runs a registered statement: Bind, Execute and Sync of its
+    /// prepared statement once it is prepared (the rest, out of line, is
+    /// [`PgConn::run_first`]: the stack of every execution stays shallow).
     #[inline]
     pub(crate) fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
+        if self.ps
+            && let Some((_, Some(st))) = self.stmts.get_mut(id)
+        {
+            return self.conn.execute(st, params).map_err(map_err);
+        }
+        self.run_first(id, params)
+    }
+
+    /// [`PgConn::run`] of a statement not prepared yet, or without
+    /// prepared statements (the parameters inlined into the text).
+    #[inline(never)]
+    fn run_first(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         let Some((sql, cached)) = self.stmts.get_mut(id) else {
             return Err(DbError::other("XX000", "unknown statement id"));
         };

@@ -265,6 +265,9 @@ impl SqliteConn {
         self.stmts.register(sql)
     }
 
+    // Out of line: `Connection::run`, which dispatches to every driver,
+    // then keeps no room on its stack for this one's locals.
+    #[inline(never)]
     pub(crate) fn run(&mut self, id: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         if let Some(t) = &self.timeout {
             t.arm();

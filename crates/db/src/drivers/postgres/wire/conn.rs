@@ -93,11 +93,37 @@ fn is_async(tag: u8) -> bool {
     )
 }
 
+#[cold]
+#[inline(never)]
 fn unexpected(tag: u8, during: &str) -> Error {
     Error::Protocol(format!(
         "unexpected message '{}' during {during}",
         tag.escape_ascii()
     ))
+}
+
+/// A DataRow's values into `rows`' vector: out of line, so that a
+/// statement whose rows are only counted keeps no room for it on the
+/// stack.
+#[inline(never)]
+fn row_values(rows: &mut Rows<'_>, body: &[u8]) -> Result<(), Error> {
+    match rows {
+        Rows::Values(out, Some(types)) => m::data_row(body, |i, v| {
+            out.push(match v {
+                Some(raw) => Some(values::result_value(
+                    types.get(i).copied().unwrap_or(0),
+                    raw,
+                )?),
+                None => None,
+            });
+            Ok(())
+        }),
+        Rows::Values(out, None) => m::data_row(body, |_, v| {
+            out.push(v.map(|raw| values::text_value(0, raw)));
+            Ok(())
+        }),
+        Rows::Count | Rows::Text(_) => Ok(()),
+    }
 }
 
 impl Statement {
@@ -159,18 +185,26 @@ impl PgWire {
     }
 
     /// Marks the connection broken when `r` says it is.
+    #[inline]
     fn check<T>(&mut self, r: Result<T, Error>) -> Result<T, Error> {
         if let Err(e) = &r {
-            match e {
-                Error::Io(_) | Error::Protocol(_) => self.broken = true,
-                Error::Server(s) if s.is_fatal() => self.broken = true,
-                _ => {}
-            }
-            if let Error::Server(s) = e {
-                self.last_report = Some(s.report());
-            }
+            self.note(e);
         }
         r
+    }
+
+    /// [`PgWire::check`]'s error: out of line, as errors are rare.
+    #[cold]
+    #[inline(never)]
+    fn note(&mut self, e: &Error) {
+        match e {
+            Error::Io(_) | Error::Protocol(_) => self.broken = true,
+            Error::Server(s) if s.is_fatal() => self.broken = true,
+            _ => {}
+        }
+        if let Error::Server(s) = e {
+            self.last_report = Some(s.report());
+        }
     }
 
     /// The last error the server reported (`ERROR:  ...` with its
@@ -180,6 +214,8 @@ impl PgWire {
     }
 
     /// Reads up to ReadyForQuery after an error and returns the error.
+    #[cold]
+    #[inline(never)]
     fn fail<T>(&mut self, e: ServerError) -> Result<T, Error> {
         if !e.is_fatal() {
             self.ready()?;
@@ -459,11 +495,7 @@ impl PgWire {
         rows: Rows<'_>,
     ) -> Result<Outcome, Error> {
         if params.len() != st.params.len() {
-            return Err(Error::Usage(format!(
-                "the statement has {} parameters, {} given",
-                st.params.len(),
-                params.len()
-            )));
+            return Err(wrong_params(st.params.len(), params.len()));
         }
         let start = self.io.out.len();
         let values = matches!(rows, Rows::Values(..));
@@ -555,23 +587,8 @@ impl PgWire {
             match tag {
                 m::DATA_ROW => {
                     n += 1;
-                    match &mut rows {
-                        Rows::Count => {}
-                        Rows::Values(out, Some(types)) => m::data_row(body, |i, v| {
-                            out.push(match v {
-                                Some(raw) => Some(values::result_value(
-                                    types.get(i).copied().unwrap_or(0),
-                                    raw,
-                                )?),
-                                None => None,
-                            });
-                            Ok(())
-                        })?,
-                        Rows::Values(out, None) => m::data_row(body, |_, v| {
-                            out.push(v.map(|raw| values::text_value(0, raw)));
-                            Ok(())
-                        })?,
-                        Rows::Text(_) => {}
+                    if let Rows::Values(..) = rows {
+                        row_values(&mut rows, body)?;
                     }
                 }
                 m::BIND_COMPLETE | m::PARSE_COMPLETE | m::EMPTY_QUERY_RESPONSE => {}
@@ -822,6 +839,16 @@ fn put_bytes(out: &mut Vec<u8>, i: usize, b: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
+#[cold]
+#[inline(never)]
+fn wrong_params(wanted: usize, given: usize) -> Error {
+    Error::Usage(format!(
+        "the statement has {wanted} parameters, {given} given"
+    ))
+}
+
+#[cold]
+#[inline(never)]
 fn out_of_range(i: usize, v: i64, ty: &str) -> Error {
     Error::Usage(format!(
         "parameter ${}: {v} is out of range for type {ty}",

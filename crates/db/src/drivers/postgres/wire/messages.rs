@@ -337,6 +337,8 @@ fn text(b: &[u8]) -> String {
 
 /// ErrorResponse (and NoticeResponse): fields, each a type byte and a
 /// string, ended by a zero byte.
+#[cold]
+#[inline(never)]
 pub(crate) fn error_fields(body: &[u8]) -> ServerError {
     let mut e = ServerError::default();
     let mut localized_severity = String::new();
