@@ -194,6 +194,15 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
         "total number of events:",
         &t.events.to_string(),
     );
+    if !sql {
+        // Without SQL there is no transactions line to give the rate.
+        let rate = if t.duration_s > 0.0 {
+            t.events as f64 / t.duration_s
+        } else {
+            0.0
+        };
+        row(&mut out, 4, "events per second:", &format!("{rate:.2}"));
+    }
     if let Some(w) = &r.warmup {
         row(
             &mut out,
