@@ -185,6 +185,10 @@ pub fn pg_fingerprint_bytes(q: &[u8]) -> Vec<u8> {
     s = collapse_unions(&s);
     s = limit(&s);
     order_by_asc(&mut s);
+    // A comment that ended the statement leaves no space behind.
+    while s.last() == Some(&b' ') {
+        s.pop();
+    }
     s
 }
 
@@ -200,7 +204,9 @@ fn pg_literals(s: &[u8]) -> Vec<u8> {
             let end = memchr::memchr(b'"', &s[i + 1..]).map_or(s.len(), |p| i + 1 + p + 1);
             out.extend_from_slice(&s[i..end]);
             i = end;
-        } else if b == b'\'' || (matches!(b, b'e' | b'E') && !prev_word && s.get(i + 1) == Some(&b'\'')) {
+        } else if b == b'\''
+            || (matches!(b, b'e' | b'E') && !prev_word && s.get(i + 1) == Some(&b'\''))
+        {
             let escapes = b != b'\'';
             let mut j = if escapes { i + 2 } else { i + 1 };
             loop {
@@ -228,7 +234,9 @@ fn pg_literals(s: &[u8]) -> Vec<u8> {
                 i = j;
                 continue;
             }
-            while s.get(j).is_some_and(|&c| is_word(c) && !c.is_ascii_digit() || c.is_ascii_digit() && j > i + 1) {
+            while s.get(j).is_some_and(|&c| {
+                is_word(c) && !c.is_ascii_digit() || c.is_ascii_digit() && j > i + 1
+            }) {
                 j += 1;
             }
             if s.get(j) == Some(&b'$') {
@@ -914,8 +922,14 @@ mod tests {
             pg("SELECT c FROM sbtest1 WHERE id = $1"),
             pg("select c from sbtest1 where id = 42")
         );
-        assert_eq!(pg("SELECT c FROM sbtest1 WHERE id=$1"), "select c from sbtest? where id=?");
-        assert_eq!(pg("select '1'::int4, $$it's$$, $fn$a$b$fn$, E'a\\'b'"), "select ?::int?, ?, ?, ?");
+        assert_eq!(
+            pg("SELECT c FROM sbtest1 WHERE id=$1"),
+            "select c from sbtest? where id=?"
+        );
+        assert_eq!(
+            pg("select '1'::int4, $$it's$$, $fn$a$b$fn$, E'a\\'b'"),
+            "select ?::int?, ?, ?, ?"
+        );
         assert_eq!(pg("select 'it''s' as x"), "select ? as x");
         assert_eq!(
             pg("SELECT \"Name\" FROM \"My Table\" WHERE k IN (1, 2, $3)"),
@@ -923,6 +937,7 @@ mod tests {
         );
         assert_eq!(pg("select e'x', type'y' from t"), "select ?, type? from t");
         assert_eq!(pg("select now()::date"), "select now()::date");
+        assert_eq!(pg("select 1 -- why\n"), "select ?");
     }
 
     #[test]

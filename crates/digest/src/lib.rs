@@ -324,11 +324,12 @@ fn read_inputs(
                         why: format!("--log-line-prefix: {why}"),
                     })?,
                     None => {
-                        let cands = [pglog::DEFAULT_PREFIX, pglog::DEBIAN_PREFIX]
-                            .map(|p| pglog::Prefix::parse(p).map_err(|why| DigestError::Format {
+                        let cands = [pglog::DEFAULT_PREFIX, pglog::DEBIAN_PREFIX].map(|p| {
+                            pglog::Prefix::parse(p).map_err(|why| DigestError::Format {
                                 name: name.clone(),
                                 why,
-                            }));
+                            })
+                        });
                         let [a, b] = cands;
                         let cands = [a?, b?];
                         match kind {

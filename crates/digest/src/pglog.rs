@@ -267,7 +267,10 @@ fn severity(s: &[u8]) -> Option<(&[u8], usize)> {
     }
     let mut at = n + 3;
     // log_error_verbosity=verbose: `LOG:  00000: message`.
-    if s.len() >= at + 7 && s[at..at + 5].iter().all(u8::is_ascii_alphanumeric) && &s[at + 5..at + 7] == b": " {
+    if s.len() >= at + 7
+        && s[at..at + 5].iter().all(u8::is_ascii_alphanumeric)
+        && &s[at + 5..at + 7] == b": "
+    {
         at += 7;
     }
     Some((&s[..n], at))
@@ -320,8 +323,10 @@ pub fn choose_prefix(head: &[u8], candidates: &[Prefix]) -> Option<Prefix> {
         head.split(|&b| b == b'\n')
             .take(1000)
             .filter(|l| {
-                p.read(l)
-                    .is_some_and(|(f, at)| severity(&l[at..]).is_some() && (f.user.is_some() || f.pid.is_some() || f.ts.is_some()))
+                p.read(l).is_some_and(|(f, at)| {
+                    severity(&l[at..]).is_some()
+                        && (f.user.is_some() || f.pid.is_some() || f.ts.is_some())
+                })
             })
             .count()
     };
@@ -527,7 +532,9 @@ impl PgParser {
             }
             let get = |i: usize| Some(&fields[i]).filter(|v| !v.is_empty()).cloned();
             let ts = parse_pg_ts(&fields[0]);
-            let pid = std::str::from_utf8(&fields[3]).ok().and_then(|p| p.parse().ok());
+            let pid = std::str::from_utf8(&fields[3])
+                .ok()
+                .and_then(|p| p.parse().ok());
             if ts.is_none() || pid.is_none() {
                 bad(BadLine {
                     line: start_line,
@@ -536,7 +543,9 @@ impl PgParser {
                 continue;
             }
             let host = get(4).map(|h| match memchr::memrchr(b':', &h) {
-                Some(c) if c > 0 && h[c + 1..].iter().all(u8::is_ascii_digit) => Cow::Owned(h[..c].to_vec()),
+                Some(c) if c > 0 && h[c + 1..].iter().all(u8::is_ascii_digit) => {
+                    Cow::Owned(h[..c].to_vec())
+                }
                 _ => h,
             });
             let rec = Record {
@@ -619,7 +628,10 @@ impl PgParser {
             let rec = Record {
                 line: this,
                 offset: offset + start as u64,
-                ts: j.timestamp.as_deref().and_then(|t| parse_pg_ts(t.as_bytes())),
+                ts: j
+                    .timestamp
+                    .as_deref()
+                    .and_then(|t| parse_pg_ts(t.as_bytes())),
                 pid: j.pid,
                 session: bytes(j.session_id),
                 user: bytes(j.user),
@@ -636,7 +648,11 @@ impl PgParser {
     fn record(&mut self, r: &Record<'_>, emit: &mut dyn FnMut(&LogEvent<'_>)) {
         let key = match (r.pid, &r.session) {
             (Some(p), _) => p,
-            (None, Some(s)) => s.iter().fold(0u64, |h, &b| h.wrapping_mul(31).wrapping_add(b as u64)) | 1 << 63,
+            (None, Some(s)) => {
+                s.iter()
+                    .fold(0u64, |h, &b| h.wrapping_mul(31).wrapping_add(b as u64))
+                    | 1 << 63
+            }
             _ => 0,
         };
         let sev: &[u8] = &r.severity;
@@ -656,7 +672,9 @@ impl PgParser {
         }
         if let Some(rest) = m.strip_prefix(b"duration: ") {
             let n = span(rest, |b| b.is_ascii_digit() || b == b'.');
-            let ms: Option<f64> = std::str::from_utf8(&rest[..n]).ok().and_then(|s| s.parse().ok());
+            let ms: Option<f64> = std::str::from_utf8(&rest[..n])
+                .ok()
+                .and_then(|s| s.parse().ok());
             let Some(ms) = ms.filter(|_| rest[n..].starts_with(b" ms")) else {
                 return;
             };
@@ -686,7 +704,7 @@ impl PgParser {
                         line: r.line,
                         offset: r.offset,
                         ts: r.ts,
-                        query: q,
+                        query: trim_statement(q),
                         query_time: Some(t / 1000.0),
                         user: sess.user.as_deref().map(Cow::Borrowed),
                         host: sess.host.as_deref().map(Cow::Borrowed),
@@ -743,7 +761,10 @@ fn statement(m: &[u8]) -> Option<(Kind, &[u8])> {
     }
     let (kind, rest) = if let Some(r) = m.strip_prefix(b"execute ") {
         (Kind::Statement, r)
-    } else if let Some(r) = m.strip_prefix(b"parse ").or_else(|| m.strip_prefix(b"bind ")) {
+    } else if let Some(r) = m
+        .strip_prefix(b"parse ")
+        .or_else(|| m.strip_prefix(b"bind "))
+    {
         (Kind::Parse, r)
     } else {
         return None;
@@ -756,12 +777,17 @@ fn statement(m: &[u8]) -> Option<(Kind, &[u8])> {
     Some((kind, &rest[c + 2..]))
 }
 
-fn emit_pending(p: &Pending, t: Option<f64>, pid: Option<u64>, emit: &mut dyn FnMut(&LogEvent<'_>)) {
+fn emit_pending(
+    p: &Pending,
+    t: Option<f64>,
+    pid: Option<u64>,
+    emit: &mut dyn FnMut(&LogEvent<'_>),
+) {
     let ev = LogEvent {
         line: p.line,
         offset: p.offset,
         ts: p.ts,
-        query: &p.query,
+        query: trim_statement(&p.query),
         query_time: t,
         user: p.user.as_deref().map(Cow::Borrowed),
         host: p.host.as_deref().map(Cow::Borrowed),
@@ -771,6 +797,15 @@ fn emit_pending(p: &Pending, t: Option<f64>, pid: Option<u64>, emit: &mut dyn Fn
         ..Default::default()
     };
     emit(&ev);
+}
+
+/// A statement without the spaces and `;` that end it (as clients send it).
+fn trim_statement(q: &[u8]) -> &[u8] {
+    let mut q = q.trim_ascii_end();
+    while let Some(r) = q.strip_suffix(b";") {
+        q = r.trim_ascii_end();
+    }
+    q
 }
 
 /// One CSV record at `pos`: its fields, where the next starts, the newlines
@@ -791,7 +826,9 @@ fn csv_record(buf: &[u8], mut pos: usize) -> (Vec<Cow<'_, [u8]>>, usize, u64, bo
                     return (fields, buf.len(), lines, false);
                 };
                 if buf.get(q + 1) == Some(&b'"') {
-                    owned.get_or_insert_with(Vec::new).extend_from_slice(&buf[i..=q]);
+                    owned
+                        .get_or_insert_with(Vec::new)
+                        .extend_from_slice(&buf[i..=q]);
                     i = q + 2;
                     continue;
                 }
@@ -844,7 +881,8 @@ mod tests {
         let mut p = PgParser::new(kind, Prefix::parse(prefix).unwrap());
         let mut evs = Vec::new();
         let mut bads = Vec::new();
-        let s = |v: &Option<Cow<'_, [u8]>>| v.as_ref().map(|v| String::from_utf8_lossy(v).into_owned());
+        let s =
+            |v: &Option<Cow<'_, [u8]>>| v.as_ref().map(|v| String::from_utf8_lossy(v).into_owned());
         let mut push = |e: &LogEvent<'_>| {
             evs.push(Ev {
                 line: e.line,
@@ -923,7 +961,10 @@ this line is not from postgres
             q,
             [
                 ("SELECT c FROM t WHERE id = 5", Some(0.25)),
-                ("SELECT a,\n\t  b\n\tFROM t\n\tWHERE id IN (1, 2, 3)", Some(1.5)),
+                (
+                    "SELECT a,\n\t  b\n\tFROM t\n\tWHERE id IN (1, 2, 3)",
+                    Some(1.5)
+                ),
                 ("SELECT c FROM t WHERE id = $1", Some(0.35)),
                 ("UPDATE t SET v = 'x' WHERE id = 1", Some(3.0)),
                 ("BEGIN", Some(0.01)),
@@ -933,7 +974,10 @@ this line is not from postgres
         );
         assert_eq!(evs[0].line, 2);
         assert_eq!(evs[2].line, 10);
-        assert_eq!((evs[0].user.as_deref(), evs[0].db.as_deref()), (Some("alice"), Some("shop")));
+        assert_eq!(
+            (evs[0].user.as_deref(), evs[0].db.as_deref()),
+            (Some("alice"), Some("shop"))
+        );
         assert_eq!(evs[3].pid, Some(14));
         assert_eq!(bads.len(), 1, "{bads:?}");
         assert_eq!(bads[0].line, 14);
@@ -973,7 +1017,11 @@ not,a,record
         assert_eq!(evs[0].query, "SELECT 'a\nb'");
         assert_eq!(evs[0].host.as_deref(), Some("10.0.0.1"));
         assert_eq!((evs[1].query.as_str(), evs[1].ms), ("SELECT 2", Some(4.0)));
-        assert_eq!(evs[1].user.as_deref(), Some("alice"), "the session's user carries");
+        assert_eq!(
+            evs[1].user.as_deref(),
+            Some("alice"),
+            "the session's user carries"
+        );
         assert_eq!(bads.len(), 1);
         assert_eq!(bads[0].line, 3);
         assert_eq!(looks_like(text.as_bytes()), Some(PgKind::Json));
@@ -982,10 +1030,20 @@ not,a,record
     #[test]
     fn detection_and_prefix_choice() {
         assert_eq!(looks_like(STDERR.as_bytes()), Some(PgKind::Stderr));
-        let cands = [Prefix::parse(DEFAULT_PREFIX).unwrap(), Prefix::parse(DEBIAN_PREFIX).unwrap()];
-        assert_eq!(choose_prefix(STDERR.as_bytes(), &cands).unwrap().text(), DEBIAN_PREFIX);
-        let plain = "2026-11-27 10:31:38.200 UTC [12] LOG:  duration: 0.250 ms  statement: SELECT 1\n";
-        assert_eq!(choose_prefix(plain.as_bytes(), &cands).unwrap().text(), DEFAULT_PREFIX);
+        let cands = [
+            Prefix::parse(DEFAULT_PREFIX).unwrap(),
+            Prefix::parse(DEBIAN_PREFIX).unwrap(),
+        ];
+        assert_eq!(
+            choose_prefix(STDERR.as_bytes(), &cands).unwrap().text(),
+            DEBIAN_PREFIX
+        );
+        let plain =
+            "2026-11-27 10:31:38.200 UTC [12] LOG:  duration: 0.250 ms  statement: SELECT 1\n";
+        assert_eq!(
+            choose_prefix(plain.as_bytes(), &cands).unwrap().text(),
+            DEFAULT_PREFIX
+        );
         assert_eq!(looks_like(b"# Time: 261127 10:31:38\n"), None);
     }
 }
