@@ -897,3 +897,105 @@ fn postgres_stderr_csv_and_json_logs_match_the_workload() {
         assert!(c.to_string().contains("\"postgres\""), "{format}: {c}");
     }
 }
+
+#[test]
+fn postgres_log_statement_and_log_duration_pairs_with_the_extended_protocol() {
+    let s = Scratch::new();
+    let Some(server) = start_with(
+        Flavor::Postgres,
+        &[
+            ("logging_collector", "on"),
+            ("log_destination", "stderr"),
+            ("log_directory", "digest-log"),
+            ("log_filename", "pairs.log"),
+            ("log_statement", "all"),
+            ("log_duration", "on"),
+            ("log_connections", "on"),
+            ("log_disconnections", "on"),
+        ],
+    ) else {
+        return;
+    };
+    let log = server.datadir().join("digest-log").join("pairs.log");
+    let db = format!("--db={}", server.url());
+    s.ok(&[
+        "prepare",
+        "oltp_read_write",
+        &db,
+        "--tables=1",
+        "--table-size=200",
+    ]);
+    let events = 20u64;
+    s.ok(&[
+        "run",
+        "oltp_read_write",
+        &db,
+        "--tables=1",
+        "--table-size=200",
+        "--threads=2",
+        "--time=0",
+        &format!("--events={events}"),
+    ]);
+    ask(&server, "SELECT 'end of the test workload'");
+    let t = std::time::Instant::now();
+    while !std::fs::read_to_string(&log).is_ok_and(|t| t.contains("end of the test workload")) {
+        assert!(
+            t.elapsed().as_secs() < 60,
+            "{} lacks the last statement",
+            log.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let f = log.to_str().expect("utf-8 path");
+    let r = s.ok(&[
+        "digest",
+        f,
+        "--format=json",
+        "--limit=0",
+        "--log-line-prefix=%m [%p] ",
+    ]);
+    let doc = r.json();
+    assert_eq!(doc["files"][0]["format"], "postgres-stderr");
+    assert_eq!(doc["malformed"]["count"], 0, "{}", r.stderr);
+    for (fp, per_event) in [
+        ("select c from sbtest? where id=?", 10),
+        ("select c from sbtest? where id between ? and ?", 1),
+        ("update sbtest? set c=? where id=?", 1),
+        ("delete from sbtest? where id=?", 1),
+        ("insert into sbtest? (id, k, c, pad) values(?+)", 1),
+        ("begin", 1),
+        ("commit", 1),
+    ] {
+        assert_eq!(
+            count_of(&doc, fp),
+            per_event * events,
+            "class {fp}:\n{}",
+            r.stdout
+        );
+    }
+    // Every statement got its duration (parse and bind ones added to it).
+    let c = doc["classes"]
+        .as_array()
+        .expect("classes")
+        .iter()
+        .find(|c| c["key"] == "select c from sbtest? where id=?")
+        .expect("the point selects");
+    assert_eq!(
+        c["attributes"]["Query_time"]["numbers"]["count"],
+        10 * events,
+        "{c}"
+    );
+    // A wrong prefix: every line counted as unreadable, never fatal.
+    let r = s.ok(&["digest", f, "--format=json", "--log-line-prefix=%t <%p> "]);
+    let doc = r.json();
+    assert!(
+        doc["malformed"]["count"].as_u64().unwrap_or(0) > 100,
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("line 1: no log_line_prefix '%t <%p> '"),
+        "{}",
+        r.stderr
+    );
+}
