@@ -661,14 +661,16 @@ impl PgParser {
         }
         let m: &[u8] = &r.message;
         let sess = self.sessions.entry(key).or_default();
-        if r.user.is_some() {
-            sess.user = r.user.as_deref().map(<[u8]>::to_vec);
-        }
-        if r.db.is_some() {
-            sess.db = r.db.as_deref().map(<[u8]>::to_vec);
-        }
-        if r.host.is_some() {
-            sess.host = r.host.as_deref().map(<[u8]>::to_vec);
+        for (have, new) in [
+            (&mut sess.user, &r.user),
+            (&mut sess.db, &r.db),
+            (&mut sess.host, &r.host),
+        ] {
+            if let Some(v) = new.as_deref()
+                && have.as_deref() != Some(v)
+            {
+                *have = Some(v.to_vec());
+            }
         }
         if let Some(rest) = m.strip_prefix(b"duration: ") {
             let n = span(rest, |b| b.is_ascii_digit() || b == b'.');
@@ -736,7 +738,8 @@ impl PgParser {
             }
             Some((Kind::Parse, _)) => {}
             None => {
-                if m.starts_with(b"disconnection: ")
+                // A process ends (or its id is taken by a new one): its state goes.
+                if (m.starts_with(b"disconnection: ") || m.starts_with(b"connection received: "))
                     && let Some(s) = self.sessions.remove(&key)
                     && let Some(p) = s.stmt
                 {
