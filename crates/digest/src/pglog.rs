@@ -49,7 +49,8 @@ pub struct Prefix {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Item {
     Lit(Vec<u8>),
-    Esc(u8),
+    /// An escape, and whether it has a padding width (`%-10u`).
+    Esc(u8, bool),
     /// `%q`: what follows is written by session processes only.
     Stop,
 }
@@ -80,9 +81,11 @@ impl Prefix {
                 continue;
             }
             i += 1;
+            let w = i;
             while i < b.len() && (b[i] == b'-' || b[i].is_ascii_digit()) {
                 i += 1;
             }
+            let padded = i > w;
             let Some(&c) = b.get(i) else {
                 return Err(format!("log_line_prefix '{s}' ends with a lone %"));
             };
@@ -100,7 +103,11 @@ impl Prefix {
             if !lit.is_empty() {
                 items.push(Item::Lit(std::mem::take(&mut lit)));
             }
-            items.push(if c == b'q' { Item::Stop } else { Item::Esc(c) });
+            items.push(if c == b'q' {
+                Item::Stop
+            } else {
+                Item::Esc(c, padded)
+            });
         }
         if !lit.is_empty() {
             items.push(Item::Lit(lit));
@@ -145,8 +152,15 @@ impl Prefix {
                     _ => Some(p),
                 }
             }
-            Item::Esc(c) => {
+            Item::Esc(c, padded) => {
                 let rest = &l[p..];
+                // A padded value: spaces before it (right-aligned).
+                let lead = if *padded {
+                    span(rest, |b| b == b' ')
+                } else {
+                    0
+                };
+                let rest = &rest[lead..];
                 let n = match c {
                     b'm' | b't' | b's' => {
                         let n = timestamp_len(rest)?;
@@ -204,7 +218,13 @@ impl Prefix {
                         n
                     }
                 };
-                self.read_from(k + 1, l, p + n, f)
+                // And after it (left-aligned).
+                let trail = if *padded {
+                    span(&rest[n..], |b| b == b' ')
+                } else {
+                    0
+                };
+                self.read_from(k + 1, l, p + lead + n + trail, f)
             }
         }
     }
@@ -928,6 +948,14 @@ mod tests {
         let (f, _) = m.read(b"2026-11-27 11:31:38.250 +01 [9] LOG:  x").unwrap();
         assert_eq!(f.ts, Some(1_795_775_498_250_000));
         assert!(Prefix::parse("%m %z").unwrap_err().contains("%z"));
+        let padded = Prefix::parse("%t [%5p] %-8u@%d: ").unwrap();
+        let l = b"2026-11-27 10:31:38 UTC [   42] bob     @shop: LOG:  x";
+        let (f, at) = padded.read(l).unwrap();
+        assert_eq!(
+            (f.pid, f.user, f.db),
+            (Some(42), Some(&b"bob"[..]), Some(&b"shop"[..]))
+        );
+        assert_eq!(&l[at..], b"LOG:  x");
         assert!(m.read(b"garbage").is_none());
     }
 
