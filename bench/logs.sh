@@ -20,6 +20,14 @@
 #   SEED=42              the generator's seed
 #   DBMETER_BIN=path     use this binary instead of building one
 #   SKIP_PT=1            dbmeter only
+#   PG_MB=200            size of the generated PostgreSQL stderr log (0: no PostgreSQL case)
+#   SKIP_PGBADGER=1      dbmeter only on the PostgreSQL log
+#
+# The PostgreSQL case: bench/gen_pglog.py writes a stderr log (Debian's
+# log_line_prefix, log_min_duration_statement=0, simple and extended protocol,
+# multi-line statements, errors); dbmeter digest and pgBadger -j 2 read it,
+# and both must count the same statements (pgBadger's classes keep digits in
+# names, so the totals are compared, not the classes).
 # Raw outputs are kept in bench/out/logs/.
 set -euo pipefail
 shopt -s inherit_errexit
@@ -29,12 +37,20 @@ SIZE_MB="${SIZE_MB:-1024}"
 PT_MB="${PT_MB:-256}"
 SEED="${SEED:-42}"
 SKIP_PT="${SKIP_PT:-0}"
+PG_MB="${PG_MB:-200}"
+SKIP_PGBADGER="${SKIP_PGBADGER:-0}"
 OUT="$ROOT/bench/out/logs"
 
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 require_positive SIZE_MB PT_MB SEED
 require_flag SKIP_PT
+require_flag SKIP_PGBADGER
+case "$PG_MB" in '' | *[!0-9]*) die "PG_MB=$PG_MB: expected a number of MB (0 for none)" ;; esac
+if [ "$PG_MB" -gt 0 ] && [ "$SKIP_PGBADGER" != 1 ]; then
+    command -v pgbadger >/dev/null ||
+        die "pgbadger not found (Debian package pgbadger), or SKIP_PGBADGER=1 or PG_MB=0"
+fi
 command -v python3 >/dev/null || die "python3 is required"
 [ -x /usr/bin/time ] || die "/usr/bin/time is required (Debian package time)"
 if [ "$SKIP_PT" != 1 ]; then
@@ -107,8 +123,9 @@ else
     P_WALL=0 P_CPU=0 P_RSS=0
 fi
 
+SLOW_STATUS=0
 python3 - "$FULL_MB" "$FULL_WALL" "$FULL_CPU" "$FULL_RSS" "$PART_MB" "$D_WALL" "$D_CPU" "$D_RSS" \
-    "$P_WALL" "$P_CPU" "$P_RSS" "$OUT/dbmeter-part.json" "$OUT/pt-query-digest.json" "$SKIP_PT" <<'EOF'
+    "$P_WALL" "$P_CPU" "$P_RSS" "$OUT/dbmeter-part.json" "$OUT/pt-query-digest.json" "$SKIP_PT" <<'EOF' || SLOW_STATUS=1
 import json, sys
 (full_mb, fw, fc, frss, part_mb, dw, dc, drss, pw, pc, prss) = map(float, sys.argv[1:12])
 ours_f, theirs_f, skip_pt = sys.argv[12], sys.argv[13], sys.argv[14] == "1"
@@ -134,3 +151,49 @@ else:
         print("  ", d)
     sys.exit(1)
 EOF
+
+[ "$PG_MB" -gt 0 ] || exit "$SLOW_STATUS"
+PGLOG="$OUT/pg-stderr-${PG_MB}MB-s$SEED.log"
+if [ ! -s "$PGLOG" ]; then
+    log "generating a ${PG_MB} MB PostgreSQL stderr log: $PGLOG"
+    python3 "$ROOT/bench/gen_pglog.py" "$PG_MB" "$SEED" > "$PGLOG.tmp"
+    mv "$PGLOG.tmp" "$PGLOG"
+fi
+PG_SIZE="$(mb_of "$PGLOG")"
+read -r G_WALL G_CPU G_RSS < <(measure dbmeter-pg "$OUT/dbmeter-pg.json" \
+    "$DBMETER_BIN" digest "$PGLOG" --format=json --limit=0)
+if [ "$SKIP_PGBADGER" != 1 ]; then
+    read -r B_WALL B_CPU B_RSS < <(measure pgbadger "$OUT/pgbadger.stdout" \
+        pgbadger -j 2 -q -f stderr --prefix '%m [%p] %q%u@%d ' -o "$OUT/pgbadger.json" "$PGLOG")
+else
+    B_WALL=0 B_CPU=0 B_RSS=0
+fi
+PG_STATUS=0
+python3 - "$PG_SIZE" "$G_WALL" "$G_CPU" "$G_RSS" "$B_WALL" "$B_CPU" "$B_RSS" \
+    "$OUT/dbmeter-pg.json" "$OUT/pgbadger.json" "$SKIP_PGBADGER" <<'EOF' || PG_STATUS=1
+import json, sys
+(mb, gw, gc, grss, bw, bc, brss) = map(float, sys.argv[1:8])
+ours_f, theirs_f, skip = sys.argv[8], sys.argv[9], sys.argv[10] == "1"
+rate = lambda mb, s: mb / s if s > 0 else float("inf")
+print(f"\nPostgreSQL stderr log")
+print(f"{'':26} {'MB':>8} {'wall s':>8} {'CPU s':>8} {'MB/s wall':>10} {'MB/CPU-s':>9} {'peak RSS':>9}")
+def row(name, w, c, rss):
+    print(f"{name:26} {mb:8.1f} {w:8.2f} {c:8.2f} {rate(mb, w):10.1f} {rate(mb, c):9.1f} {rss / 1024:7.1f}MB")
+row("dbmeter digest", gw, gc, grss)
+ours = json.load(open(ours_f))
+n = ours["global"]["query_count"]
+print(f"dbmeter: {n} statements in {len(ours['classes'])} classes, "
+      f"{ours['malformed']['count']} malformed lines")
+if skip:
+    sys.exit(0)
+row("pgbadger -j 2", bw, bc, brss)
+print(f"throughput, dbmeter / pgbadger -j 2: {rate(mb, gw) / rate(mb, bw):.1f}x wall, "
+      f"{rate(mb, gc) / rate(mb, bc):.1f}x per CPU second")
+theirs = json.load(open(theirs_f))["overall_stat"]["queries_number"]
+if theirs == n:
+    print(f"statements: identical ({n})")
+else:
+    print(f"statements DIFFER: dbmeter {n}, pgbadger {theirs}")
+    sys.exit(1)
+EOF
+[ "$SLOW_STATUS" = 0 ] && [ "$PG_STATUS" = 0 ]

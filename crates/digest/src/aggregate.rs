@@ -7,7 +7,7 @@
 //! merge exactly (the parallel readers each make one and they are added).
 
 use crate::event::LogEvent;
-use crate::fingerprint::fingerprint_bytes;
+use crate::fingerprint::{fingerprint_bytes, pg_fingerprint_bytes};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -747,7 +747,11 @@ impl Aggregate {
         self.last_attrs = last;
         let key: &[u8] = match self.group_by {
             GroupBy::Fingerprint => {
-                self.key = fingerprint_bytes(e.query);
+                self.key = if e.postgres {
+                    pg_fingerprint_bytes(e.query)
+                } else {
+                    fingerprint_bytes(e.query)
+                };
                 &self.key
             }
             GroupBy::Db => match &e.db {

@@ -34,6 +34,8 @@ pub struct LogEvent<'a> {
     pub thread_id: Option<u64>,
     /// Every other attribute, by name, its value as written.
     pub attrs: Vec<(&'a [u8], &'a [u8])>,
+    /// A PostgreSQL statement (fingerprinted with PostgreSQL's literals).
+    pub postgres: bool,
 }
 
 /// A line that could not be read, with why.

@@ -162,6 +162,107 @@ pub fn fingerprint_bytes(q: &[u8]) -> Vec<u8> {
     s
 }
 
+/// The fingerprint of a PostgreSQL statement: pt-query-digest's rules, with
+/// PostgreSQL's literals: `$1` placeholders, `'...'` (with `''` inside),
+/// `E'...'` (with backslash escapes) and dollar-quoted `$tag$...$tag$`
+/// strings become `?`; `::type` casts stay as written; double-quoted
+/// identifiers stay (lowercased and with digits as `?` like every other
+/// identifier); `CALL`, `use` and the MySQL special cases do not apply.
+pub fn pg_fingerprint_bytes(q: &[u8]) -> Vec<u8> {
+    let mut s: Vec<u8> = match first_insert_row(q) {
+        Some(end) => q[..end].to_vec(),
+        None => q.to_vec(),
+    };
+    s = strip_block_comments(&s);
+    s = strip_line_comments(&s);
+    s = pg_literals(&s);
+    s = words_to_mark(&s, &[b"false", b"true"], true);
+    s = numbers(&s);
+    s = absorb_before_mark(&s);
+    s = squeeze(&s);
+    s = words_to_mark(&s, &[b"null"], false);
+    s = collapse_lists(&s);
+    s = collapse_unions(&s);
+    s = limit(&s);
+    order_by_asc(&mut s);
+    // A comment that ended the statement leaves no space behind.
+    while s.last() == Some(&b' ') {
+        s.pop();
+    }
+    s
+}
+
+/// PostgreSQL's string literals and placeholders to `?`; double-quoted
+/// identifiers copied as they are.
+fn pg_literals(s: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        let b = s[i];
+        let prev_word = i > 0 && is_word(s[i - 1]);
+        if b == b'"' {
+            let end = memchr::memchr(b'"', &s[i + 1..]).map_or(s.len(), |p| i + 1 + p + 1);
+            out.extend_from_slice(&s[i..end]);
+            i = end;
+        } else if b == b'\''
+            || (matches!(b, b'e' | b'E') && !prev_word && s.get(i + 1) == Some(&b'\''))
+        {
+            let escapes = b != b'\'';
+            let mut j = if escapes { i + 2 } else { i + 1 };
+            loop {
+                match s.get(j) {
+                    None => break,
+                    Some(b'\\') if escapes => j += 2,
+                    Some(b'\'') if s.get(j + 1) == Some(&b'\'') => j += 2,
+                    Some(b'\'') => {
+                        j += 1;
+                        break;
+                    }
+                    Some(_) => j += 1,
+                }
+            }
+            out.push(b'?');
+            i = j.min(s.len());
+        } else if b == b'$' && !prev_word {
+            // `$1` or `$tag$...$tag$` (the tag may be empty).
+            let mut j = i + 1;
+            if s.get(j).is_some_and(u8::is_ascii_digit) {
+                while s.get(j).is_some_and(u8::is_ascii_digit) {
+                    j += 1;
+                }
+                out.push(b'?');
+                i = j;
+                continue;
+            }
+            while s.get(j).is_some_and(|&c| {
+                is_word(c) && !c.is_ascii_digit() || c.is_ascii_digit() && j > i + 1
+            }) {
+                j += 1;
+            }
+            if s.get(j) == Some(&b'$') {
+                let tag = &s[i..=j];
+                match find(s, j + 1, tag) {
+                    Some(end) => {
+                        out.push(b'?');
+                        i = end + tag.len();
+                    }
+                    None => {
+                        out.extend_from_slice(&s[i..]);
+                        i = s.len();
+                    }
+                }
+            } else {
+                out.push(b);
+                i += 1;
+            }
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+    out
+}
+
 /// `/\*\w+\.\w+:[0-9]/[0-9]\*/` anywhere.
 fn has_toolkit_marker(q: &[u8]) -> bool {
     let mut from = 0;
@@ -812,6 +913,31 @@ mod tests {
             "select a from t order by a, b desc, c"
         );
         assert_eq!(fp("select a asc from t"), "select a asc from t");
+    }
+
+    #[test]
+    fn postgres_literals() {
+        let pg = |q: &str| String::from_utf8(pg_fingerprint_bytes(q.as_bytes())).unwrap();
+        assert_eq!(
+            pg("SELECT c FROM sbtest1 WHERE id = $1"),
+            pg("select c from sbtest1 where id = 42")
+        );
+        assert_eq!(
+            pg("SELECT c FROM sbtest1 WHERE id=$1"),
+            "select c from sbtest? where id=?"
+        );
+        assert_eq!(
+            pg("select '1'::int4, $$it's$$, $fn$a$b$fn$, E'a\\'b'"),
+            "select ?::int?, ?, ?, ?"
+        );
+        assert_eq!(pg("select 'it''s' as x"), "select ? as x");
+        assert_eq!(
+            pg("SELECT \"Name\" FROM \"My Table\" WHERE k IN (1, 2, $3)"),
+            "select \"name\" from \"my table\" where k in(?+)"
+        );
+        assert_eq!(pg("select e'x', type'y' from t"), "select ?, type? from t");
+        assert_eq!(pg("select now()::date"), "select now()::date");
+        assert_eq!(pg("select 1 -- why\n"), "select ?");
     }
 
     #[test]

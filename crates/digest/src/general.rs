@@ -274,6 +274,7 @@ impl GeneralParser {
                 db: t.and_then(|t| t.db.as_deref()).map(Cow::Borrowed),
                 thread_id: Some(thread),
                 attrs: Vec::new(),
+                postgres: false,
             };
             emit(&ev);
         }

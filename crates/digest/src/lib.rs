@@ -1,8 +1,8 @@
 //! Query-log digests: what a server's logs say about the statements it ran.
 //!
 //! One stream of typed events ([`LogEvent`]) comes out of every log format
-//! ([`LogFormat`]: the MySQL/MariaDB slow log and general log; the
-//! PostgreSQL formats are to come as more variants); events are grouped into
+//! ([`LogFormat`]: the MySQL/MariaDB slow log and general log, and
+//! PostgreSQL's stderr log, csvlog and jsonlog ([`pglog`])); events are grouped into
 //! classes by pt-query-digest's fingerprint ([`fingerprint`]) or by database,
 //! user or host, and aggregated per class in bounded memory
 //! ([`aggregate`]). [`digest`] reads the inputs in parallel: one thread
@@ -16,6 +16,7 @@ pub mod event;
 pub mod fingerprint;
 pub mod general;
 pub mod input;
+pub mod pglog;
 pub mod report;
 mod scan;
 pub mod slowlog;
@@ -37,6 +38,15 @@ pub enum LogFormat {
     /// MySQL/MariaDB general query log.
     #[serde(rename = "mysql-general")]
     MysqlGeneral,
+    /// PostgreSQL's stderr log (a `log_line_prefix` on every line).
+    #[serde(rename = "postgres-stderr")]
+    PgStderr,
+    /// PostgreSQL's csvlog.
+    #[serde(rename = "postgres-csv")]
+    PgCsv,
+    /// PostgreSQL's jsonlog (15+).
+    #[serde(rename = "postgres-json")]
+    PgJson,
 }
 
 impl LogFormat {
@@ -44,6 +54,9 @@ impl LogFormat {
         match self {
             LogFormat::MysqlSlow => "mysql-slow",
             LogFormat::MysqlGeneral => "mysql-general",
+            LogFormat::PgStderr => "postgres-stderr",
+            LogFormat::PgCsv => "postgres-csv",
+            LogFormat::PgJson => "postgres-json",
         }
     }
 
@@ -51,6 +64,9 @@ impl LogFormat {
         match s.to_ascii_lowercase().as_str() {
             "mysql-slow" | "slowlog" | "slow" => Some(LogFormat::MysqlSlow),
             "mysql-general" | "genlog" | "general" => Some(LogFormat::MysqlGeneral),
+            "postgres-stderr" | "pg-stderr" | "stderr" => Some(LogFormat::PgStderr),
+            "postgres-csv" | "pg-csv" | "csvlog" => Some(LogFormat::PgCsv),
+            "postgres-json" | "pg-json" | "jsonlog" => Some(LogFormat::PgJson),
             _ => None,
         }
     }
@@ -62,7 +78,21 @@ impl LogFormat {
         } else if general::looks_like(head) {
             Some(LogFormat::MysqlGeneral)
         } else {
-            None
+            pglog::looks_like(head).map(|k| match k {
+                pglog::PgKind::Stderr => LogFormat::PgStderr,
+                pglog::PgKind::Csv => LogFormat::PgCsv,
+                pglog::PgKind::Json => LogFormat::PgJson,
+            })
+        }
+    }
+
+    /// Which PostgreSQL log it is, if it is one.
+    pub fn pg_kind(self) -> Option<pglog::PgKind> {
+        match self {
+            LogFormat::PgStderr => Some(pglog::PgKind::Stderr),
+            LogFormat::PgCsv => Some(pglog::PgKind::Csv),
+            LogFormat::PgJson => Some(pglog::PgKind::Json),
+            _ => None,
         }
     }
 
@@ -78,6 +108,9 @@ impl LogFormat {
         match self {
             LogFormat::MysqlSlow => slowlog::last_boundary(buf),
             LogFormat::MysqlGeneral => general::last_boundary(buf),
+            LogFormat::PgStderr => pglog::last_boundary(pglog::PgKind::Stderr, buf),
+            LogFormat::PgCsv => pglog::last_boundary(pglog::PgKind::Csv, buf),
+            LogFormat::PgJson => pglog::last_boundary(pglog::PgKind::Json, buf),
         }
         .filter(|&p| p > 0)
     }
@@ -92,6 +125,9 @@ pub struct Options {
     pub threads: usize,
     /// The format, when not detected.
     pub format: Option<LogFormat>,
+    /// PostgreSQL's `log_line_prefix` for stderr logs; without it, the one
+    /// of PostgreSQL's default and Debian's that reads the log.
+    pub log_line_prefix: Option<String>,
 }
 
 /// One input as read.
@@ -270,15 +306,52 @@ fn read_inputs(
                     why: if buf.is_empty() {
                         "the log is empty".into()
                     } else {
-                        "not a MySQL/MariaDB slow or general log (no `# User@Host:`, \
-                         `# Query_time:` or `ID Query` lines in its first 256 KiB); \
-                         --log-format=mysql-slow or mysql-general says which"
+                        "not a MySQL/MariaDB slow or general log nor a PostgreSQL log \
+                         (no `# User@Host:`, `# Query_time:`, `ID Query`, `LOG:  ` lines, \
+                         csvlog or jsonlog records in its first 256 KiB); --log-format=mysql-slow, \
+                         mysql-general, postgres-stderr, postgres-csv or postgres-json says which"
                             .into()
                     },
                 }
             })?,
         };
         let mut general = general::GeneralParser::default();
+        let mut pg = match format.pg_kind() {
+            Some(kind) => {
+                let prefix = match &opts.log_line_prefix {
+                    Some(p) => pglog::Prefix::parse(p).map_err(|why| DigestError::Format {
+                        name: name.clone(),
+                        why: format!("--log-line-prefix: {why}"),
+                    })?,
+                    None => {
+                        let cands = [pglog::DEFAULT_PREFIX, pglog::DEBIAN_PREFIX].map(|p| {
+                            pglog::Prefix::parse(p).map_err(|why| DigestError::Format {
+                                name: name.clone(),
+                                why,
+                            })
+                        });
+                        let [a, b] = cands;
+                        let cands = [a?, b?];
+                        match kind {
+                            pglog::PgKind::Stderr => {
+                                pglog::choose_prefix(&buf[..buf.len().min(256 << 10)], &cands)
+                                    .ok_or_else(|| DigestError::Format {
+                                        name: name.clone(),
+                                        why: "a PostgreSQL stderr log whose lines have neither \
+                                              PostgreSQL's default log_line_prefix '%m [%p] ' \
+                                              nor Debian's '%m [%p] %q%u@%d '; \
+                                              --log-line-prefix gives the server's"
+                                            .into(),
+                                    })?
+                            }
+                            _ => cands[0].clone(),
+                        }
+                    }
+                };
+                Some(pglog::PgParser::new(kind, prefix))
+            }
+            None => None,
+        };
         let mut line = 1u64;
         let mut offset = 0u64;
         let mut first = true;
@@ -310,6 +383,22 @@ fn read_inputs(
                     if tx.send(chunk).is_err() {
                         break;
                     }
+                } else if let Some(pg) = pg.as_mut() {
+                    let agg = &mut own.agg;
+                    let malformed = &mut own.malformed;
+                    pg.parse_chunk(
+                        &data,
+                        line,
+                        offset,
+                        |e| agg.add(e, i as u32),
+                        |b| {
+                            malformed.push(Malformed {
+                                file: name.clone(),
+                                line: b.line,
+                                reason: b.reason,
+                            })
+                        },
+                    );
                 } else {
                     let agg = &mut own.agg;
                     let malformed = &mut own.malformed;
@@ -339,6 +428,10 @@ fn read_inputs(
             if more {
                 more = input::fill(&mut opened.reader, &mut buf, CHUNK).map_err(io_err)?;
             }
+        }
+        if let Some(pg) = pg.as_mut() {
+            let agg = &mut own.agg;
+            pg.finish(|e| agg.add(e, i as u32));
         }
         files.push(FileInfo {
             name: name.clone(),
@@ -388,6 +481,7 @@ mod tests {
                     filter: TimeFilter::default(),
                     threads,
                     format: None,
+                    log_line_prefix: None,
                 },
                 &|_| {},
             )
@@ -428,11 +522,12 @@ mod tests {
             filter: TimeFilter::default(),
             threads: 2,
             format: None,
+            log_line_prefix: None,
         };
         let e = digest(&[path.to_str().unwrap().into()], &opts, &|_| {}).unwrap_err();
         assert!(
             e.to_string()
-                .contains("not a MySQL/MariaDB slow or general log"),
+                .contains("not a MySQL/MariaDB slow or general log nor a PostgreSQL log"),
             "{e}"
         );
         let e = digest(

@@ -15,6 +15,9 @@ pub const PAGE: Page = Page {
     about: &[
         "Reads MySQL/MariaDB query logs (the slow query log with every attribute line, \
          MariaDB's and Percona Server's extended ones too, and the general log) and \
+         PostgreSQL's (stderr with its log_line_prefix, csvlog, jsonlog: \
+         log_min_duration_statement, log_statement with log_duration, the extended \
+         protocol's execute) and \
          reports the classes of statements that take the time, as pt-query-digest does \
          and with its fingerprints and query IDs: an overall summary, the profile ranked \
          by total time, then each class with its attributes and exact percentiles, its \
@@ -58,10 +61,17 @@ pub const PAGE: Page = Page {
         opt("until", "TIME", "only statements before TIME (as --since)"),
         opt(
             "log-format",
-            "auto|mysql-slow|mysql-general",
+            "auto|mysql-slow|mysql-general|postgres-stderr|postgres-csv|postgres-json",
             "the format of the logs, when it cannot be told from their first 256 KiB",
         )
         .default("auto"),
+        opt(
+            "log-line-prefix",
+            "PREFIX",
+            "PostgreSQL's log_line_prefix of a stderr log (escapes %m %t %n %p %c %l %u %d \
+             %h %r %a %b %e %x %v %i %Q %q); by default the one of PostgreSQL's '%m [%p] ' \
+             and Debian's '%m [%p] %q%u@%d ' that reads the log",
+        ),
         opt(
             "threads",
             "N",
@@ -184,7 +194,8 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         Some(f) if f.eq_ignore_ascii_case("auto") => None,
         Some(f) => Some(LogFormat::parse(f).ok_or_else(|| {
             CliError::Usage(format!(
-                "--log-format={f}: expected auto, mysql-slow or mysql-general"
+                "--log-format={f}: expected auto, mysql-slow, mysql-general, postgres-stderr, \
+                 postgres-csv or postgres-json"
             ))
         })?),
     };
@@ -209,6 +220,13 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         filter,
         threads,
         format: log_format,
+        log_line_prefix: match a.get("log-line-prefix") {
+            Some(p) => {
+                dbmeter_digest::pglog::Prefix::parse(p).map_err(CliError::Usage)?;
+                Some(p.to_string())
+            }
+            None => None,
+        },
     };
     let bar =
         indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());

@@ -664,6 +664,16 @@ fn usage_and_input_errors() {
         (&["digest", "x.log", "--format=csv"][..], 2, "--format=csv"),
         (&["digest", "missing.log"][..], 1, "cannot read missing.log"),
         (
+            &["digest", "x.log", "--log-line-prefix=%m %z"][..],
+            2,
+            "unknown escape %z",
+        ),
+        (
+            &["digest", "x.log", "--log-format=oracle"][..],
+            2,
+            "postgres-csv or postgres-json",
+        ),
+        (
             &["digest", "notes.txt"][..],
             1,
             "not a MySQL/MariaDB slow or general log",
@@ -678,5 +688,346 @@ fn usage_and_input_errors() {
     assert!(
         help.contains("--group-by") && help.contains("pt-query-digest"),
         "{help}"
+    );
+}
+
+/// PostgreSQL statements written by hand: (fingerprint, the i-th instance).
+fn pg_hand_written() -> Vec<(&'static str, Make)> {
+    vec![
+        (
+            "select c from sbtest? where id in(?+)",
+            Box::new(|i| {
+                format!(
+                    "SELECT c FROM sbtest1 WHERE id IN ({}, {}, {})",
+                    i + 1,
+                    i + 2,
+                    i * 3 + 1
+                )
+            }),
+        ),
+        (
+            "insert into digest_t (a, b) values(?+)",
+            Box::new(|i| {
+                let rows: Vec<String> = (0..=i % 4)
+                    .map(|r| format!("({}, 'v{r}')", i * 10 + r))
+                    .collect();
+                format!("INSERT INTO digest_t (a, b) VALUES {}", rows.join(", "))
+            }),
+        ),
+        (
+            "select count(*) from digest_t where b = ? and a > ?::int?",
+            Box::new(|i| {
+                format!(
+                    "SELECT /* app:report */ COUNT(*) FROM digest_t WHERE b = E'v\\'{}' AND a > '{i}'::int4",
+                    i % 3
+                )
+            }),
+        ),
+        (
+            "update \"digest_t\" set b = ? where a = ?",
+            Box::new(|i| {
+                format!(
+                    "UPDATE \"digest_t\" SET b = $q${i}'s$q$\n   WHERE a = {i} -- tail comment\n"
+                )
+            }),
+        ),
+        (
+            "select a from digest_t where a between ? and ? order by a limit ?",
+            Box::new(|i| {
+                format!(
+                    "select a from digest_t\n  where a between {i} and {}\n  order by a ASC limit {}",
+                    i + 9,
+                    i % 4 + 1
+                )
+            }),
+        ),
+    ]
+}
+
+/// Runs `sql` through psql as a script (each statement its own query).
+fn psql_script(server: &Server, sql: &str) {
+    let s = Scratch::new();
+    let path = s.path("script.sql");
+    std::fs::write(&path, sql).expect("write the script");
+    let port = server.port().to_string();
+    let out = std::process::Command::new("psql")
+        .args([
+            "-X",
+            "-q",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-U",
+            "postgres",
+            "-d",
+            "test",
+        ])
+        .args(["-v", "ON_ERROR_STOP=1", "-f"])
+        .arg(&path)
+        .output()
+        .expect("run psql");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn postgres_stderr_csv_and_json_logs_match_the_workload() {
+    let s = Scratch::new();
+    let Some(server) = start_with(
+        Flavor::Postgres,
+        &[
+            ("logging_collector", "on"),
+            ("log_destination", "stderr,csvlog,jsonlog"),
+            ("log_directory", "digest-log"),
+            ("log_filename", "digest.log"),
+            ("log_min_duration_statement", "0"),
+            ("log_line_prefix", "%m [%p] %q%u@%d "),
+        ],
+    ) else {
+        return;
+    };
+    let dir = server.datadir().join("digest-log");
+    let db = format!("--db={}", server.url());
+    s.ok(&[
+        "prepare",
+        "oltp_read_write",
+        &db,
+        "--tables=1",
+        "--table-size=200",
+    ]);
+    let events = 30u64;
+    s.ok(&[
+        "run",
+        "oltp_read_write",
+        &db,
+        "--tables=1",
+        "--table-size=200",
+        "--threads=1",
+        "--time=0",
+        &format!("--events={events}"),
+    ]);
+    // Prepared statements through the extended protocol (pgbench -M prepared).
+    let port = server.port().to_string();
+    let conn = ["-h", "127.0.0.1", "-p", &port, "-U", "postgres"];
+    s.ok(&[&["pgbench", "-i", "-s", "1", "-q"][..], &conn, &["test"]].concat());
+    let (clients, tx) = (2u64, 25u64);
+    s.ok(&[
+        &[
+            "pgbench", "-n", "-S", "-M", "prepared", "-c", "2", "-t", "25",
+        ][..],
+        &conn,
+        &["test"],
+    ]
+    .concat());
+    let n = 6;
+    let mut sql = String::from("CREATE TABLE IF NOT EXISTS digest_t (a INT, b VARCHAR(20));\n");
+    for i in 0..n {
+        for (_, make) in pg_hand_written() {
+            sql.push_str(&make(i));
+            sql.push_str(";\n");
+        }
+    }
+    // A failing statement: its ERROR and STATEMENT lines are no class.
+    sql.push_str("\\set ON_ERROR_STOP 0\nSELECT * FROM digest_nope;\n");
+    psql_script(&server, &sql);
+    // log_statement=all with log_duration=on: statement and duration pairs.
+    let m = 4;
+    let mut sql = String::from(
+        "SET log_min_duration_statement = -1;\nSET log_statement = 'all';\nSET log_duration = on;\n",
+    );
+    for i in 0..m {
+        sql.push_str(&format!("SELECT b\n  FROM digest_t\n  WHERE a = {i};\n"));
+    }
+    psql_script(&server, &sql);
+    ask(&server, "SELECT 'end of the test workload'");
+    // The collector writes asynchronously: wait until the last statement is in every file.
+    let files = ["digest.log", "digest.csv", "digest.json"].map(|f| dir.join(f));
+    let t = std::time::Instant::now();
+    while !files
+        .iter()
+        .all(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("end of the test workload")))
+    {
+        assert!(
+            t.elapsed().as_secs() < 60,
+            "the logs in {} lack the last statement",
+            dir.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    for (file, format) in files
+        .iter()
+        .zip(["postgres-stderr", "postgres-csv", "postgres-json"])
+    {
+        let f = file.to_str().expect("utf-8 path");
+        let r = s.ok(&["digest", f, "--format=json", "--limit=0"]);
+        let doc = r.json();
+        assert_eq!(doc["files"][0]["format"], format);
+        assert_eq!(doc["malformed"]["count"], 0, "{format}: {}", r.stderr);
+        for (fp, per_event) in [
+            ("select c from sbtest? where id=?", 10),
+            ("select c from sbtest? where id between ? and ?", 1),
+            ("select sum(k) from sbtest? where id between ? and ?", 1),
+            (
+                "select c from sbtest? where id between ? and ? order by c",
+                1,
+            ),
+            (
+                "select distinct c from sbtest? where id between ? and ? order by c",
+                1,
+            ),
+            ("update sbtest? set k=k? where id=?", 1),
+            ("update sbtest? set c=? where id=?", 1),
+            ("delete from sbtest? where id=?", 1),
+        ] {
+            assert_eq!(
+                count_of(&doc, fp),
+                per_event * events,
+                "{format} class {fp}:\n{}",
+                r.stdout
+            );
+        }
+        for (fp, _) in pg_hand_written() {
+            assert_eq!(
+                count_of(&doc, fp),
+                n as u64,
+                "{format} class {fp}:\n{}",
+                r.stdout
+            );
+        }
+        assert_eq!(
+            count_of(&doc, "select b from digest_t where a = ?"),
+            m as u64,
+            "{format}:\n{}",
+            r.stdout
+        );
+        assert_eq!(
+            count_of(&doc, "select abalance from pgbench_accounts where aid = ?"),
+            clients * tx,
+            "{format}:\n{}",
+            r.stdout
+        );
+        assert_eq!(
+            count_of(&doc, "select * from digest_nope"),
+            0,
+            "{format}:\n{}",
+            r.stdout
+        );
+        // Users and databases come from the prefix or the columns.
+        let c = doc["classes"]
+            .as_array()
+            .expect("classes")
+            .iter()
+            .find(|c| c["key"] == "select b from digest_t where a = ?")
+            .expect("the pairs' class");
+        assert!(c.to_string().contains("\"postgres\""), "{format}: {c}");
+    }
+}
+
+#[test]
+fn postgres_log_statement_and_log_duration_pairs_with_the_extended_protocol() {
+    let s = Scratch::new();
+    let Some(server) = start_with(
+        Flavor::Postgres,
+        &[
+            ("logging_collector", "on"),
+            ("log_destination", "stderr"),
+            ("log_directory", "digest-log"),
+            ("log_filename", "pairs.log"),
+            ("log_statement", "all"),
+            ("log_duration", "on"),
+            ("log_connections", "on"),
+            ("log_disconnections", "on"),
+        ],
+    ) else {
+        return;
+    };
+    let log = server.datadir().join("digest-log").join("pairs.log");
+    let db = format!("--db={}", server.url());
+    s.ok(&[
+        "prepare",
+        "oltp_read_write",
+        &db,
+        "--tables=1",
+        "--table-size=200",
+    ]);
+    let events = 20u64;
+    s.ok(&[
+        "run",
+        "oltp_read_write",
+        &db,
+        "--tables=1",
+        "--table-size=200",
+        "--threads=2",
+        "--time=0",
+        &format!("--events={events}"),
+    ]);
+    ask(&server, "SELECT 'end of the test workload'");
+    let t = std::time::Instant::now();
+    while !std::fs::read_to_string(&log).is_ok_and(|t| t.contains("end of the test workload")) {
+        assert!(
+            t.elapsed().as_secs() < 60,
+            "{} lacks the last statement",
+            log.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let f = log.to_str().expect("utf-8 path");
+    let r = s.ok(&[
+        "digest",
+        f,
+        "--format=json",
+        "--limit=0",
+        "--log-line-prefix=%m [%p] ",
+    ]);
+    let doc = r.json();
+    assert_eq!(doc["files"][0]["format"], "postgres-stderr");
+    assert_eq!(doc["malformed"]["count"], 0, "{}", r.stderr);
+    // Two threads may collide on the delete and insert of one id: the
+    // event is rolled back and run again, every statement of it logged.
+    let begins = count_of(&doc, "begin");
+    assert!(begins >= events, "{}", r.stdout);
+    assert_eq!(count_of(&doc, "commit"), events, "{}", r.stdout);
+    for (fp, per_event) in [
+        ("select c from sbtest? where id=?", 10),
+        ("select c from sbtest? where id between ? and ?", 1),
+        ("update sbtest? set c=? where id=?", 1),
+        ("delete from sbtest? where id=?", 1),
+        ("insert into sbtest? (id, k, c, pad) values(?+)", 1),
+    ] {
+        assert_eq!(
+            count_of(&doc, fp),
+            per_event * begins,
+            "class {fp}:\n{}",
+            r.stdout
+        );
+    }
+    // Every statement got its duration (parse and bind ones added to it).
+    let c = doc["classes"]
+        .as_array()
+        .expect("classes")
+        .iter()
+        .find(|c| c["key"] == "select c from sbtest? where id=?")
+        .expect("the point selects");
+    assert_eq!(
+        c["attributes"]["Query_time"]["numbers"]["count"],
+        10 * begins,
+        "{c}"
+    );
+    // A wrong prefix: every line counted as unreadable, never fatal.
+    let r = s.ok(&["digest", f, "--format=json", "--log-line-prefix=%t <%p> "]);
+    let doc = r.json();
+    assert!(
+        doc["malformed"]["count"].as_u64().unwrap_or(0) > 100,
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("line 1: no log_line_prefix '%t <%p> '"),
+        "{}",
+        r.stderr
     );
 }
