@@ -196,12 +196,12 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
     );
     if !sql {
         // Without SQL there is no transactions line to give the rate.
-        let rate = if t.duration_s > 0.0 {
-            t.events as f64 / t.duration_s
-        } else {
-            0.0
-        };
-        row(&mut out, 4, "events per second:", &format!("{rate:.2}"));
+        row(
+            &mut out,
+            4,
+            "events per second:",
+            &format!("{:.2}", t.events_per_s),
+        );
     }
     if let Some(w) = &r.warmup {
         row(

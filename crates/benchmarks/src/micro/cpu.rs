@@ -198,13 +198,10 @@ impl Benchmark for Cpu {
 /// sysbench's words before its general statistics: `CPU speed:` and the
 /// events per second.
 pub fn sysbench_lead(doc: &RunDocument) -> String {
-    let t = &doc.totals;
-    let eps = if t.duration_s > 0.0 {
-        t.events as f64 / t.duration_s
-    } else {
-        0.0
-    };
-    format!("CPU speed:\n    events per second: {eps:8.2}\n")
+    format!(
+        "CPU speed:\n    events per second: {:8.2}\n",
+        doc.totals.events_per_s
+    )
 }
 
 #[cfg(test)]

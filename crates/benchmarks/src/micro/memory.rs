@@ -1097,8 +1097,7 @@ pub fn sysbench_lead(doc: &RunDocument) -> String {
     };
     let mut out = format!(
         "Total operations: {} ({:8.2} per second)\n\n",
-        t.events,
-        per_s(t.events as f64)
+        t.events, t.events_per_s
     );
     if doc.measures.iter().any(|m| m.name == BYTES.name) {
         let mib = doc.count(BYTES.name) as f64 / MIB;
