@@ -631,6 +631,8 @@ impl Campaign {
                 }
             }
         }
+        // Every workload's own options: what the campaign's and the
+        // targets' options may set besides the general ones.
         let all_specs: Vec<OptSpec> = workloads
             .iter()
             .filter_map(|w| dbmeter_benchmarks::registry::resolve(&w.name).ok())
@@ -648,14 +650,9 @@ impl Campaign {
         }
         let run_options = match &f.options {
             Some(o) => {
-                let all: Vec<OptSpec> = workloads
-                    .iter()
-                    .filter_map(|w| dbmeter_benchmarks::registry::resolve(&w.name).ok())
-                    .flat_map(|i| i.options())
-                    .collect();
                 let opts = options(o.get_ref());
                 for (k, v) in &opts {
-                    check_option(k, v, &all, general, aliases)
+                    check_option(k, v, &all_specs, general, aliases)
                         .map_err(|e| at(o.span(), format!("options: {e}")))?;
                 }
                 opts
