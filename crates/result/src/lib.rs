@@ -21,6 +21,7 @@
 mod document;
 pub mod events;
 mod kinds;
+pub mod verdict;
 
 pub use document::*;
 pub use events::{Layout, Live, RunEvent, RunHeader};
