@@ -125,7 +125,7 @@ impl Side {
             && !std::path::Path::new(path).exists()
         {
             return Err(format!(
-                "{label}: the SQLite file {} does not exist",
+                "--db {label}: the SQLite file {} does not exist",
                 path.display()
             ));
         }

@@ -134,11 +134,15 @@ fn side_notes(label: &str, r: &SideResult) -> Vec<String> {
 }
 
 fn header_lines(c: &Comparison) -> Vec<String> {
+    let runs = match c.runs {
+        0 => "each cold only".to_string(),
+        1 => "each cold and warm (1 warm run)".to_string(),
+        n => format!("each cold and warm ({n} warm runs, median)"),
+    };
+    let n = c.queries.len();
     let mut out = vec![format!(
-        "dbmeter compare-queries: {} queries, each cold and warm ({} warm run{} each, median) on",
-        c.queries.len(),
-        c.runs,
-        if c.runs == 1 { "" } else { "s" }
+        "dbmeter compare-queries: {n} quer{}, {runs}, on",
+        if n == 1 { "y" } else { "ies" }
     )];
     for s in &c.sides {
         out.push(format!("  {}  {}  {}", s.label, s.version, s.target));
@@ -367,7 +371,7 @@ pub fn html(c: &Comparison) -> String {
     o.push_str("</ul>\n");
     let _ = writeln!(
         o,
-        "<p>{} queries, each cold and warm ({} warm runs each, median).</p>",
+        "<p>{} queries; {} warm runs of each on each side (median).</p>",
         c.queries.len(),
         c.runs
     );
