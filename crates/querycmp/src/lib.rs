@@ -15,11 +15,14 @@
 //! - `vars.rs`: the filter's variables for a query at one temperature
 //!   (each side's value, delta, ratio), and the default filter.
 //! - `render.rs`: text and HTML.
+//! - `stored.rs`: the results store: a run document per side, each
+//!   query's time at each temperature a figure.
 
 pub mod collect;
 pub mod model;
 pub mod render;
 pub mod sources;
+pub mod stored;
 pub mod vars;
 
 pub use collect::{Setup, collect};

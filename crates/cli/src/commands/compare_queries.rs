@@ -91,6 +91,14 @@ pub const PAGE: Page = Page {
             "also write the whole result as JSON, to filter again later with --from",
         ),
         opt(
+            "store",
+            "SPEC",
+            "also keep the result in the results store (--store alone: the default one; a \
+             path or URL with --store=SPEC): a run per side, each query's time a figure, for \
+             `dbmeter compare` and `dbmeter report`",
+        )
+        .bare(),
+        opt(
             "from",
             "FILE",
             "report a saved result (--save or --format=json) again, with another --where; \
@@ -180,6 +188,17 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         let json = render::json(&comparison).map_err(failed)?;
         std::fs::write(path, json)
             .map_err(|e| failed(format!("cannot write --save {path}: {e}")))?;
+    }
+    if let Some(spec) = a.get("store") {
+        let spec = dbmeter_run::store_spec(Some(spec)).map_err(|e| failed(e.to_string()))?;
+        let (ids, location) =
+            dbmeter_querycmp::stored::store(&comparison, &spec).map_err(failed)?;
+        if let [a_id, b_id] = ids[..] {
+            eprintln!(
+                "dbmeter compare-queries: stored as runs {a_id} (A) and {b_id} (B) in {location}; \
+                 `dbmeter compare --baseline run:{a_id} --candidate run:{b_id}` compares them"
+            );
+        }
     }
     let unknown: Vec<String> = filter
         .variables()

@@ -327,7 +327,13 @@ fn sqlite_pair_compares_results_and_filters() {
         "--where=Rows_differ",
         "--format=json",
         "--save=s.json",
+        "--store=r.db",
     ]);
+    assert!(
+        r.stderr.contains("stored as runs 1 (A) and 2 (B) in r.db"),
+        "{}",
+        r.stderr
+    );
     let doc = r.json();
     assert_eq!(doc["queries"].as_array().map(Vec::len), Some(4), "{doc:#}");
     for side in doc["sides"].as_array().expect("sides") {
@@ -350,6 +356,24 @@ fn sqlite_pair_compares_results_and_filters() {
             .is_some_and(|o| o.contains("2.sql statement 1")),
         "{doc:#}"
     );
+    // In the store, each query's time at each temperature is a figure
+    // that compare reads.
+    let cmp = s.ok(&[
+        "compare",
+        "--baseline=run:1",
+        "--candidate=run:2",
+        "--store=r.db",
+        "--format=csv",
+    ]);
+    for q in 1..=4 {
+        for t in ["cold", "warm"] {
+            assert!(
+                cmp.stdout.contains(&format!("compare-queries Q{q} {t}")),
+                "{}",
+                cmp.stdout
+            );
+        }
+    }
     // The HTML page: self-contained, the kept query's details.
     s.ok(&[
         "compare-queries",
