@@ -585,7 +585,7 @@ pub fn collect(setup: &Setup, progress: &dyn Fn(&str)) -> Result<Comparison, Str
             }
             let s = &mut sides[i];
             let e = s.execute(&q.sql, ordered);
-            let explain = if s.dialect() == Dialect::Postgres && pg_explain {
+            let explain = if s.dialect() == Dialect::Postgres && pg_explain && e.error.is_none() {
                 // Its own execution, as cold as the timed one could be.
                 s.make_cold()?;
                 Some(s.explain(&q.sql))
@@ -602,8 +602,10 @@ pub fn collect(setup: &Setup, progress: &dyn Fn(&str)) -> Result<Comparison, Str
         }
         let mut warm_results = Vec::new();
         for (i, s) in sides.iter_mut().enumerate() {
-            let explain = (s.dialect() == Dialect::Postgres && pg_explain && setup.runs > 0)
-                .then(|| s.explain(&q.sql));
+            // Only for a statement that ran: its error is said already.
+            let ran = warm[i].iter().any(|e| e.error.is_none());
+            let explain =
+                (s.dialect() == Dialect::Postgres && pg_explain && ran).then(|| s.explain(&q.sql));
             warm_results.push(reduce(&warm[i], explain));
         }
         let mut temperatures = Vec::new();

@@ -181,6 +181,79 @@ fn mariadb_without_an_index_reads_every_row_cold_and_warm() {
     assert!(kept(&none.json()).is_empty(), "{}", none.stdout);
 }
 
+/// MariaDB against PostgreSQL: the same rows give the same checksum;
+/// MariaDB's warnings and PostgreSQL's errors are each side's; a filter
+/// picks the query that fails on one side only.
+#[test]
+fn mariadb_against_postgres_results_warnings_and_errors() {
+    let Some(maria) = start(Flavor::MariaDb) else {
+        return;
+    };
+    let Some(pg) = start(Flavor::Postgres) else {
+        return;
+    };
+    ask(
+        &maria,
+        "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10)); INSERT INTO t VALUES (1, 'x'), (2, 'y'), (3, NULL)",
+    );
+    ask(
+        &pg,
+        "CREATE TABLE t (id int PRIMARY KEY, v varchar(10)); INSERT INTO t VALUES (1, 'x'), (2, 'y'), (3, NULL)",
+    );
+    let s = Scratch::new();
+    let r = s.ok_home(&[
+        "compare-queries",
+        &format!("--db=mysql://root@127.0.0.1:{}/test", maria.port()),
+        &format!("--db=postgres://postgres@127.0.0.1:{}/test", pg.port()),
+        "--query=SELECT id, v FROM t",
+        "--query=SELECT id, v FROM t ORDER BY id DESC",
+        "--query=SELECT 1/0",
+        "--runs=2",
+        "--where=Errors_differ and Temperature = warm",
+        "--format=json",
+    ]);
+    let doc = r.json();
+    assert_eq!(doc["sides"][1]["kind"], "postgres");
+    for t in ["cold", "warm"] {
+        same_result(temp(&doc, "Q1", t));
+        same_result(temp(&doc, "Q2", t));
+        assert_ne!(
+            temp(&doc, "Q1", t)["a"]["checksum"],
+            temp(&doc, "Q2", t)["a"]["checksum"],
+            "ORDER BY makes the order count"
+        );
+        let div = temp(&doc, "Q3", t);
+        assert!(div["a"]["error"].is_null(), "{div:#}");
+        assert!(
+            div["a"]["warnings"][0]
+                .as_str()
+                .is_some_and(|w| w.contains("1365") && w.contains("Division by 0")),
+            "{div:#}"
+        );
+        assert!(
+            div["b"]["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("division by zero")),
+            "{div:#}"
+        );
+        assert!(
+            div["b"]["warnings"].as_array().is_some_and(Vec::is_empty),
+            "{div:#}"
+        );
+        // Side B's buffers, side A's handler counters.
+        let q1 = temp(&doc, "Q1", t);
+        assert!(
+            q1["b"]["counters"].get("Shared_hit_blocks").is_some(),
+            "{q1:#}"
+        );
+        assert!(
+            q1["a"]["counters"].get("Handler_read_rnd_next").is_some(),
+            "{q1:#}"
+        );
+    }
+    assert_eq!(kept(&doc), ["Q3 warm"], "{doc:#}");
+}
+
 /// psql on a managed server's port.
 fn psql(port: &str, db: &str, sql: &str) {
     let out = Command::new("psql")
