@@ -234,10 +234,32 @@ pub fn is_read(sql: &str) -> bool {
     matches!(word.as_str(), "select" | "with" | "values" | "table")
 }
 
+/// Whether a statement holds `$1`-style parameters outside quotes.
+fn has_parameters(sql: &str) -> bool {
+    let b = sql.as_bytes();
+    let mut quote: Option<u8> = None;
+    for (i, &c) in b.iter().enumerate() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == b'\'' || c == b'"' => quote = Some(c),
+            None if c == b'$'
+                && b.get(i + 1).is_some_and(u8::is_ascii_digit)
+                && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) =>
+            {
+                return true;
+            }
+            None => {}
+        }
+    }
+    false
+}
+
 /// The classes of query logs, most total time first: one query per class,
 /// its worst sample (the longest; the first when the log has no times).
-/// Only reading classes are taken (SELECT, WITH, VALUES, TABLE); the
-/// others are counted in the notes. At most `limit` classes (0: all).
+/// Only reading classes are taken (SELECT, WITH, VALUES, TABLE), and
+/// not those whose sample has `$1`-style parameters (the log has no
+/// values for them); the others are counted in the notes. At most `limit` classes (0: all).
 pub fn from_logs(logs: &[String], limit: usize) -> Result<(Vec<Query>, Vec<String>), String> {
     let opts = Options {
         group_by: GroupBy::Fingerprint,
@@ -261,11 +283,16 @@ pub fn from_logs(logs: &[String], limit: usize) -> Result<(Vec<Query>, Vec<Strin
     });
     let mut out = Vec::new();
     let mut skipped = 0;
+    let mut parameters = 0;
     for (key, c) in classes {
         let Some(sample) = &c.sample else { continue };
         let sql = String::from_utf8_lossy(&sample.query).trim().to_string();
         if !is_read(&sql) {
             skipped += 1;
+            continue;
+        }
+        if has_parameters(&sql) {
+            parameters += 1;
             continue;
         }
         if limit > 0 && out.len() == limit {
@@ -295,6 +322,12 @@ pub fn from_logs(logs: &[String], limit: usize) -> Result<(Vec<Query>, Vec<Strin
     if skipped > 0 {
         notes.push(format!(
             "{skipped} class(es) of the log that do not only read (not SELECT, WITH, VALUES or TABLE) were left out"
+        ));
+    }
+    if parameters > 0 {
+        notes.push(format!(
+            "{parameters} class(es) of the log with $1-style parameters (PostgreSQL's extended \
+             protocol, logged without their values) were left out"
         ));
     }
     if d.malformed.count > 0 {
@@ -371,6 +404,13 @@ mod tests {
         assert!(is_read("WITH a AS (SELECT 1) SELECT * FROM a"));
         assert!(!is_read("UPDATE t SET a = 1"));
         assert!(!is_read("selection"));
+    }
+
+    #[test]
+    fn parameters() {
+        assert!(has_parameters("SELECT c FROM t WHERE id = $1"));
+        assert!(!has_parameters("SELECT '$1', a$1 FROM t"));
+        assert!(!has_parameters("SELECT $$x$$"));
     }
 
     #[test]
