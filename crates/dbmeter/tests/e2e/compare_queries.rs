@@ -574,8 +574,8 @@ fn bad_input_is_one_line() {
     let a = "--db=sqlite:a.sqlite";
     // A second server that does not answer (port 1 is never listened on).
     for url in [
-        "mysql://root@127.0.0.1:1/test",
-        "postgres://postgres@127.0.0.1:1/test",
+        "mysql://root:s3cret@127.0.0.1:1/test",
+        "postgres://postgres:s3cret@127.0.0.1:1/test",
     ] {
         let r = s.run(&[
             "compare-queries",
@@ -584,6 +584,7 @@ fn bad_input_is_one_line() {
             "--query=SELECT 1",
         ]);
         one_line(&r, 1, "--db B: cannot connect to");
+        assert!(!r.stderr.contains("s3cret"), "{}", r.stderr);
     }
     std::fs::write(s.path("bad.sql"), "SELECT 1;\nSELECT 'abc FROM t;\n").expect("write");
     let r = s.run(&["compare-queries", a, a, "--file=bad.sql"]);
