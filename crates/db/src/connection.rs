@@ -202,6 +202,22 @@ impl Connection {
         }
     }
 
+    /// SQLite's own counters of the statement [`Connection::query_result`]
+    /// or [`Connection::query_values`] ran last (`Sqlite_fullscan_step`,
+    /// `Sqlite_sort`, `Sqlite_autoindex`, `Sqlite_vm_step`); empty on the
+    /// other targets, whose counters are the server's.
+    pub fn statement_counters(&self) -> Vec<(&'static str, i64)> {
+        match self {
+            Connection::Sqlite(c) => c
+                .last_status()
+                .iter()
+                .filter(|(name, _)| !name.is_empty())
+                .copied()
+                .collect(),
+            Connection::Mysql(_) | Connection::Postgres(_) | Connection::Dry(_) => Vec::new(),
+        }
+    }
+
     /// Runs one SQL statement given as text (DDL, BEGIN, ...).
     pub fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
         match self {

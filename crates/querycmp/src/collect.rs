@@ -340,6 +340,9 @@ impl Side {
                 e.time = Some(elapsed);
                 e.rows = Some(n);
                 e.checksum = Some(checksum(&mut self.rows, ordered));
+                for (name, v) in self.conn.statement_counters() {
+                    e.counters.insert(name.to_string(), v as f64);
+                }
             }
             Err(err) => {
                 e.error = Some(err.to_string());

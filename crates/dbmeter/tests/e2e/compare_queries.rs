@@ -421,6 +421,13 @@ fn sqlite_pair_compares_results_and_filters() {
             (q["a"]["rows"].as_u64(), q["b"]["rows"].as_u64()),
             (Some(40), Some(41))
         );
+        // A scans the table; B looks k up in its index.
+        assert!(counter(q, "a", "Sqlite_fullscan_step") >= 19_999.0, "{q:#}");
+        assert_eq!(counter(q, "b", "Sqlite_fullscan_step"), 0.0, "{q:#}");
+        assert!(
+            counter(q, "a", "Sqlite_vm_step") > 10.0 * counter(q, "b", "Sqlite_vm_step"),
+            "{q:#}"
+        );
     }
     assert_eq!(kept(&doc), ["Q3 cold", "Q3 warm"]);
     assert!(
