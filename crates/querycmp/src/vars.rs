@@ -12,7 +12,8 @@
 //! the other did not), `Error` (either failed), `Error_a`, `Error_b` (the
 //! messages), `Checksum_a`, `Checksum_b`, and `Counters_ratio` (the
 //! largest `X_ratio` among the counters both sides have whose values
-//! differ by at least 10; 1 when none).
+//! differ by at least 10, the server-wide `Innodb_*` left out; 1 when
+//! none).
 
 use crate::model::{QueryResult, SideResult, TemperatureResult};
 use dbmeter_filter::Value;
@@ -26,6 +27,13 @@ pub const DEFAULT_WHERE: &str = "(Execution_time_ratio > 1.2 and Execution_time 
 
 /// The smallest difference of a counter that `Counters_ratio` looks at.
 pub const COUNTER_NOISE: f64 = 10.0;
+
+/// Whether a counter counts for the whole server (MariaDB/MySQL's
+/// `Innodb_*`): other sessions and background work move it, so
+/// `Counters_ratio` leaves it out.
+pub fn is_server_wide(name: &str) -> bool {
+    name.starts_with("Innodb_")
+}
 
 /// The larger over the smaller of two values (by magnitude).
 pub fn ratio(a: f64, b: f64) -> f64 {
@@ -126,6 +134,7 @@ pub fn variables(q: &QueryResult, t: &TemperatureResult) -> BTreeMap<String, Val
         measure(&mut v, name, x, y);
         if let (Some(x), Some(y)) = (x, y)
             && (x - y).abs() >= COUNTER_NOISE
+            && !is_server_wide(name)
         {
             counters_ratio = counters_ratio.max(ratio(x, y));
         }
@@ -259,6 +268,16 @@ mod tests {
         ));
         // Handler_read_key's difference of 1 is below the noise.
         assert!(keeps("Counters_ratio > 1e300", t()));
+        // Server-wide counters are not in Counters_ratio.
+        let busy = temp(
+            "warm",
+            side(0.0002, 1, &[("Innodb_buffer_pool_read_requests", 10.0)]),
+            side(0.0002, 1, &[("Innodb_buffer_pool_read_requests", 200.0)]),
+        );
+        assert!(keeps(
+            "Counters_ratio = 1 and Innodb_buffer_pool_read_requests_ratio = 20",
+            busy
+        ));
         assert!(!keeps(
             "Rows_differ or Checksum_differ or Errors_differ",
             t()

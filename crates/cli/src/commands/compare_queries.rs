@@ -116,7 +116,8 @@ pub const PAGE: Page = Page {
              larger over the smaller, either way; inf when one is 0). Also Temperature (cold \
              or warm), Slower (A, B or same), Rows_differ, Checksum_differ, Errors_differ, \
              Error, Error_a, Error_b, Counters_ratio (the largest counter ratio among \
-             differences of 10 or more), Id (Q1...), Query_id, Query and Origin.",
+             differences of 10 or more, server-wide Innodb_* left out), Id (Q1...), \
+             Query_id, Query and Origin.",
             "Operators: = != < <= > >= and ~ (contains, any case), and, or, not, parentheses; \
              numbers take the units s, ms, us, min and % (150% is 1.5); text in quotes, or a \
              bare word after = != ~. A name a query does not have makes its comparison false. \
