@@ -218,6 +218,16 @@ impl Connection {
         }
     }
 
+    /// The notices and warnings PostgreSQL sent since the last call
+    /// (`WARNING 01000: message`, at most 100 kept); empty elsewhere
+    /// (MariaDB/MySQL's are `SHOW WARNINGS`).
+    pub fn take_notices(&mut self) -> Vec<String> {
+        match self {
+            Connection::Postgres(c) => c.take_notices(),
+            Connection::Sqlite(_) | Connection::Mysql(_) | Connection::Dry(_) => Vec::new(),
+        }
+    }
+
     /// Runs one SQL statement given as text (DDL, BEGIN, ...).
     pub fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
         match self {

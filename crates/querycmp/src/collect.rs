@@ -332,9 +332,12 @@ impl Side {
         }
         let mysql = self.dialect() == Dialect::Mysql;
         let before = if mysql { self.status().ok() } else { None };
+        // Notices of earlier statements are not this one's.
+        self.conn.take_notices();
         let t = Instant::now();
         let r = self.conn.query_result(sql, &mut self.rows);
         let elapsed = t.elapsed().as_secs_f64();
+        e.warnings = self.conn.take_notices();
         match r {
             Ok(n) => {
                 e.time = Some(elapsed);

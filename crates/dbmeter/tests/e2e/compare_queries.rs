@@ -183,8 +183,8 @@ fn mariadb_without_an_index_reads_every_row_cold_and_warm() {
 }
 
 /// MariaDB against PostgreSQL: the same rows give the same checksum;
-/// MariaDB's warnings and PostgreSQL's errors are each side's; a filter
-/// picks the query that fails on one side only.
+/// warnings (MariaDB's SHOW WARNINGS, PostgreSQL's notices) and errors are
+/// each side's; a filter picks the queries that fail on one side only.
 #[test]
 fn mariadb_against_postgres_results_warnings_and_errors() {
     let Some(maria) = start(Flavor::MariaDb) else {
@@ -209,6 +209,7 @@ fn mariadb_against_postgres_results_warnings_and_errors() {
         "--query=SELECT id, v FROM t",
         "--query=SELECT id, v FROM t ORDER BY id DESC",
         "--query=SELECT 1/0",
+        "--query=DO $$ BEGIN RAISE WARNING 'careful'; END $$",
         "--runs=2",
         "--where=Errors_differ and Temperature = warm",
         "--format=json",
@@ -252,7 +253,17 @@ fn mariadb_against_postgres_results_warnings_and_errors() {
             "{q1:#}"
         );
     }
-    assert_eq!(kept(&doc), ["Q3 warm"], "{doc:#}");
+    // PostgreSQL's warnings are its notices; MariaDB has no DO blocks.
+    for t in ["cold", "warm"] {
+        let warn = temp(&doc, "Q4", t);
+        assert_eq!(
+            warn["b"]["warnings"],
+            serde_json::json!(["WARNING 01000: careful"]),
+            "{warn:#}"
+        );
+        assert!(warn["a"]["error"].is_string(), "{warn:#}");
+    }
+    assert_eq!(kept(&doc), ["Q3 warm", "Q4 warm"], "{doc:#}");
 }
 
 /// The warm median of the scan (A) is above the index lookup's (B): they
