@@ -17,6 +17,7 @@ mod campaign;
 mod campaign_signals;
 mod cli_errors;
 mod client_conventions;
+mod compare_queries;
 mod digest;
 mod environment;
 mod events;
