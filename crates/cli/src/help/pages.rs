@@ -240,6 +240,7 @@ pub fn all() -> Vec<&'static Page> {
         &commands::compare::PAGE,
         &commands::report::PAGE,
         &commands::digest::PAGE,
+        &commands::capture::PAGE,
         &commands::campaign::PAGE,
         &commands::sysbench::PAGE,
         &commands::pgbench::PAGE,
