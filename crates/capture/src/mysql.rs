@@ -285,6 +285,23 @@ impl Server for My {
                 });
             }
         }
+        // The server may have just made the file: it must be readable here.
+        if let Mode::File { path, .. } = &self.mode
+            && let Err(e) = std::fs::File::open(path)
+        {
+            let why = format!(
+                "cannot read the slow log {} that the server writes: {e}; --collect=sql reads \
+                 it through the server (mysql.slow_log)",
+                path.display()
+            );
+            return Err(match self.restore() {
+                Ok(()) => CaptureError::Refused(format!("{why}; nothing was left changed")),
+                Err(_) => CaptureError::NotRestored {
+                    why,
+                    by_hand: self.by_hand(),
+                },
+            });
+        }
         if self.sets.iter().any(|s| s.name == "long_query_time") {
             self.notes.push(
                 "a GLOBAL long_query_time applies to connections opened from now on: \
