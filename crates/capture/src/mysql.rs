@@ -48,6 +48,8 @@ pub(crate) struct My {
     mode: Mode,
     sets: Vec<Set>,
     notes: Vec<String>,
+    /// MariaDB's default log_slow_filter, when the server's is another.
+    default_filter: Option<String>,
 }
 
 /// MySQL's errors for a missing privilege: specific (1227), database
@@ -92,6 +94,7 @@ impl My {
             },
             sets: Vec::new(),
             notes: Vec::new(),
+            default_filter: None,
         }
     }
 
@@ -143,6 +146,12 @@ impl Server for My {
             Some((u, h)) => format!("'{u}'@'{h}'"),
             None => format!("'{}'", v(7)),
         };
+        // This session's own questions stay out of the log, even when the
+        // server logged everything before (any user may set its session's).
+        let quiet = "SET SESSION long_query_time = 31536000".to_string();
+        if self.link.conn.execute(&quiet).is_ok() {
+            self.link.setup.push(quiet);
+        }
         if min_rows.parse::<u64>().is_ok_and(|n| n > 0) {
             self.notes.push(format!(
                 "min_examined_row_limit is {min_rows}: statements that examine fewer rows are not logged"
@@ -154,6 +163,20 @@ impl Server for My {
         {
             self.notes.push(format!(
                 "log_slow_rate_limit is {rate}: one session in {rate} is logged"
+            ));
+        }
+        if self.mariadb
+            && let Ok(rows) = self.link.rows(
+                "SELECT GLOBAL_VALUE, DEFAULT_VALUE FROM information_schema.SYSTEM_VARIABLES \
+                 WHERE VARIABLE_NAME = 'LOG_SLOW_FILTER'",
+            )
+            && let Some(r) = rows.first()
+            && r.first() != r.get(1)
+        {
+            self.default_filter = r.get(1).cloned().flatten();
+            self.notes.push(format!(
+                "log_slow_filter is '{}': only statements of those kinds are logged (it is not changed)",
+                r.first().cloned().flatten().unwrap_or_default()
             ));
         }
         // Where the log will be read.
@@ -336,20 +359,23 @@ impl Server for My {
     }
 
     fn tick(&mut self) -> Result<(), DbError> {
-        // Not logged: this session keeps the long_query_time it had.
+        // Not logged: this session's long_query_time is a year.
         self.link.rows("SELECT 1").map(|_| ())
     }
 
     fn mark_end(&mut self, marker: &str) -> Result<(), DbError> {
-        // This session logs from now on, the marker first. MariaDB's
-        // slow_query_log is a session variable too, copied at connect.
-        let also = if self.mariadb {
-            "slow_query_log = 1, "
-        } else {
-            ""
-        };
+        // This session logs from now on, the marker first, whatever would
+        // keep it out: MariaDB's slow_query_log, log_slow_rate_limit and
+        // log_slow_filter are session variables too, copied at connect.
+        let mut also = String::new();
+        if self.mariadb {
+            also.push_str("slow_query_log = 1, log_slow_rate_limit = 1, ");
+            if let Some(f) = &self.default_filter {
+                also.push_str(&format!("log_slow_filter = {}, ", quote(f, true)));
+            }
+        }
         self.link.conn.execute(&format!(
-            "SET SESSION {also}long_query_time = 0 /* {marker} */"
+            "SET SESSION {also}min_examined_row_limit = 0, long_query_time = 0 /* {marker} */"
         ))?;
         self.link.rows(&format!("SELECT '{marker}'")).map(|_| ())
     }

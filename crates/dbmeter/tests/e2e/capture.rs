@@ -243,20 +243,27 @@ fn mariadb_capture_through_mysql_slow_log_sigterm_and_refusals() {
     assert!(!s.path("weak.log").exists());
     assert_eq!(ask(&server, MY_GLOBALS), before);
     let db = format!("--db={}", server.url());
-    // A short capture ending by its time, nothing run: an empty capture.
-    let r = s.ok(&[
-        "capture",
-        &db,
-        "--time=1",
-        "--collect=sql",
-        "--output=empty.log",
-    ]);
+    // A short capture ending by its time, nothing run: an empty capture,
+    // on standard output (what it says goes to standard error).
+    let r = s.ok(&["capture", &db, "--time=1", "--collect=sql", "--output=-"]);
     assert!(
-        r.stdout.contains("log_output FILE -> FILE,TABLE"),
+        r.stderr.contains("log_output FILE -> FILE,TABLE"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("collected 0 bytes of mysql-slow log into standard output"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stdout.starts_with("# dbmeter-capture v1 {"),
         "{}",
         r.stdout
     );
-    assert!(r.stdout.contains("collected 0 bytes"), "{}", r.stdout);
+    assert_eq!(r.stdout.lines().count(), 1, "{}", r.stdout);
+    std::fs::write(s.path("empty.log"), &r.stdout).expect("write");
     assert_eq!(ask(&server, MY_GLOBALS), before);
     let doc = s.ok(&["digest", "empty.log", "--format=json"]).json();
     assert_eq!(doc["global"]["query_count"], 0, "{doc}");
@@ -279,6 +286,17 @@ fn mariadb_capture_through_mysql_slow_log_sigterm_and_refusals() {
     let doc = assert_digest(&s, &out, "cap.log", "mysql-slow", "mariadb", true);
     assert_eq!(doc["files"][0]["capture"]["collected"], "sql");
     assert_eq!(doc["files"][0]["capture"]["source"], "mysql.slow_log");
+    // A filter that keeps statements out is named, and left as it is.
+    ask(&server, "SET GLOBAL log_slow_filter = 'full_scan'");
+    let r = s.ok(&["capture", &db, "--time=1", "--output=filtered.log"]);
+    assert!(
+        r.stdout.contains("log_slow_filter is 'full_scan'"),
+        "{}",
+        r.stdout
+    );
+    // dbmeter's end marker is logged all the same.
+    assert!(!r.stdout.contains("end marker"), "{}", r.stdout);
+    assert_eq!(ask(&server, "SELECT @@global.log_slow_filter"), "full_scan");
 }
 
 const PG_SETTING: &str =
