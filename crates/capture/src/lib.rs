@@ -189,13 +189,16 @@ pub(crate) trait Server {
     fn mark_end(&mut self, marker: &str) -> Result<(), DbError>;
     /// Puts the settings back (reconnecting when needed).
     fn restore(&mut self) -> Result<(), DbError>;
-    /// Reads what was logged into `out`; returns the bytes written,
-    /// whether the marker was seen, and notes.
+    /// Looks at the log before it is read (a rotation): notes for the
+    /// header and the user.
+    fn before_collect(&mut self) -> Vec<String>;
+    /// Reads what was logged into `out`; returns the bytes written and
+    /// whether the marker was seen.
     fn collect(
         &mut self,
         out: &mut dyn Write,
         marker: Option<&str>,
-    ) -> Result<(u64, bool, Vec<String>), CaptureError>;
+    ) -> Result<(u64, bool), CaptureError>;
 }
 
 fn now_text() -> String {
@@ -358,13 +361,16 @@ pub fn capture(
             .notes
             .push("the end marker could not be logged: the capture ends where the log did".into());
     }
+    let notes = server.before_collect();
+    for n in &notes {
+        say(&format!("  {n}"));
+    }
+    header.notes.extend(notes);
     let write_err =
         |e: std::io::Error| CaptureError::Failed(format!("cannot write the capture: {e}"));
-    // The header goes first; what the collection finds (a rotation) is
-    // said on the way out and is in the returned header.
     out.write_all(header.line().as_bytes()).map_err(write_err)?;
     let collected = server.collect(out, marked.then_some(marker.as_str()));
-    let (bytes, seen, notes) = match collected {
+    let (bytes, seen) = match collected {
         Ok(c) => c,
         Err(e) => {
             if let Some((why, by_hand)) = unrestored {
@@ -376,16 +382,12 @@ pub fn capture(
             return Err(e);
         }
     };
-    for n in &notes {
-        say(&format!("  {n}"));
-    }
     if marked && !seen {
         say(&format!(
             "  the end marker did not appear in the log within {} s: the capture holds what was there",
             MARKER_WAIT.as_secs()
         ));
     }
-    header.notes.extend(notes);
     Ok(Outcome {
         header,
         bytes,

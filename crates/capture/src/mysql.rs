@@ -17,13 +17,19 @@ use dbmeter_db::DbError;
 use dbmeter_digest::LogFormat;
 use dbmeter_digest::capture::Change;
 use std::io::Write;
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Where the log is read.
 enum Mode {
-    /// The slow log file on this machine, from `offset`.
-    File { path: PathBuf, offset: u64 },
+    /// The slow log file on this machine, from `offset`; `ino`: the
+    /// file's inode then (None: there was no file yet).
+    File {
+        path: PathBuf,
+        offset: u64,
+        ino: Option<u64>,
+    },
     /// `mysql.slow_log`, the rows from `since` (the server's NOW(6)).
     Table { since: String },
 }
@@ -211,8 +217,12 @@ impl Server for My {
             Collect::Sql => false,
         };
         if file_mode {
-            let offset = std::fs::metadata(&path).map_or(0, |m| m.len());
-            self.mode = Mode::File { path, offset };
+            let meta = std::fs::metadata(&path).ok();
+            self.mode = Mode::File {
+                offset: meta.as_ref().map_or(0, |m| m.len()),
+                ino: meta.as_ref().map(|m| m.ino()),
+                path,
+            };
         } else {
             if let Err(e) = self
                 .link
@@ -388,27 +398,35 @@ impl Server for My {
         Ok(())
     }
 
+    fn before_collect(&mut self) -> Vec<String> {
+        let Mode::File { path, offset, ino } = &mut self.mode else {
+            return Vec::new();
+        };
+        let now = std::fs::metadata(&*path).ok();
+        let size = now.as_ref().map_or(0, |m| m.len());
+        let other = ino.is_some() && now.as_ref().map(|m| m.ino()) != *ino;
+        if size < *offset || other {
+            *offset = 0;
+            return vec![format!(
+                "{} was rotated or truncated during the capture: read from its start \
+                 (what went to the old file is not here)",
+                path.display()
+            )];
+        }
+        Vec::new()
+    }
+
     fn collect(
         &mut self,
         out: &mut dyn Write,
         marker: Option<&str>,
-    ) -> Result<(u64, bool, Vec<String>), CaptureError> {
+    ) -> Result<(u64, bool), CaptureError> {
         let deadline = Instant::now() + MARKER_WAIT;
         let write_err =
             |e: std::io::Error| CaptureError::Failed(format!("cannot write the capture: {e}"));
-        let mut notes = Vec::new();
         match &self.mode {
-            Mode::File { path, offset } => {
-                let mut offset = *offset;
-                let size = std::fs::metadata(path).map_or(0, |m| m.len());
-                if size < offset {
-                    notes.push(format!(
-                        "{} is shorter than when the capture started: it was rotated or \
-                         truncated; read from its start (what went to the old file is not here)",
-                        path.display()
-                    ));
-                    offset = 0;
-                }
+            Mode::File { path, offset, .. } => {
+                let offset = *offset;
                 let mut sink = Sink::new(out, marker, sink::slow_event_start);
                 read_local(path, offset, &mut sink, marker.is_some(), deadline).map_err(|e| {
                     CaptureError::Failed(format!(
@@ -418,7 +436,7 @@ impl Server for My {
                 })?;
                 let found = sink.found;
                 sink.finish().map_err(write_err)?;
-                Ok((sink.written, found, notes))
+                Ok((sink.written, found))
             }
             Mode::Table { since } => {
                 let since = quote(since, true);
@@ -478,7 +496,7 @@ impl Server for My {
                     sink.push(ev.as_bytes()).map_err(write_err)?;
                 }
                 sink.finish().map_err(write_err)?;
-                Ok((sink.written, found, notes))
+                Ok((sink.written, found))
             }
         }
     }

@@ -386,6 +386,15 @@ impl Server for Pg {
         if self.link.conn.execute(&quiet).is_ok() {
             self.link.setup.push(quiet);
         }
+        // And its end marker (a LOG message) gets into it.
+        let loud = "SET log_min_messages = warning".to_string();
+        if matches!(
+            self.link.value("SELECT current_setting('log_min_messages')"),
+            Ok(Some(v)) if matches!(v.as_str(), "fatal" | "panic")
+        ) && self.link.conn.execute(&loud).is_ok()
+        {
+            self.link.setup.push(loud);
+        }
         if setting == "0" {
             return Ok(());
         }
@@ -500,25 +509,28 @@ impl Server for Pg {
         Ok(())
     }
 
+    fn before_collect(&mut self) -> Vec<String> {
+        // The marker may have gone to a file the server moved on to.
+        let _ = self.tick();
+        if self.files.len() < 2 {
+            return Vec::new();
+        }
+        vec![format!(
+            "the server moved to another log file during the capture (rotation): read {}",
+            self.files
+                .iter()
+                .map(|(f, _)| f.as_str())
+                .collect::<Vec<_>>()
+                .join(", then ")
+        )]
+    }
+
     fn collect(
         &mut self,
         out: &mut dyn Write,
         marker: Option<&str>,
-    ) -> Result<(u64, bool, Vec<String>), CaptureError> {
+    ) -> Result<(u64, bool), CaptureError> {
         let deadline = Instant::now() + MARKER_WAIT;
-        // The marker may have gone to a file the server moved on to.
-        let _ = self.tick();
-        let mut notes = Vec::new();
-        if self.files.len() > 1 {
-            notes.push(format!(
-                "the server moved to another log file during the capture (rotation): read {}",
-                self.files
-                    .iter()
-                    .map(|(f, _)| f.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", then ")
-            ));
-        }
         let mut sink = Sink::new(out, marker, sink::line_start);
         let files = self.files.clone();
         for (i, (f, offset)) in files.iter().enumerate() {
@@ -540,7 +552,7 @@ impl Server for Pg {
         let found = sink.found;
         sink.finish()
             .map_err(|e| CaptureError::Failed(format!("cannot write the capture: {e}")))?;
-        Ok((sink.written, found, notes))
+        Ok((sink.written, found))
     }
 }
 

@@ -213,6 +213,26 @@ fn mariadb_capture_from_the_slow_log_file_then_sigint() {
     );
     let doc = assert_digest(&s, &out, "cap.log", "mysql-slow", "mariadb", true);
     assert_eq!(doc["files"][0]["capture"]["collected"], "file");
+    // The file rotated during a capture (renamed, FLUSH SLOW LOGS): the
+    // new file is read from its start, and a line says so.
+    let file = ask(&server, "SELECT @@global.slow_query_log_file");
+    let path = server.datadir().join(&file);
+    let cap = start_capture(&s, &["capture", &db, "--time=0", "--output=rot.log"]);
+    run_workload(&server);
+    std::fs::rename(&path, path.with_extension("old")).expect("rotate the slow log");
+    ask(&server, "FLUSH SLOW LOGS");
+    run_workload(&server);
+    let (code, out, err) = cap.end_with(libc::SIGINT);
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    assert!(out.contains("was rotated or truncated"), "{out}");
+    // (FLUSH SLOW LOGS is in it too.)
+    let doc = assert_digest(&s, &out, "rot.log", "mysql-slow", "mariadb", false);
+    assert!(
+        doc["files"][0]["capture"]["notes"]
+            .to_string()
+            .contains("rotated"),
+        "{doc}"
+    );
 }
 
 #[test]
@@ -574,5 +594,11 @@ fn postgres_capture_of_a_jsonlog_across_a_rotation() {
     assert_eq!(code, Some(130), "{out}\n{err}");
     assert!(out.contains("(rotation)"), "{out}");
     let doc = assert_digest(&s, &out, "cap.log", "postgres-json", "postgres", false);
+    assert!(
+        doc["files"][0]["capture"]["notes"]
+            .to_string()
+            .contains("(rotation)"),
+        "{doc}"
+    );
     assert_eq!(doc["files"][0]["capture"]["collected"], "file");
 }
