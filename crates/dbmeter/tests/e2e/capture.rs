@@ -412,6 +412,36 @@ fn postgres_capture_through_sql_puts_postgresql_auto_conf_back() {
     await_setting(&server, "-1 default");
     let doc = assert_digest(&s, &out, "file.log", "postgres-stderr", "postgres", true);
     assert_eq!(doc["files"][0]["capture"]["collected"], "file");
+    // A user who is not superuser, with the grants the page names.
+    for sql in [
+        "CREATE ROLE ops LOGIN",
+        "GRANT ALTER SYSTEM ON PARAMETER log_min_duration_statement TO ops",
+        "GRANT EXECUTE ON FUNCTION pg_reload_conf() TO ops",
+        "GRANT EXECUTE ON FUNCTION pg_current_logfile(text) TO ops",
+        "GRANT EXECUTE ON FUNCTION pg_read_binary_file(text, bigint, bigint, boolean) TO ops",
+        "GRANT EXECUTE ON FUNCTION pg_stat_file(text, boolean) TO ops",
+        "GRANT pg_read_all_settings TO ops",
+    ] {
+        ask(&server, sql);
+    }
+    let ops = format!("--db=postgres://ops@127.0.0.1:{}/test", server.port());
+    let cap = start_capture(
+        &s,
+        &[
+            "capture",
+            &ops,
+            "--time=0",
+            "--collect=sql",
+            "--output=ops.log",
+        ],
+    );
+    run_workload(&server);
+    let (code, out, err) = cap.end_with(libc::SIGINT);
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    assert_eq!(ask(&server, PG_AUTO_CONF), "none");
+    await_setting(&server, "-1 default");
+    // (Its own questions may be in it: it may not SET the setting for itself.)
+    assert_digest(&s, &out, "ops.log", "postgres-stderr", "postgres", false);
 }
 
 #[test]
