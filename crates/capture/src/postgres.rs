@@ -278,7 +278,7 @@ impl Server for Pg {
                 )));
             }
         };
-        if source == "command line" {
+        if source == "command line" && setting != "0" {
             return Err(CaptureError::Refused(format!(
                 "{NAME} is set on the server's command line (-c): ALTER SYSTEM cannot override \
                  it; nothing was changed"
