@@ -187,6 +187,11 @@ pub(crate) trait Server {
     fn tick(&mut self) -> Result<(), DbError>;
     /// Logs the end marker.
     fn mark_end(&mut self, marker: &str) -> Result<(), DbError>;
+    /// Whether the marker is logged with the settings put back too
+    /// (PostgreSQL's is a LOG message, not a statement).
+    fn marks_after_restore(&self) -> bool {
+        false
+    }
     /// Puts the settings back (reconnecting when needed).
     fn restore(&mut self) -> Result<(), DbError>;
     /// Looks at the log before it is read (a rotation): notes for the
@@ -319,7 +324,7 @@ pub fn capture(
     }
     let ended = now_text();
     let marker = new_marker();
-    let marked = lost.is_none() && server.mark_end(&marker).is_ok();
+    let mut marked = lost.is_none() && server.mark_end(&marker).is_ok();
     let unrestored = match server.restore() {
         Ok(()) => {
             if !changes.is_empty() {
@@ -335,6 +340,11 @@ pub fn capture(
             server.by_hand(),
         )),
     };
+    // After a lost connection, on the new one where that still works: the
+    // log is then read until everything logged before it is there.
+    if !marked && unrestored.is_none() && server.marks_after_restore() {
+        marked = server.mark_end(&marker).is_ok();
+    }
     let (format, log_line_prefix) = server.format();
     let mut header = CaptureHeader {
         server: kind.to_string(),
@@ -356,7 +366,7 @@ pub fn capture(
     if let Some(l) = &lost {
         header.notes.push(l.clone());
     }
-    if !marked && lost.is_none() {
+    if !marked {
         header
             .notes
             .push("the end marker could not be logged: the capture ends where the log did".into());

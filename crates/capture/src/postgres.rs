@@ -498,6 +498,10 @@ impl Server for Pg {
             .map(|_| ())
     }
 
+    fn marks_after_restore(&self) -> bool {
+        true
+    }
+
     fn restore(&mut self) -> Result<(), DbError> {
         if !self.changed {
             return Ok(());

@@ -631,4 +631,28 @@ fn postgres_capture_of_a_jsonlog_across_a_rotation() {
         "{doc}"
     );
     assert_eq!(doc["files"][0]["capture"]["collected"], "file");
+    // Its session ended by the server: it reconnects, puts the setting
+    // back, keeps what was logged, exit code 1.
+    let cap = start_capture(&s, &["capture", &db, "--time=0", "--output=lost.log"]);
+    run_workload(&server);
+    let ended = ask(
+        &server,
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+         WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'",
+    );
+    assert_eq!(ended, "1");
+    let (code, out, err) = wait_end(cap);
+    assert_eq!(code, Some(1), "{out}\n{err}");
+    assert!(
+        err.contains("the connection to the server was lost"),
+        "{err}"
+    );
+    assert_eq!(ask(&server, PG_AUTO_CONF), "none");
+    await_setting(&server, "-1 default");
+    let doc = s
+        .ok(&["digest", "lost.log", "--format=json", "--limit=0"])
+        .json();
+    for (fp, _) in workload(0) {
+        assert_eq!(count_of(&doc, fp), N as u64, "{fp}: {doc}");
+    }
 }
