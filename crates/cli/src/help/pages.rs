@@ -242,6 +242,7 @@ pub fn all() -> Vec<&'static Page> {
         &commands::report::PAGE,
         &commands::digest::PAGE,
         &commands::compare_queries::PAGE,
+        &commands::capture::PAGE,
         &commands::campaign::PAGE,
         &commands::sysbench::PAGE,
         &commands::pgbench::PAGE,

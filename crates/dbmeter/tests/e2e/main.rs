@@ -15,6 +15,7 @@ mod procs;
 
 mod campaign;
 mod campaign_signals;
+mod capture;
 mod cli_errors;
 mod client_conventions;
 mod compare_queries;
