@@ -298,6 +298,7 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
         }
     }
     out.push_str(&stages(r));
+    out.push_str(&spikes(r));
     if let Some(text) = section {
         out.push_str(text);
     }
@@ -349,6 +350,20 @@ pub fn stages(r: &RunDocument) -> String {
             s.active_users_max
                 .map_or(String::new(), |a| format!(", up to {a} users active"))
         ));
+    }
+    out
+}
+
+/// The spikes of the run's profiles: impact and recovery, a line each.
+pub fn spikes(r: &RunDocument) -> String {
+    if r.spikes.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nSpikes:\n");
+    for s in &r.spikes {
+        out.push_str("    ");
+        out.push_str(&s.line());
+        out.push('\n');
     }
     out
 }

@@ -108,6 +108,9 @@ pub struct RunDocument {
     /// Per stage of `--stages` / `--rate-stages`: what each measured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<StageResult>,
+    /// The spikes of the profiles: impact and recovery.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spikes: Vec<crate::spikes::Spike>,
     /// The verdicts on the run's `--assert`ions, in their order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<crate::verdict::Verdict>,

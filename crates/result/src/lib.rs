@@ -21,6 +21,7 @@
 mod document;
 pub mod events;
 mod kinds;
+pub mod spikes;
 pub mod verdict;
 
 pub use document::*;

@@ -257,6 +257,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     .filter_map(|(n, p)| p.map(|p| (n, p)))
     .collect();
     doc.stages = document::stage_results(&profiles, &doc.intervals, &engine.percentiles);
+    doc.spikes = dbmeter_result::spikes::analyse(&doc, general.recovery_tolerance_pct);
     recorder.finish(&mut doc, result.abandoned > 0, &warn);
     if doc.target.server_version.is_empty()
         && let Some(s) = &doc.server

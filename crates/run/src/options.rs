@@ -270,6 +270,12 @@ pub const GENERAL: &[OptSpec] = &[
         "a profile of the arrival rate (open model), DURATION:RATE,...: e.g. 30s:1000,0s:5000,60s:5000,0s:1000; ramps and steps as --stages; latency from each event's intended start; the run lasts the stages; with --threads users to serve the arrivals (docs/test-types.md)",
     ),
     opt(
+        "recovery-tolerance",
+        OptKind::Float,
+        "10",
+        "with --stages or --rate-stages: a spike (a stage that leaves a level and comes back to it) has recovered when an interval's throughput is within this many percent of the stage before it, and its p99 at most this many percent above",
+    ),
+    opt(
         "assert",
         OptKind::Str,
         "",

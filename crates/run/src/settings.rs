@@ -263,6 +263,8 @@ pub struct General {
     pub user_stages: Option<Arc<Profile>>,
     /// `--rate-stages`: the arrival rate over the run.
     pub rate_stages: Option<Arc<Profile>>,
+    /// `--recovery-tolerance`, in percent.
+    pub recovery_tolerance_pct: f64,
 }
 
 /// `--stages` and `--rate-stages`, checked against the options they
@@ -464,6 +466,11 @@ impl General {
             percentiles: percentiles(o)?,
             user_stages: None,
             rate_stages: None,
+            recovery_tolerance_pct: o.f64_where(
+                "recovery-tolerance",
+                |v| v > 0.0 && v <= 1000.0,
+                "a percentage above 0, at most 1000",
+            )?,
         })
     }
 

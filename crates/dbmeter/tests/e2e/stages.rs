@@ -210,3 +210,72 @@ options = { table-size = 100, stages = "0s:1,1s:1,0s:2,1s:2" }
     assert!(d < 5.0, "the stages (2 s), not the campaign's 30 s: {d}");
     assert_eq!(shown["stages"].as_array().unwrap().len(), 2);
 }
+
+/// A workload with a fixed service time: 10 ms a event, on 2 users, so
+/// about 200 events per second at most.
+const SERVICE_10MS: &str = r#"
+local ffi = require("ffi")
+ffi.cdef[[int usleep(unsigned int);]]
+function event()
+  ffi.C.usleep(10000)
+end
+"#;
+
+#[test]
+fn a_spike_beyond_capacity_and_its_recovery() {
+    let s = Scratch::new();
+    std::fs::write(s.path("service.lua"), SERVICE_10MS).unwrap();
+    // 50/s, a spike to 400/s for 2 s (about 400 arrivals more than 2
+    // users serve), back to 50/s: the backlog drains at about 150/s, in
+    // about 3 s.
+    let doc = s
+        .ok(&[
+            "run",
+            "./service.lua",
+            "--threads=2",
+            "--rate-stages=0s:50,3s:50,0s:400,2s:400,0s:50,9s:50",
+            "--recovery-tolerance=50",
+            "--format=json",
+        ])
+        .json();
+    let spikes = doc["spikes"].as_array().expect("spikes");
+    assert_eq!(spikes.len(), 1, "{spikes:?}");
+    let sp = &spikes[0];
+    assert_eq!(
+        (
+            sp["stage"].as_u64(),
+            sp["before"].as_u64(),
+            sp["after"].as_u64()
+        ),
+        (Some(4), Some(2), Some(6))
+    );
+    // Throughput rose to what 2 users serve, several times the 50/s before.
+    let tr = sp["throughput_ratio"].as_f64().unwrap();
+    assert!(tr > 2.0, "{sp}");
+    // Latency from the intended start grew with the backlog.
+    let pr = sp["p99_ratio"].as_f64().unwrap();
+    assert!(pr > 5.0, "{sp}");
+    let rec = sp["recovery_s"].as_f64().expect("recovered");
+    assert!((1.0..=8.0).contains(&rec), "{sp}");
+
+    // The same spike with 1 s after it: no time to drain.
+    let r = s.ok(&[
+        "run",
+        "./service.lua",
+        "--threads=2",
+        "--rate-stages=0s:50,3s:50,0s:400,2s:400,0s:50,1s:50",
+        "--recovery-tolerance=50",
+    ]);
+    assert!(
+        r.stdout
+            .contains("Spikes:\n    stage4 (rate 50->400): throughput "),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("did not recover by the end of the run (within 50%)"),
+        "{}",
+        r.stdout
+    );
+}
