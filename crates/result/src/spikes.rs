@@ -204,12 +204,14 @@ mod tests {
 
     #[test]
     fn finds_the_spike_and_its_recovery() {
-        let mut doc = RunDocument::default();
-        doc.stages = vec![
-            stage(2, 100.0, 100.0, 0.0, 3.0, 100.0, 2.0),
-            stage(4, 400.0, 400.0, 3.0, 5.0, 200.0, 900.0),
-            stage(6, 100.0, 100.0, 5.0, 12.0, 150.0, 1500.0),
-        ];
+        let mut doc = RunDocument {
+            stages: vec![
+                stage(2, 100.0, 100.0, 0.0, 3.0, 100.0, 2.0),
+                stage(4, 400.0, 400.0, 3.0, 5.0, 200.0, 900.0),
+                stage(6, 100.0, 100.0, 5.0, 12.0, 150.0, 1500.0),
+            ],
+            ..RunDocument::default()
+        };
         doc.intervals = vec![
             interval(4.0, 200.0, 500.0),
             interval(5.0, 200.0, 900.0),
@@ -240,12 +242,14 @@ mod tests {
 
     #[test]
     fn no_spike_without_a_return() {
-        let mut doc = RunDocument::default();
-        doc.stages = vec![
-            stage(1, 0.0, 100.0, 0.0, 3.0, 50.0, 2.0),
-            stage(2, 100.0, 100.0, 3.0, 5.0, 100.0, 2.0),
-            stage(3, 100.0, 300.0, 5.0, 8.0, 200.0, 3.0),
-        ];
+        let doc = RunDocument {
+            stages: vec![
+                stage(1, 0.0, 100.0, 0.0, 3.0, 50.0, 2.0),
+                stage(2, 100.0, 100.0, 3.0, 5.0, 100.0, 2.0),
+                stage(3, 100.0, 300.0, 5.0, 8.0, 200.0, 3.0),
+            ],
+            ..RunDocument::default()
+        };
         assert!(analyse(&doc, 10.0).is_empty());
     }
 }
