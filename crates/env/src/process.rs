@@ -136,6 +136,14 @@ pub fn tree_cpu_seconds(root: u32) -> Option<f64> {
     Some(ticks as f64 / procfs::ticks_per_second())
 }
 
+/// Resident memory of a process (`VmRSS`), in bytes.
+pub fn rss_bytes(pid: u32) -> Option<u64> {
+    let status = read(format!("/proc/{pid}/status"))?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 /// CPU time (seconds) of this process.
 pub fn self_cpu_seconds() -> Option<f64> {
     let s = procfs::proc_stat(&read("/proc/self/stat")?)?;

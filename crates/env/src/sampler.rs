@@ -67,6 +67,11 @@ pub struct OsSample {
     pub client_cpu_pct: Option<f64>,
     /// CPU used by the local server's processes, in percent of one CPU.
     pub server_cpu_pct: Option<f64>,
+    /// Resident memory of the local server's main process (MariaDB's
+    /// mariadbd; PostgreSQL's postmaster only, not its backends) at the
+    /// end of the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_rss_bytes: Option<u64>,
 }
 
 /// The series of a run.
@@ -187,6 +192,7 @@ struct Snapshot {
     net: Vec<(String, u64, u64)>,
     client_cpu_s: Option<f64>,
     server_cpu_s: Option<f64>,
+    server_rss: Option<u64>,
 }
 
 impl Snapshot {
@@ -208,6 +214,7 @@ impl Snapshot {
                 .collect(),
             client_cpu_s: process::self_cpu_seconds(),
             server_cpu_s: server.and_then(process::tree_cpu_seconds),
+            server_rss: server.and_then(process::rss_bytes),
         }
     }
 }
@@ -289,6 +296,7 @@ fn sample(prev: &Snapshot, cur: &Snapshot, t_s: f64) -> OsSample {
         net,
         client_cpu_pct: pct(prev.client_cpu_s, cur.client_cpu_s),
         server_cpu_pct: pct(prev.server_cpu_s, cur.server_cpu_s),
+        server_rss_bytes: cur.server_rss,
     }
 }
 

@@ -299,6 +299,7 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
     }
     out.push_str(&stages(r));
     out.push_str(&spikes(r));
+    out.push_str(&drift(r));
     if let Some(text) = section {
         out.push_str(text);
     }
@@ -350,6 +351,20 @@ pub fn stages(r: &RunDocument) -> String {
             s.active_users_max
                 .map_or(String::new(), |a| format!(", up to {a} users active"))
         ));
+    }
+    out
+}
+
+/// The trends of a long run (endurance).
+pub fn drift(r: &RunDocument) -> String {
+    let Some(d) = &r.drift else {
+        return String::new();
+    };
+    let mut out = String::from("\nDrift:\n");
+    for l in d.lines() {
+        out.push_str("    ");
+        out.push_str(&l);
+        out.push('\n');
     }
     out
 }

@@ -108,6 +108,10 @@ pub struct RunDocument {
     /// Per stage of `--stages` / `--rate-stages`: what each measured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<StageResult>,
+    /// The trends of a long run's intervals (endurance): throughput, p99,
+    /// memory; absent for runs of few intervals and for staged runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<crate::drift::Drift>,
     /// The spikes of the profiles: impact and recovery.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spikes: Vec<crate::spikes::Spike>,

@@ -19,6 +19,7 @@
 //! `workload` and `end`.
 
 mod document;
+pub mod drift;
 pub mod events;
 mod kinds;
 pub mod spikes;

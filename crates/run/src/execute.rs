@@ -264,6 +264,10 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     {
         doc.target.server_version = s.version.clone();
     }
+    // A staged run changes its load on purpose: no drift for it.
+    if doc.stages.is_empty() {
+        doc.drift = dbmeter_result::drift::analyse(&doc);
+    }
     for w in plan.finish(&result, &mut doc) {
         warn(&w);
         doc.warnings.push(w);

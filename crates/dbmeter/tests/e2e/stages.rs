@@ -279,3 +279,44 @@ fn a_spike_beyond_capacity_and_its_recovery() {
         r.stdout
     );
 }
+
+/// A workload that gets slower every second: 2 ms an event, 2 ms more
+/// each second.
+const SLOWING: &str = r#"
+local ffi = require("ffi")
+ffi.cdef[[int usleep(unsigned int);]]
+local t0
+function thread_init()
+  t0 = os.time()
+end
+function event()
+  ffi.C.usleep(2000 + 2000 * (os.time() - t0))
+end
+"#;
+
+#[test]
+fn a_run_that_slows_down_drifts_and_a_short_one_has_no_drift() {
+    let s = Scratch::new();
+    std::fs::write(s.path("slowing.lua"), SLOWING).unwrap();
+    let doc = s
+        .ok(&[
+            "run",
+            "./slowing.lua",
+            "--time=10",
+            "--report-interval=0.5",
+            "--format=json",
+        ])
+        .json();
+    let d = &doc["drift"];
+    assert_eq!(d["verdict"], "degrading", "{d}");
+    assert!(d["intervals"].as_u64().unwrap() >= 19, "{d}");
+    let tps = &d["trends"][0];
+    assert_eq!(tps["metric"], "events_per_s");
+    assert_eq!(tps["direction"], "falling", "{d}");
+    assert!(tps["pct_high_per_h"].as_f64().unwrap() < 0.0, "{d}");
+    // Ten intervals are too few to tell a trend.
+    let doc = s
+        .ok(&["run", "./slowing.lua", "--time=5", "--format=json"])
+        .json();
+    assert!(doc.get("drift").is_none(), "{}", doc["drift"]);
+}
