@@ -21,7 +21,9 @@
 mod document;
 pub mod events;
 mod kinds;
+mod slap;
 
 pub use document::*;
 pub use events::{Layout, Live, RunEvent, RunHeader};
 pub use kinds::KindSection;
+pub use slap::SlapSection;
