@@ -14,5 +14,6 @@ pub mod compare;
 pub mod csv;
 pub mod html;
 pub mod present;
+pub mod slap;
 pub mod stored;
 pub mod text;

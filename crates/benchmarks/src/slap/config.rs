@@ -5,7 +5,11 @@ use crate::benchmark::BenchError;
 use crate::options::{OptKind, OptSpec, OptValues, bad_value, choice, opt};
 
 pub(super) fn specs() -> Vec<OptSpec> {
-    vec![
+    SPECS.to_vec()
+}
+
+/// The options of `slap`, mysqlslap's long names.
+pub const SPECS: &[OptSpec] = &[
         opt("auto-generate-sql", OptKind::Bool, "off", "-a: generate the table and the queries"),
         opt(
             "auto-generate-sql-add-autoincrement",
@@ -89,13 +93,13 @@ pub(super) fn specs() -> Vec<OptSpec> {
             "number-char-cols",
             OptKind::Str,
             "1",
-            "-x: VARCHAR columns of the generated table (N or N,1 for indexed)",
+            "-x: VARCHAR columns of the generated table (N, or N:1 for indexed ones)",
         ),
         opt(
             "number-int-cols",
             OptKind::Str,
             "1",
-            "-y: INT columns of the generated table (N or N,1 for indexed)",
+            "-y: INT columns of the generated table (N, or N:1 for indexed ones)",
         ),
         opt(
             "number-of-queries",
@@ -112,8 +116,7 @@ pub(super) fn specs() -> Vec<OptSpec> {
         opt("pre-query", OptKind::Str, "", "file or statements run before each iteration"),
         opt("post-query", OptKind::Str, "", "file or statements run after each iteration"),
         opt("query", OptKind::Str, "", "-q: file or statements each client runs"),
-    ]
-}
+];
 
 /// Where the test's statements come from.
 #[derive(Clone, Debug, PartialEq)]
@@ -333,14 +336,16 @@ impl SlapConfig {
     }
 }
 
-/// `--number-int-cols=N[,I]`: N columns, indexed when I is not 0.
+/// `--number-int-cols=N[:I]`: N columns, indexed when I is not 0 (as
+/// mysqlslap reads it, the first item of a comma-separated list).
 fn columns(o: &OptValues, name: &str) -> Result<(u32, bool), BenchError> {
     let text = o.str(name);
-    let (n, i) = match text.split_once([',', ':']) {
+    let first = text.split(',').next().unwrap_or_default();
+    let (n, i) = match first.split_once(':') {
         Some((n, i)) => (n, Some(i)),
-        None => (text, None),
+        None => (first, None),
     };
-    let bad = || bad_value(name, text, "a number of columns, or N,1 for indexed ones");
+    let bad = || bad_value(name, text, "a number of columns, or N:1 for indexed ones");
     let n: u32 = n.trim().parse().map_err(|_| bad())?;
     if n > 1000 {
         return Err(bad());

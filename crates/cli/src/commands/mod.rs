@@ -1,6 +1,6 @@
 //! The commands: list, help, version, prepare, prewarm, cleanup, check, run,
-//! env, server, results, compare, report, campaign, digest, and sysbench and pgbench
-//! (those tools' own command lines, turned into the same requests).
+//! env, server, results, compare, report, campaign, digest, slap, and sysbench, pgbench
+//! and mysqlslap (those tools' own command lines, turned into the same requests).
 
 pub(crate) mod campaign;
 pub(crate) mod compare;
@@ -12,6 +12,7 @@ pub(crate) mod report;
 pub(crate) mod results;
 mod run;
 pub(crate) mod server;
+pub(crate) mod slap;
 pub(crate) mod sysbench;
 
 use crate::CliError;
@@ -56,6 +57,10 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
     if args.first().is_some_and(|a| a == "sysbench") {
         return sysbench::main(&args[1..]);
     }
+    // mysqlslap's: -h is its host, -? its help.
+    if args.first().is_some_and(|a| a == "mysqlslap") {
+        return slap::mysqlslap_main(&args[1..]);
+    }
     if let Some(text) = crate::help::help_request(&args)? {
         print!("{text}");
         return Ok(0);
@@ -68,6 +73,7 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
         Some("compare") => return compare::main(&args[1..]),
         Some("report") => return report::main(&args[1..]),
         Some("digest") => return digest::main(&args[1..]),
+        Some("slap") => return slap::main(&args[1..]),
         Some("completions") => return completions(&args[1..]),
         Some("man") => return man(&args[1..]),
         _ => {}
