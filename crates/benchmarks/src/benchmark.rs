@@ -241,8 +241,13 @@ pub trait RunPlan: Send {
 /// benchmark, with options set over the request's.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SweepStep {
-    Run { set: Vec<(String, String)> },
-    Command { verb: String, set: Vec<(String, String)> },
+    Run {
+        set: Vec<(String, String)>,
+    },
+    Command {
+        verb: String,
+        set: Vec<(String, String)>,
+    },
 }
 
 /// One benchmark.
@@ -291,6 +296,13 @@ pub trait Benchmark: Send + Sync {
             return Vec::new();
         }
         self.options()
+    }
+
+    /// True for a benchmark whose runs create what they need (mysqlslap's
+    /// create step): a run may then make the SQLite file it is pointed at.
+    /// False (the default): only `prepare` makes one.
+    fn creates_its_data(&self) -> bool {
+        false
     }
 
     /// False for a benchmark that touches no database.

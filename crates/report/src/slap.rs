@@ -35,7 +35,10 @@ impl Block {
 
     /// Whether `doc` belongs to another block than the runs so far.
     pub fn other(&self, doc: &RunDocument) -> bool {
-        match (self.runs.last(), doc.section::<SlapSection>(SlapSection::KEY)) {
+        match (
+            self.runs.last(),
+            doc.section::<SlapSection>(SlapSection::KEY),
+        ) {
             (Some(a), Some(b)) => a.engine != b.engine || a.concurrency != b.concurrency,
             _ => false,
         }
@@ -177,6 +180,9 @@ mod tests {
              \tAverage number of queries per client: 5\n"
         );
         assert_eq!(b[1].csv(), "innodb,mixed,0.008,0.007,0.009,8,5");
-        assert!(b[1].text(true).contains("Statement latency (ms) over 0 statements"));
+        assert!(
+            b[1].text(true)
+                .contains("Statement latency (ms) over 0 statements")
+        );
     }
 }

@@ -5,10 +5,10 @@
 //!
 //! [`Benchmark::sweep`]: dbmeter_benchmarks::Benchmark::sweep
 
+use crate::RunError;
 use crate::execute::{Outcome, run};
 use crate::request::{Observer, Request};
 use crate::verbs::command;
-use crate::RunError;
 use dbmeter_benchmarks::SweepStep;
 use dbmeter_engine::StopHandle;
 
@@ -16,7 +16,11 @@ use dbmeter_engine::StopHandle;
 /// none. Returns the runs' outcomes in order; it stops after a run that
 /// was interrupted or failed (that run's outcome is the last), and at the
 /// first step that cannot start (its error).
-pub fn sweep(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Vec<Outcome>, RunError> {
+pub fn sweep(
+    req: &Request,
+    obs: &dyn Observer,
+    stop: &StopHandle,
+) -> Result<Vec<Outcome>, RunError> {
     let steps = req
         .benchmark
         .sweep(&req.options)?

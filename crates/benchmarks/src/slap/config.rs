@@ -10,112 +10,162 @@ pub(super) fn specs() -> Vec<OptSpec> {
 
 /// The options of `slap`, mysqlslap's long names.
 pub const SPECS: &[OptSpec] = &[
-        opt("auto-generate-sql", OptKind::Bool, "off", "-a: generate the table and the queries"),
-        opt(
-            "auto-generate-sql-add-autoincrement",
-            OptKind::Bool,
-            "off",
-            "an AUTO_INCREMENT id column in the generated table",
-        ),
-        opt(
-            "auto-generate-sql-execute-number",
-            OptKind::Int,
-            "0",
-            "queries each client runs (generated SQL; 0: the list once)",
-        ),
-        opt(
-            "auto-generate-sql-guid-primary",
-            OptKind::Bool,
-            "off",
-            "a GUID primary key in the generated table",
-        ),
-        opt(
-            "auto-generate-sql-load-type",
-            choice(&["mixed", "update", "write", "key", "read"]),
-            "mixed",
-            "what the generated queries do",
-        ),
-        opt(
-            "auto-generate-sql-secondary-indexes",
-            OptKind::Int,
-            "0",
-            "unique varchar(36) columns added to the generated table",
-        ),
-        opt(
-            "auto-generate-sql-unique-query-number",
-            OptKind::Int,
-            "10",
-            "different generated queries (the list holds one more)",
-        ),
-        opt(
-            "auto-generate-sql-unique-write-number",
-            OptKind::Int,
-            "10",
-            "different generated INSERTs that fill the table",
-        ),
-        opt(
-            "auto-generate-sql-write-number",
-            OptKind::Int,
-            "100",
-            "statements of the create step (the CREATE TABLE counts)",
-        ),
-        opt("commit", OptKind::Int, "0", "COMMIT every N statements (0: autocommit)"),
-        opt(
-            "concurrency",
-            OptKind::Str,
-            "1",
-            "-c: clients, or a list of levels run in turn (1,8,32)",
-        ),
-        opt("create", OptKind::Str, "", "file or statements that create the tables"),
-        opt("create-schema", OptKind::Str, "mysqlslap", "the schema the test runs in"),
-        opt(
-            "delimiter",
-            OptKind::Str,
-            "\n",
-            "-F: what separates statements in --create, --query, --pre-query, --post-query",
-        ),
-        opt("detach", OptKind::Int, "0", "reconnect every N statements (0: never)"),
-        opt(
-            "engine",
-            OptKind::Str,
-            "",
-            "-e: storage engines (MariaDB/MySQL), each run in turn; ENGINE:OPTION",
-        ),
-        opt("iterations", OptKind::Int, "1", "-i: how often each level is run"),
-        opt(
-            "iteration",
-            OptKind::Int,
-            "1",
-            "which of --iterations this run is (set by `dbmeter slap`'s sweep)",
-        ),
-        opt("no-drop", OptKind::Bool, "off", "keep the schema after the test"),
-        opt(
-            "number-char-cols",
-            OptKind::Str,
-            "1",
-            "-x: VARCHAR columns of the generated table (N, or N:1 for indexed ones)",
-        ),
-        opt(
-            "number-int-cols",
-            OptKind::Str,
-            "1",
-            "-y: INT columns of the generated table (N, or N:1 for indexed ones)",
-        ),
-        opt(
-            "number-of-queries",
-            OptKind::Int,
-            "0",
-            "queries of all clients together, split among them",
-        ),
-        opt(
-            "only-print",
-            OptKind::Bool,
-            "off",
-            "print the statements instead of running them",
-        ),
-        opt("pre-query", OptKind::Str, "", "file or statements run before each iteration"),
-        opt("post-query", OptKind::Str, "", "file or statements run after each iteration"),
-        opt("query", OptKind::Str, "", "-q: file or statements each client runs"),
+    opt(
+        "auto-generate-sql",
+        OptKind::Bool,
+        "off",
+        "-a: generate the table and the queries",
+    ),
+    opt(
+        "auto-generate-sql-add-autoincrement",
+        OptKind::Bool,
+        "off",
+        "an AUTO_INCREMENT id column in the generated table",
+    ),
+    opt(
+        "auto-generate-sql-execute-number",
+        OptKind::Int,
+        "0",
+        "queries each client runs (generated SQL; 0: the list once)",
+    ),
+    opt(
+        "auto-generate-sql-guid-primary",
+        OptKind::Bool,
+        "off",
+        "a GUID primary key in the generated table",
+    ),
+    opt(
+        "auto-generate-sql-load-type",
+        choice(&["mixed", "update", "write", "key", "read"]),
+        "mixed",
+        "what the generated queries do",
+    ),
+    opt(
+        "auto-generate-sql-secondary-indexes",
+        OptKind::Int,
+        "0",
+        "unique varchar(36) columns added to the generated table",
+    ),
+    opt(
+        "auto-generate-sql-unique-query-number",
+        OptKind::Int,
+        "10",
+        "different generated queries (the list holds one more)",
+    ),
+    opt(
+        "auto-generate-sql-unique-write-number",
+        OptKind::Int,
+        "10",
+        "different generated INSERTs that fill the table",
+    ),
+    opt(
+        "auto-generate-sql-write-number",
+        OptKind::Int,
+        "100",
+        "statements of the create step (the CREATE TABLE counts)",
+    ),
+    opt(
+        "commit",
+        OptKind::Int,
+        "0",
+        "COMMIT every N statements (0: autocommit)",
+    ),
+    opt(
+        "concurrency",
+        OptKind::Str,
+        "1",
+        "-c: clients, or a list of levels run in turn (1,8,32)",
+    ),
+    opt(
+        "create",
+        OptKind::Str,
+        "",
+        "file or statements that create the tables",
+    ),
+    opt(
+        "create-schema",
+        OptKind::Str,
+        "mysqlslap",
+        "the schema the test runs in",
+    ),
+    opt(
+        "delimiter",
+        OptKind::Str,
+        "\n",
+        "-F: what separates statements in --create, --query, --pre-query, --post-query",
+    ),
+    opt(
+        "detach",
+        OptKind::Int,
+        "0",
+        "reconnect every N statements (0: never)",
+    ),
+    opt(
+        "engine",
+        OptKind::Str,
+        "",
+        "-e: storage engines (MariaDB/MySQL), each run in turn; ENGINE:OPTION",
+    ),
+    opt(
+        "iterations",
+        OptKind::Int,
+        "1",
+        "-i: how often each level is run",
+    ),
+    opt(
+        "iteration",
+        OptKind::Int,
+        "1",
+        "which of --iterations this run is (set by `dbmeter slap`'s sweep)",
+    ),
+    opt(
+        "no-drop",
+        OptKind::Bool,
+        "off",
+        "keep the schema after the test",
+    ),
+    opt(
+        "number-char-cols",
+        OptKind::Str,
+        "1",
+        "-x: VARCHAR columns of the generated table (N, or N:1 for indexed ones)",
+    ),
+    opt(
+        "number-int-cols",
+        OptKind::Str,
+        "1",
+        "-y: INT columns of the generated table (N, or N:1 for indexed ones)",
+    ),
+    opt(
+        "number-of-queries",
+        OptKind::Int,
+        "0",
+        "queries of all clients together, split among them",
+    ),
+    opt(
+        "only-print",
+        OptKind::Bool,
+        "off",
+        "print the statements instead of running them",
+    ),
+    opt(
+        "pre-query",
+        OptKind::Str,
+        "",
+        "file or statements run before each iteration",
+    ),
+    opt(
+        "post-query",
+        OptKind::Str,
+        "",
+        "file or statements run after each iteration",
+    ),
+    opt(
+        "query",
+        OptKind::Str,
+        "",
+        "-q: file or statements each client runs",
+    ),
 ];
 
 /// Where the test's statements come from.
@@ -295,10 +345,16 @@ impl SlapConfig {
             ClientLimit::Each(given_queries)
         };
         let concurrency = concurrency_list(o.str("concurrency"))?;
-        let iterations = o.u64_in("iterations", 1..=1_000_000, "a whole number from 1 to 1000000")?
-            as u32;
-        let iteration = o.u64_in("iteration", 1..=1_000_000, "a whole number from 1 to 1000000")?
-            as u32;
+        let iterations = o.u64_in(
+            "iterations",
+            1..=1_000_000,
+            "a whole number from 1 to 1000000",
+        )? as u32;
+        let iteration = o.u64_in(
+            "iteration",
+            1..=1_000_000,
+            "a whole number from 1 to 1000000",
+        )? as u32;
         let engines = engine_list(o.str("engine"))?;
         let schema = o.str("create-schema").to_string();
         if schema.is_empty() || schema.contains('`') || schema.contains('"') {
@@ -478,7 +534,10 @@ mod tests {
             vec![("concurrency", "1,x")],
             vec![("iterations", "0")],
             vec![("auto-generate-sql", "on"), ("query", "SELECT 1")],
-            vec![("auto-generate-sql", "on"), ("auto-generate-sql-load-type", "key")],
+            vec![
+                ("auto-generate-sql", "on"),
+                ("auto-generate-sql-load-type", "key"),
+            ],
             vec![("number-int-cols", "many")],
             vec![("query", ";;"), ("delimiter", ";")],
             vec![("engine", "inno db")],

@@ -54,7 +54,10 @@ fn dialect_of(ctx: &Context) -> Dialect {
 /// The connection options of the set-up connection (MariaDB/MySQL: no
 /// database, as mysqlslap's) and of the clients (MariaDB/MySQL: the
 /// schema's database).
-fn connections(ctx: &Context, cfg: &SlapConfig) -> Result<(ConnectOptions, ConnectOptions), BenchError> {
+fn connections(
+    ctx: &Context,
+    cfg: &SlapConfig,
+) -> Result<(ConnectOptions, ConnectOptions), BenchError> {
     let mut setup = ctx.setup_connection()?;
     let mut users = ctx.user_connection()?;
     if let Target::Mysql(t) = &mut setup.target {
@@ -73,7 +76,11 @@ fn created_tables(create: &[Statement]) -> Vec<String> {
         .iter()
         .filter_map(|s| {
             let words: Vec<&str> = s.sql.split_whitespace().collect();
-            let upper: Vec<String> = words.iter().take(6).map(|w| w.to_ascii_uppercase()).collect();
+            let upper: Vec<String> = words
+                .iter()
+                .take(6)
+                .map(|w| w.to_ascii_uppercase())
+                .collect();
             if upper.first().map(String::as_str) != Some("CREATE") {
                 return None;
             }
@@ -418,8 +425,14 @@ impl Benchmark for Slap {
 
     fn verbs(&self) -> Vec<Verb> {
         vec![
-            verb("cleanup", "drop the schema (--create-schema) the test ran in"),
-            verb("print", "print the statements a run would send (--only-print)"),
+            verb(
+                "cleanup",
+                "drop the schema (--create-schema) the test ran in",
+            ),
+            verb(
+                "print",
+                "print the statements a run would send (--only-print)",
+            ),
         ]
     }
 
@@ -428,6 +441,10 @@ impl Benchmark for Slap {
     }
 
     fn writes(&self) -> bool {
+        true
+    }
+
+    fn creates_its_data(&self) -> bool {
         true
     }
 

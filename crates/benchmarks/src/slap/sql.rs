@@ -456,10 +456,21 @@ mod tests {
         );
         let (create, queries) = generate(&t, LoadType::Key, 4, 2);
         assert_eq!(create.len(), 5);
-        assert!(create[1].sql.starts_with("INSERT INTO t1 VALUES (NULL,1804289383,'"));
-        assert!(create[2].sql.starts_with("INSERT INTO t1 VALUES (NULL,822890675,'"));
+        assert!(
+            create[1]
+                .sql
+                .starts_with("INSERT INTO t1 VALUES (NULL,1804289383,'")
+        );
+        assert!(
+            create[2]
+                .sql
+                .starts_with("INSERT INTO t1 VALUES (NULL,822890675,'")
+        );
         assert_eq!(queries.len(), 3);
-        assert_eq!(queries[0].sql, "SELECT intcol1,charcol1 FROM t1 WHERE id = ");
+        assert_eq!(
+            queries[0].sql,
+            "SELECT intcol1,charcol1 FROM t1 WHERE id = "
+        );
         assert_eq!(queries[0].kind, Kind::NeedsKey);
         let (_, mixed) = generate(&table(), LoadType::Mixed, 0, 3);
         let kinds: Vec<bool> = mixed.iter().map(|s| s.sql.starts_with("INSERT")).collect();
@@ -473,7 +484,10 @@ mod tests {
         assert_eq!(create_steps(&create, 4).len(), 4);
         assert_eq!(create_steps(&create, 0).len(), 0);
         let steps = create_steps(&create, 25);
-        assert_eq!(steps.iter().filter(|s| s.kind == Kind::CreateTable).count(), 1);
+        assert_eq!(
+            steps.iter().filter(|s| s.kind == Kind::CreateTable).count(),
+            1
+        );
         assert_eq!(steps[11].sql, create[1].sql);
     }
 
@@ -482,7 +496,10 @@ mod tests {
         assert_eq!(split("a;b; c", ";"), vec!["a", "b", "c"]);
         assert_eq!(split("a;b;", ";"), vec!["a", "b"]);
         assert_eq!(split("a;;b", ";"), vec!["a"]);
-        assert_eq!(split("select 1\nselect 2\n", "\n"), vec!["select 1", "select 2"]);
+        assert_eq!(
+            split("select 1\nselect 2\n", "\n"),
+            vec!["select 1", "select 2"]
+        );
     }
 
     #[test]
@@ -501,7 +518,13 @@ mod tests {
         assert_eq!(idx, vec!["CREATE INDEX \"t1_intcol1\" ON \"t1\" (intcol1)"]);
         let (lite, _) = for_dialect(&t.create().sql, Dialect::Sqlite);
         assert!(lite.contains("id INTEGER PRIMARY KEY AUTOINCREMENT"));
-        let (ins, _) = for_dialect("INSERT INTO t1 VALUES (NULL,uuid(),1,'a')", Dialect::Postgres);
-        assert_eq!(ins, "INSERT INTO t1 VALUES (DEFAULT,gen_random_uuid()::text,1,'a')");
+        let (ins, _) = for_dialect(
+            "INSERT INTO t1 VALUES (NULL,uuid(),1,'a')",
+            Dialect::Postgres,
+        );
+        assert_eq!(
+            ins,
+            "INSERT INTO t1 VALUES (DEFAULT,gen_random_uuid()::text,1,'a')"
+        );
     }
 }

@@ -78,7 +78,10 @@ pub const PAGE: Page = Page {
     ],
     exit: "0 ok; 1 a step failed (the blocks before it are printed); 2 bad options; \
            130 interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM.",
-    ..Page::new("slap", "mysqlslap's test: concurrency levels, iterations, its report")
+    ..Page::new(
+        "slap",
+        "mysqlslap's test: concurrency levels, iterations, its report",
+    )
 };
 
 const MYSQLSLAP_OPTIONS: &[Opt] = &[
@@ -665,7 +668,10 @@ fn translate(args: &[String], home: Option<&std::path::Path>) -> Result<Asked, C
         match long {
             "help" => {
                 let width = crate::help::width();
-                return Ok(Asked::Print(crate::help::pages::page_text(&MYSQLSLAP_PAGE, width)));
+                return Ok(Asked::Print(crate::help::pages::page_text(
+                    &MYSQLSLAP_PAGE,
+                    width,
+                )));
             }
             "version" => {
                 return Ok(Asked::Print(format!(
@@ -675,7 +681,13 @@ fn translate(args: &[String], home: Option<&std::path::Path>) -> Result<Asked, C
             }
             "verbose" => out.verbose = out.verbose.saturating_add(1),
             "silent" => out.silent = flag_value(long, value.as_deref())?,
-            "csv" => out.csv = Some(value.filter(|v| !v.is_empty()).unwrap_or_else(|| "-".into())),
+            "csv" => {
+                out.csv = Some(
+                    value
+                        .filter(|v| !v.is_empty())
+                        .unwrap_or_else(|| "-".into()),
+                )
+            }
             "host" | "port" | "socket" | "user" | "protocol" => {
                 url.retain(|(k, _)| k != long);
                 url.push((long.to_string(), value.unwrap_or_default()));
@@ -744,7 +756,8 @@ mod tests {
 
     #[test]
     fn short_long_attached_and_next() {
-        let (g, out) = run("-a -c8 -i 2 --number-of-queries 100 --auto-generate-sql-load=write -vv --csv");
+        let (g, out) =
+            run("-a -c8 -i 2 --number-of-queries 100 --auto-generate-sql-load=write -vv --csv");
         assert_eq!(get(&g, "auto-generate-sql"), Some("on"));
         assert_eq!(get(&g, "concurrency"), Some("8"));
         assert_eq!(get(&g, "iterations"), Some("2"));
@@ -762,7 +775,8 @@ mod tests {
 
     #[test]
     fn option_file_groups_come_first() {
-        let text = "[client]\nuser=x\n[mysqlslap]\nconcurrency=4\nauto-generate-sql\n[mysqld]\nport=1\n";
+        let text =
+            "[client]\nuser=x\n[mysqlslap]\nconcurrency=4\nauto-generate-sql\n[mysqld]\nport=1\n";
         assert_eq!(
             option_file_args(text),
             vec!["--concurrency=4", "--auto-generate-sql"]
@@ -771,7 +785,15 @@ mod tests {
 
     #[test]
     fn bad_command_lines_are_one_line() {
-        for bad in ["--nope", "-Z", "-c", "--auto", "-C", "--pre-system=ls", "extra"] {
+        for bad in [
+            "--nope",
+            "-Z",
+            "-c",
+            "--auto",
+            "-C",
+            "--pre-system=ls",
+            "extra",
+        ] {
             let e = translate(&args(bad), None).unwrap_err();
             assert!(!e.message().contains('\n'), "{bad}: {e:?}");
             assert_eq!(e.exit_code(), 2, "{bad}");

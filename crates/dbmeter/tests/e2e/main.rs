@@ -40,6 +40,7 @@ mod run_behaviour;
 mod run_status;
 mod server_cli;
 mod servers;
+mod slap;
 mod sysbench_cli;
 mod terminal;
 mod tls_auth;
