@@ -58,7 +58,7 @@ impl GlibcRandom {
     }
 
     /// The next value, 0 to 2^31-1.
-    pub fn next(&mut self) -> u32 {
+    pub fn random(&mut self) -> u32 {
         self.step() >> 1
     }
 }
@@ -187,7 +187,7 @@ impl Table {
 
     fn random_string(r: &mut GlibcRandom) -> String {
         (0..RAND_STRING_SIZE)
-            .map(|_| ALPHANUMERICS[r.next() as usize % ALPHANUMERICS.len()] as char)
+            .map(|_| ALPHANUMERICS[r.random() as usize % ALPHANUMERICS.len()] as char)
             .collect()
     }
 
@@ -214,7 +214,7 @@ impl Table {
             }
         }
         for n in 1..=self.int_cols {
-            s.push_str(&r.next().to_string());
+            s.push_str(&r.random().to_string());
             if n < self.int_cols || self.char_cols > 0 {
                 s.push(',');
             }
@@ -234,7 +234,7 @@ impl Table {
     pub fn update(&self, r: &mut GlibcRandom) -> Statement {
         let mut s = String::from("UPDATE t1 SET ");
         for n in 1..=self.int_cols {
-            s.push_str(&format!("intcol{n} = {}", r.next()));
+            s.push_str(&format!("intcol{n} = {}", r.random()));
             if n < self.int_cols || self.char_cols > 0 {
                 s.push(',');
             }
@@ -428,7 +428,7 @@ mod tests {
     #[test]
     fn glibc_random_with_its_default_seed() {
         let mut r = GlibcRandom::new(1);
-        let got: Vec<u32> = (0..3).map(|_| r.next()).collect();
+        let got: Vec<u32> = (0..3).map(|_| r.random()).collect();
         assert_eq!(got, vec![1_804_289_383, 846_930_886, 1_681_692_777]);
     }
 

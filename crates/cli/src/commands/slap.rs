@@ -213,7 +213,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             "--csv" => out.csv = Some("-".into()),
             "--silent" => out.silent = true,
             _ => match a.strip_prefix("--csv=") {
-                Some(v) if v.is_empty() => out.csv = Some("-".into()),
+                Some("") => out.csv = Some("-".into()),
                 Some(v) => out.csv = Some(v.to_string()),
                 None => rest.push(a.clone()),
             },

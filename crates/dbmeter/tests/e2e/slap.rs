@@ -358,17 +358,11 @@ fn csv_lines_and_a_block_per_level() {
             .collect()
     };
     assert_eq!(fields(&b), fields(&a), "{b}\n---\n{a}");
-    assert_eq!(
-        fields(&b),
-        vec![
-            vec![",read,T,T,T,1,8"],
-            vec![",read,T,T,T,2,4"],
-            vec![",read,T,T,T,4,2"],
-        ]
+    let want: Vec<Vec<String>> = [",read,T,T,T,1,8", ",read,T,T,T,2,4", ",read,T,T,T,4,2"]
         .iter()
-        .map(|r| r[0].split(',').map(String::from).collect::<Vec<_>>())
-        .collect::<Vec<_>>()
-    );
+        .map(|r| r.split(',').map(String::from).collect())
+        .collect();
+    assert_eq!(fields(&b), want);
     // --csv=FILE appends, and prints no blocks.
     let file = s.path("slap.csv");
     std::fs::write(&file, "earlier\n").expect("write");
