@@ -149,7 +149,7 @@ const MYSQLSLAP_OPTIONS: &[Opt] = &[
     flag("silent", "-s: no report"),
     opt("socket", "PATH", "-S: Unix socket"),
     opt("user", "USER", "-u: user name"),
-    flag("verbose", "-v: more output (twice: set-up notes)"),
+    flag("verbose", "-v: accepted (from -vv on, dbmeter's notes)"),
     flag("version", "-V: dbmeter's version"),
     flag("help", "-?: this page"),
 ];
@@ -230,6 +230,13 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     )?;
     let bench = slap()?;
     let values = args::values(&specs_for(Some(bench.as_ref())), &inv.given);
+    for name in ["format", "output"] {
+        if values.given(name) {
+            return Err(CliError::Usage(format!(
+                "--{name}: dbmeter slap prints mysqlslap's report (--csv for its CSV lines); --store keeps each iteration's document"
+            )));
+        }
+    }
     let store = (values.given("store") || !tags.is_empty()).then(|| StoreRequest {
         spec: values.str("store").to_string(),
         meta: RunMeta {
