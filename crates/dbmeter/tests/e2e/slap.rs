@@ -378,6 +378,60 @@ fn csv_lines_and_a_block_per_level() {
         "{text}"
     );
     assert!(lines[2].ends_with(",2,0"), "{text}");
+
+    // Defaults from ~/.my.cnf: the server in [client], mysqlslap's own
+    // options in [mysqlslap], before the command line.
+    let home = s.path("home");
+    std::fs::create_dir(&home).expect("mkdir");
+    std::fs::write(
+        home.join(".my.cnf"),
+        format!(
+            "[client]\nhost=127.0.0.1\nport={}\nuser=root\n[mysqlslap]\nauto-generate-sql\nconcurrency=3\n",
+            server.port()
+        ),
+    )
+    .expect("write .my.cnf");
+    let run = |program: &str| {
+        let mut c = Command::new(program);
+        c.args(["--csv", "--auto-generate-sql-load-type=write"])
+            .env("HOME", &home)
+            .current_dir(s.dir.path());
+        let o = c.output().expect("run");
+        assert!(o.status.success(), "{program}: {o:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let want = run(program.to_str().expect("utf-8 path"));
+    let mut ours = Command::new(bin());
+    ours.args(["mysqlslap", "--csv", "--auto-generate-sql-load-type=write"])
+        .env("HOME", &home)
+        .current_dir(s.dir.path());
+    let o = ours.output().expect("run dbmeter");
+    let got = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(want.ends_with(",3,0\n"), "{want}");
+    assert_eq!(fields(&got), fields(&want));
+
+    // A password is never shown, even when the server refuses it.
+    let port = server.port().to_string();
+    let r = s.run(&[
+        "mysqlslap",
+        "--no-defaults",
+        "-h",
+        "127.0.0.1",
+        "-P",
+        &port,
+        "-u",
+        "nobody_here",
+        "-pS3cretPw",
+        "-a",
+    ]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(
+        !format!("{}{}", r.stdout, r.stderr).contains("S3cretPw"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// The rows a run leaves with --no-drop: the create step's INSERTs and
