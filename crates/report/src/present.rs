@@ -74,6 +74,7 @@ pub fn for_layout(layout: Layout, options: TextOptions) -> Box<dyn Presenter> {
             csv,
             verbose,
             block: crate::slap::Block::default(),
+            warned: Vec::new(),
         }),
     }
 }
@@ -81,14 +82,18 @@ pub fn for_layout(layout: Layout, options: TextOptions) -> Box<dyn Presenter> {
 /// mysqlslap's layout: a sweep's runs print nothing as they go; when the
 /// last iteration of an engine's concurrency level finishes, its
 /// `Benchmark` block (on stdout; with `dbmeter`, dbmeter's latency line in
-/// it) and, with `csv`, its CSV line. With mysqlslap's `--verbose` twice
-/// or more, the set-up notes.
+/// it) and, with `csv`, its CSV line. dbmeter's warnings go to stderr once
+/// each (not once per run of the sweep): in dbmeter's layout, and in
+/// mysqlslap's (which has none) from `--verbose` on; with `--verbose`
+/// twice or more, the set-up notes too.
 struct Slap {
     dbmeter: bool,
     silent: bool,
     csv: bool,
     verbose: u8,
     block: crate::slap::Block,
+    /// The warnings said so far.
+    warned: Vec<String>,
 }
 
 impl Slap {
@@ -119,7 +124,12 @@ impl Presenter for Slap {
                 stream: Stream::Out,
                 text: (*t).to_string(),
             }),
-            RunEvent::Warning(m) => warning(out, m),
+            RunEvent::Warning(m) if self.dbmeter || self.verbose >= 1 => {
+                if !self.warned.iter().any(|w| w == m) {
+                    self.warned.push((*m).to_string());
+                    warning(out, m);
+                }
+            }
             RunEvent::Finished { doc, .. } => {
                 if self.block.other(doc) {
                     self.flush(out);
