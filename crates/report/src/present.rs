@@ -124,11 +124,11 @@ impl Presenter for Slap {
                 stream: Stream::Out,
                 text: (*t).to_string(),
             }),
-            RunEvent::Warning(m) if self.dbmeter || self.verbose >= 1 => {
-                if !self.warned.iter().any(|w| w == m) {
-                    self.warned.push((*m).to_string());
-                    warning(out, m);
-                }
+            RunEvent::Warning(m)
+                if (self.dbmeter || self.verbose >= 1) && !self.warned.iter().any(|w| w == m) =>
+            {
+                self.warned.push((*m).to_string());
+                warning(out, m);
             }
             RunEvent::Finished { doc, .. } => {
                 if self.block.other(doc) {
