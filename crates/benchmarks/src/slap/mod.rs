@@ -185,6 +185,8 @@ struct SlapPlan {
     users: Arc<Shared>,
     section: SlapSection,
     concurrency: u32,
+    /// `--engine` on a target that has no storage engines.
+    engine_ignored: Option<String>,
 }
 
 impl RunPlan for SlapPlan {
@@ -211,6 +213,9 @@ impl RunPlan for SlapPlan {
         let mut warnings = Vec::new();
         if let Err(e) = run_all(&mut self.conn, &self.post, "--post-query failed:") {
             warnings.push(Warning::new("post_query", e.to_string()));
+        }
+        if let Some(w) = &self.engine_ignored {
+            warnings.push(Warning::new("engine_ignored", w.clone()));
         }
         let mut section = self.section.clone();
         section.ms = result.measured.duration.as_millis() as u64;
@@ -278,6 +283,20 @@ impl Slap {
             _ => None,
         };
         let limit = cfg.client_limit(concurrency);
+        let engine_ignored = engine
+            .as_ref()
+            .filter(|_| dialect != Dialect::Mysql)
+            .map(|e| {
+                format!(
+                    "--engine={}: storage engines are MariaDB/MySQL's; on {} the tables are the database's own",
+                    e.name,
+                    if dialect == Dialect::Postgres {
+                        "PostgreSQL"
+                    } else {
+                        "SQLite"
+                    }
+                )
+            });
         Ok(SlapPlan {
             version,
             conn,
@@ -303,6 +322,7 @@ impl Slap {
                 ms: 0,
             },
             concurrency,
+            engine_ignored,
         })
     }
 

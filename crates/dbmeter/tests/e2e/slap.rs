@@ -496,7 +496,7 @@ fn postgres_and_sqlite_run_the_generated_sql() {
     );
     // Keyed reads with a GUID key, commits and reconnects; then the schema
     // is dropped.
-    s.ok(&[
+    let r = s.ok(&[
         "slap",
         &db,
         "--auto-generate-sql",
@@ -508,6 +508,15 @@ fn postgres_and_sqlite_run_the_generated_sql() {
         "--number-of-queries=12",
         "--engine=innodb",
     ]);
+    assert_eq!(r.stdout.matches("Benchmark\n").count(), 2, "{}", r.stdout);
+    assert_eq!(
+        r.stderr
+            .matches("WARNING: --engine=innodb: storage engines are MariaDB/MySQL's")
+            .count(),
+        1,
+        "{}",
+        r.stderr
+    );
     assert_eq!(
         ask_on(
             &server,
