@@ -385,8 +385,8 @@ impl SlapConfig {
         })
     }
 
-    /// Whether the tests run in the schema (mysqlslap's clients connect to
-    /// it): always on MariaDB/MySQL; elsewhere when it is created.
+    /// Whether the test creates something (its create step runs: the
+    /// schema is created and the create statements run in it).
     pub fn creates(&self) -> bool {
         !self.create.is_empty()
     }

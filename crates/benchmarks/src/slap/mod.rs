@@ -97,9 +97,9 @@ fn created_tables(create: &[Statement]) -> Vec<String> {
         .collect()
 }
 
-/// The statements of the set-up step of one iteration, in order, with
-/// what each is (for messages): drop, create the schema, use it, create
-/// the tables, set autocommit off.
+/// The statements of the set-up step of one iteration, in order: drop the
+/// schema, create it, use it, create the tables (with the engine on
+/// MariaDB/MySQL).
 fn setup_statements(cfg: &SlapConfig, engine: Option<&Engine>, dialect: Dialect) -> Vec<String> {
     let mut out = Vec::new();
     if cfg.drop {
