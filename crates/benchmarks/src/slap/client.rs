@@ -19,8 +19,9 @@ pub struct Shared {
     pub detach: u64,
     /// The table's keys, for the statements that need one.
     pub keys: Vec<String>,
-    /// What a PostgreSQL session runs to use the schema.
-    pub session_init: Option<String>,
+    /// What each connection runs first: `--init-command`, and on
+    /// PostgreSQL what makes it use the schema.
+    pub session_init: Vec<String>,
     pub ignore: IgnoreList,
     pub seed: u64,
 }
@@ -48,8 +49,10 @@ impl UserFactory for Clients {
 
 fn open(s: &Shared, user_id: usize) -> Result<Connection, DbError> {
     let mut conn = Connection::connect_nth(&s.connect, user_id)?;
-    if let Some(init) = &s.session_init {
-        conn.execute(init)?;
+    let mut rows = Vec::new();
+    for init in &s.session_init {
+        conn.query_values(init, &mut rows)?;
+        rows.clear();
     }
     Ok(conn)
 }

@@ -107,6 +107,12 @@ pub const SPECS: &[OptSpec] = &[
         "-e: storage engines (MariaDB/MySQL), each run in turn; ENGINE:OPTION",
     ),
     opt(
+        "init-command",
+        OptKind::Str,
+        "",
+        "a statement each client runs when it connects (and reconnects)",
+    ),
+    opt(
         "iterations",
         OptKind::Int,
         "1",
@@ -222,6 +228,8 @@ pub struct SlapConfig {
     /// and --no-drop is not given.
     pub drop: bool,
     pub only_print: bool,
+    /// `--init-command`: run by each client on each connection.
+    pub init_command: Option<String>,
     /// `--auto-generate-sql-load-type`, as mysqlslap's CSV names it.
     pub load_type: String,
 }
@@ -381,6 +389,7 @@ impl SlapConfig {
             schema,
             drop,
             only_print: o.bool("only-print"),
+            init_command: Some(o.str("init-command").to_string()).filter(|s| !s.trim().is_empty()),
             load_type,
         })
     }

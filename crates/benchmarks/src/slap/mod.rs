@@ -278,10 +278,11 @@ impl Slap {
             run_all(&mut conn, &["SET AUTOCOMMIT=0".to_string()], "")?;
         }
         run_all(&mut conn, &cfg.pre, "--pre-query failed:")?;
-        let session_init = match dialect {
-            Dialect::Postgres => Some(format!("{}, public", sql::use_schema_pg(&cfg.schema))),
-            _ => None,
-        };
+        let mut session_init = Vec::new();
+        if dialect == Dialect::Postgres {
+            session_init.push(format!("{}, public", sql::use_schema_pg(&cfg.schema)));
+        }
+        session_init.extend(cfg.init_command.clone());
         let limit = cfg.client_limit(concurrency);
         let engine_ignored = engine
             .as_ref()

@@ -134,6 +134,7 @@ const MYSQLSLAP_OPTIONS: &[Opt] = &[
     opt("detach", "N", "reconnect every N statements"),
     opt("engine", "E,...", "-e: storage engines, each in turn"),
     opt("host", "HOST", "-h: server host"),
+    opt("init-command", "SQL", "run by each client on connecting"),
     opt("iterations", "N", "-i: runs per level").default("1"),
     flag("no-drop", "keep the schema"),
     opt("number-char-cols", "N[:1]", "-x: VARCHAR columns").default("1"),
@@ -173,7 +174,7 @@ pub const MYSQLSLAP_PAGE: Page = Page {
     sections: &[Section {
         title: "Not taken",
         body: &[
-            "-C (--compress), --pre-system, --post-system, --init-command, --plugin-dir, \
+            "-C (--compress), --pre-system, --post-system, --plugin-dir, \
              --default-auth, --debug, the --ssl options (use `dbmeter slap` with --db and \
              --ssl-mode): each is refused with one line.",
         ],
@@ -456,7 +457,6 @@ fn refused(long: &str) -> Option<&'static str> {
         "pre-system" | "post-system" => {
             "dbmeter runs no shell commands between iterations; run them around dbmeter mysqlslap"
         }
-        "init-command" => "not taken; put the statement in --pre-query",
         "plugin_dir" | "default_auth" => "dbmeter authenticates with its own client's methods",
         "debug" | "debug-check" | "debug-info" | "character-sets-dir" => {
             "a libmysqlclient option dbmeter has no use for"

@@ -141,6 +141,7 @@ fn mariadb_same_statements_and_report_lines_as_mariadb_slap() {
         "UPDATE a SET b = b",
         "SET @slap_pre = 1",
         "SELECT 'slap post'",
+        "SET @slap_init = 1",
     ];
     let cases: Vec<(Vec<&str>, u64)> = vec![
         // Generated, mixed, two levels, two iterations, a split of the queries.
@@ -165,6 +166,7 @@ fn mariadb_same_statements_and_report_lines_as_mariadb_slap() {
                 "--auto-generate-sql-write-number=20",
                 "--commit=3",
                 "--detach=4",
+                "--init-command=SET @slap_init = 1",
                 "-c2",
                 "--auto-generate-sql-execute-number=7",
             ],
