@@ -155,6 +155,18 @@ pub const SPECS: &[OptSpec] = &[
         "print the statements instead of running them",
     ),
     opt(
+        "pre-system",
+        OptKind::Str,
+        "",
+        "a shell command run before each iteration (after the create step)",
+    ),
+    opt(
+        "post-system",
+        OptKind::Str,
+        "",
+        "a shell command run after each iteration",
+    ),
+    opt(
         "pre-query",
         OptKind::Str,
         "",
@@ -230,6 +242,9 @@ pub struct SlapConfig {
     pub only_print: bool,
     /// `--init-command`: run by each client on each connection.
     pub init_command: Option<String>,
+    /// `--pre-system`, `--post-system`: shell commands around each iteration.
+    pub pre_system: Option<String>,
+    pub post_system: Option<String>,
     /// `--auto-generate-sql-load-type`, as mysqlslap's CSV names it.
     pub load_type: String,
 }
@@ -390,6 +405,8 @@ impl SlapConfig {
             drop,
             only_print: o.bool("only-print"),
             init_command: Some(o.str("init-command").to_string()).filter(|s| !s.trim().is_empty()),
+            pre_system: Some(o.str("pre-system").to_string()).filter(|s| !s.trim().is_empty()),
+            post_system: Some(o.str("post-system").to_string()).filter(|s| !s.trim().is_empty()),
             load_type,
         })
     }

@@ -187,6 +187,18 @@ struct SlapPlan {
     concurrency: u32,
     /// `--engine` on a target that has no storage engines.
     engine_ignored: Option<String>,
+    /// `--post-system`, and what `--pre-system` said when it failed.
+    post_system: Option<String>,
+    system_warnings: Vec<String>,
+}
+
+/// Runs `--pre-system`/`--post-system` (`sh -c`, without the
+/// environment's passwords, its output on stderr): what mysqlslap warns
+/// when it fails.
+fn system(option: &str, command: &str) -> Option<String> {
+    crate::pgbench::run_shell(command, false)
+        .err()
+        .map(|e| format!("--{option}: {e}"))
 }
 
 impl RunPlan for SlapPlan {
@@ -216,6 +228,14 @@ impl RunPlan for SlapPlan {
         }
         if let Some(w) = &self.engine_ignored {
             warnings.push(Warning::new("engine_ignored", w.clone()));
+        }
+        if let Some(c) = &self.post_system
+            && let Some(w) = system("post-system", c)
+        {
+            self.system_warnings.push(w);
+        }
+        for w in self.system_warnings.drain(..) {
+            warnings.push(Warning::new("system", w));
         }
         let mut section = self.section.clone();
         section.ms = result.measured.duration.as_millis() as u64;
@@ -277,6 +297,12 @@ impl Slap {
         if cfg.commit > 0 && dialect == Dialect::Mysql {
             run_all(&mut conn, &["SET AUTOCOMMIT=0".to_string()], "")?;
         }
+        let system_warnings: Vec<String> = cfg
+            .pre_system
+            .as_deref()
+            .and_then(|c| system("pre-system", c))
+            .into_iter()
+            .collect();
         run_all(&mut conn, &cfg.pre, "--pre-query failed:")?;
         let mut session_init = Vec::new();
         if dialect == Dialect::Postgres {
@@ -324,6 +350,8 @@ impl Slap {
             },
             concurrency,
             engine_ignored,
+            post_system: cfg.post_system.clone(),
+            system_warnings,
         })
     }
 

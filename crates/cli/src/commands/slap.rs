@@ -145,6 +145,8 @@ const MYSQLSLAP_OPTIONS: &[Opt] = &[
     opt("port", "PORT", "-P: server port"),
     opt("post-query", "FILE|SQL", "after each iteration"),
     opt("pre-query", "FILE|SQL", "before each iteration"),
+    opt("pre-system", "CMD", "shell command before each iteration"),
+    opt("post-system", "CMD", "shell command after each iteration"),
     opt("protocol", "tcp|socket", "how to connect"),
     opt("query", "FILE|SQL", "-q: the clients' statements"),
     flag("silent", "-s: no report"),
@@ -173,11 +175,9 @@ pub const MYSQLSLAP_PAGE: Page = Page {
     options: MYSQLSLAP_OPTIONS,
     sections: &[Section {
         title: "Not taken",
-        body: &[
-            "-C (--compress), --pre-system, --post-system, --plugin-dir, \
+        body: &["-C (--compress), --plugin-dir, \
              --default-auth, --debug, the --ssl options (use `dbmeter slap` with --db and \
-             --ssl-mode): each is refused with one line.",
-        ],
+             --ssl-mode): each is refused with one line."],
     }],
     examples: &[Example {
         what: "The mysqlslap classic",
@@ -454,9 +454,6 @@ const SPECS: &[(&str, Option<char>, Arg)] = &[
 fn refused(long: &str) -> Option<&'static str> {
     Some(match long {
         "compress" => "dbmeter's MariaDB client does not compress; leave out -C",
-        "pre-system" | "post-system" => {
-            "dbmeter runs no shell commands between iterations; run them around dbmeter mysqlslap"
-        }
         "plugin_dir" | "default_auth" => "dbmeter authenticates with its own client's methods",
         "debug" | "debug-check" | "debug-info" | "character-sets-dir" => {
             "a libmysqlclient option dbmeter has no use for"

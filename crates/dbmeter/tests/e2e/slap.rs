@@ -483,6 +483,32 @@ fn postgres_and_sqlite_run_the_generated_sql() {
         "--iterations=2",
     ]);
     assert!(!tables(&s.db("slap.db")).contains(&"t1".to_string()));
+    // Shell commands around each iteration, without the environment's
+    // passwords; a failing one is a warning, said once.
+    let mut c = s.cmd(&[
+        "slap",
+        "--db=sqlite:slap.db",
+        "--auto-generate-sql",
+        "--concurrency=1,2",
+        "--iterations=2",
+        "--pre-system=echo pre >> sys.log; env >> env.log",
+        "--post-system=echo post >> sys.log; false",
+    ]);
+    c.env("MYSQL_PWD", "HushHush1")
+        .env("PGPASSWORD", "HushHush2");
+    let r = s.output(c);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let log = std::fs::read_to_string(s.path("sys.log")).expect("sys.log");
+    assert_eq!(log.matches("pre\n").count(), 4, "{log}");
+    assert_eq!(log.matches("post\n").count(), 4, "{log}");
+    let env = std::fs::read_to_string(s.path("env.log")).expect("env.log");
+    assert!(!env.contains("HushHush"), "{env}");
+    assert_eq!(
+        r.stderr.matches("WARNING: --post-system: ").count(),
+        1,
+        "{}",
+        r.stderr
+    );
 
     let Some(server) = start(Flavor::Postgres) else {
         return;
