@@ -795,7 +795,7 @@ mod tests {
             "-c",
             "--auto",
             "-C",
-            "--pre-system=ls",
+            "--plugin_dir=/x",
             "extra",
         ] {
             let e = translate(&args(bad), None).unwrap_err();
