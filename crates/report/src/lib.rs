@@ -14,6 +14,7 @@
 pub mod compare;
 pub mod csv;
 pub mod html;
+pub mod junit;
 pub mod present;
 pub mod slap;
 pub mod stored;

@@ -309,6 +309,26 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
         &format!("{:.4}/{:.2}", f.time_avg_s, f.time_stddev_s),
     );
     out.push_str(&environment_summary(r));
+    out.push_str(&verdicts(r));
+    out
+}
+
+/// The verdicts on the run's `--assert` targets, one line each.
+pub fn verdicts(r: &RunDocument) -> String {
+    if r.verdicts.is_empty() {
+        return String::new();
+    }
+    let failed = r.verdicts.iter().filter(|v| !v.passed()).count();
+    let mut out = format!(
+        "\nTargets ({} of {} met):\n",
+        r.verdicts.len() - failed,
+        r.verdicts.len()
+    );
+    for v in &r.verdicts {
+        out.push_str("    ");
+        out.push_str(&v.line());
+        out.push('\n');
+    }
     out
 }
 

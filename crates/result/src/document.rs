@@ -105,6 +105,9 @@ pub struct RunDocument {
     /// (TPC-H: one per query, its time); empty for most benchmarks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub figures: Vec<Figure>,
+    /// The verdicts on the run's `--assert`ions, in their order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<crate::verdict::Verdict>,
     /// Each benchmark's own section, under the key its benchmark chose
     /// (`tpcc`: NOPM, TPM, the transactions); the benchmark owns its type
     /// (see [`RunDocument::section`]).

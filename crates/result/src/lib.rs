@@ -22,6 +22,7 @@ mod document;
 pub mod events;
 mod kinds;
 mod slap;
+pub mod verdict;
 
 pub use document::*;
 pub use events::{Layout, Live, RunEvent, RunHeader};

@@ -3,7 +3,7 @@
 //! document, the store.
 
 use crate::document::{self, Facts};
-use crate::options::{SECRET_OPTIONS, STORE_OPTIONS};
+use crate::options::{SECRET_OPTIONS, STORE_OPTIONS, VERDICT_OPTIONS};
 use crate::record::Recorder;
 use crate::request::{Observer, Request};
 use crate::store::{OpenStore, Stored};
@@ -74,7 +74,9 @@ fn recorded_options(
     o.all()
         .iter()
         .filter(|(k, _)| {
-            !SECRET_OPTIONS.contains(&k.as_str()) && !STORE_OPTIONS.contains(&k.as_str())
+            !SECRET_OPTIONS.contains(&k.as_str())
+                && !STORE_OPTIONS.contains(&k.as_str())
+                && !VERDICT_OPTIONS.contains(&k.as_str())
         })
         .map(|(k, v)| match (k.as_str(), target) {
             ("ignore-errors", Some(t)) => (
@@ -129,6 +131,11 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
             bench.name(),
             measures.len()
         )));
+    }
+    let measure_names: Vec<String> = measures.iter().map(|m| m.name.to_string()).collect();
+    for a in &req.assertions {
+        a.check_names(&kinds, &measure_names)
+            .map_err(RunError::Usage)?;
     }
     let version = plan.server_version();
     let percentile = line_percentile(&engine.percentiles);
@@ -242,6 +249,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         warn(&w);
         doc.warnings.push(w);
     }
+    doc.verdicts = req.assertions.iter().map(|a| a.judge(&doc)).collect();
     // Interrupted and failed runs are stored too: what they measured, and
     // how they ended.
     let stored = store.as_mut().map(|s| s.save(&doc.to_json()));

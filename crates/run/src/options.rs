@@ -11,6 +11,10 @@ pub const SECRET_OPTIONS: &[&str] = &["mysql-password", "pgsql-password"];
 /// document's `options` (the store keeps the tags itself).
 pub const STORE_OPTIONS: &[&str] = &["store", "tag"];
 
+/// Options of `run` that judge the result: the document keeps the
+/// verdicts instead (`RunDocument::verdicts`).
+pub const VERDICT_OPTIONS: &[&str] = &["assert", "junit"];
+
 /// The general options and then `benchmark`'s own.
 pub fn specs_for(benchmark: Option<&dyn Benchmark>) -> Vec<OptSpec> {
     let mut v = GENERAL.to_vec();
@@ -252,6 +256,18 @@ pub const GENERAL: &[OptSpec] = &[
         OptKind::Str,
         "",
         "run: also save the result in the results store; --store alone: $DBMETER_STORE, else $DBMETER_HOME/results.db; --store=PATH (SQLite file) or --store=postgres://... (`dbmeter help results`)",
+    ),
+    opt(
+        "assert",
+        OptKind::Str,
+        "",
+        "run: a target the result must meet, [KIND.]METRIC OP VALUE: 'p99<10ms', 'tps>=5000', 'errors<=0.1%', 'NewOrder.p90<5s'; repeat for more; each is printed pass or FAIL and a failed one ends dbmeter with exit code 3; see docs/test-types.md",
+    ),
+    opt(
+        "junit",
+        OptKind::Str,
+        "",
+        "run: write the verdicts on the --assert targets to FILE as JUnit XML, for CI systems",
     ),
     opt(
         "tag",

@@ -18,6 +18,7 @@ pub(crate) mod sysbench;
 use crate::CliError;
 use crate::args::{self, Command, Invocation};
 use dbmeter_result::Layout;
+use dbmeter_result::verdict::Assertion;
 use dbmeter_run::options::specs_for;
 use dbmeter_run::{Request, StoreRequest};
 use dbmeter_store::RunMeta;
@@ -92,6 +93,12 @@ pub(crate) fn execute(inv: Invocation, layout: Layout) -> Result<i32, CliError> 
             .filter(|(k, _)| k == "tag")
             .map(|(_, v)| v.as_str()),
     )?;
+    let assertions = inv
+        .given
+        .iter()
+        .filter(|(k, v)| k == "assert" && !v.trim().is_empty())
+        .map(|(_, v)| Assertion::parse(v).map_err(CliError::Usage))
+        .collect::<Result<Vec<_>, _>>()?;
     match inv.command {
         Command::Version => {
             println!("dbmeter {VERSION}");
@@ -131,9 +138,16 @@ pub(crate) fn execute(inv: Invocation, layout: Layout) -> Result<i32, CliError> 
             options: values,
             store,
             layout,
+            assertions,
         },
         layout,
     };
+    if !ctx.request.assertions.is_empty() && !matches!(inv.command, Command::Run) {
+        return Err(CliError::Usage(format!(
+            "--assert judges a run's result; `{}` makes none (use it with `dbmeter run`)",
+            inv.command.name()
+        )));
+    }
     match (inv.command, &inv.verb) {
         (Command::Run, _) => run::run(&ctx),
         (Command::Own, Some(verb)) => run::verb(verb, &ctx),

@@ -231,7 +231,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     )?;
     let bench = slap()?;
     let values = args::values(&specs_for(Some(bench.as_ref())), &inv.given);
-    for name in ["format", "output"] {
+    for name in ["format", "output", "assert", "junit"] {
         if values.given(name) {
             return Err(CliError::Usage(format!(
                 "--{name}: dbmeter slap prints mysqlslap's report (--csv for its CSV lines); --store keeps each iteration's document"
@@ -251,6 +251,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             options: values,
             store,
             layout: Layout::Dbmeter,
+            assertions: Vec::new(),
         },
         &out,
     )
@@ -364,6 +365,7 @@ pub fn mysqlslap_main(args: &[String]) -> Result<i32, CliError> {
                     options: values,
                     store: None,
                     layout: Layout::Dbmeter,
+                    assertions: Vec::new(),
                 },
                 &out,
             )

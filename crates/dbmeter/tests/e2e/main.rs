@@ -47,3 +47,4 @@ mod tls_auth;
 mod tpcc;
 mod tpch;
 mod vanished_host;
+mod verdicts;
