@@ -151,6 +151,14 @@ const MYSQLSLAP_OPTIONS: &[Opt] = &[
     opt("query", "FILE|SQL", "-q: the clients' statements"),
     flag("silent", "-s: no report"),
     opt("socket", "PATH", "-S: Unix socket"),
+    flag("ssl", "TLS to the server"),
+    opt("ssl-ca", "FILE", "CA certificates (turns TLS on)"),
+    opt("ssl-cert", "FILE", "client certificate (turns TLS on)"),
+    opt("ssl-key", "FILE", "client key (turns TLS on)"),
+    flag(
+        "ssl-verify-server-cert",
+        "check the server's certificate and name",
+    ),
     opt("user", "USER", "-u: user name"),
     flag("verbose", "-v: accepted (from -vv on, dbmeter's notes)"),
     flag("version", "-V: dbmeter's version"),
@@ -175,9 +183,11 @@ pub const MYSQLSLAP_PAGE: Page = Page {
     options: MYSQLSLAP_OPTIONS,
     sections: &[Section {
         title: "Not taken",
-        body: &["-C (--compress), --plugin-dir, \
-             --default-auth, --debug, the --ssl options (use `dbmeter slap` with --db and \
-             --ssl-mode): each is refused with one line."],
+        body: &[
+            "-C (--compress), --plugin-dir, --default-auth, --debug, --ssl-capath, \
+             --ssl-cipher, --ssl-crl, --ssl-crlpath, --tls-version: each is refused with \
+             one line.",
+        ],
     }],
     examples: &[Example {
         what: "The mysqlslap classic",
@@ -446,6 +456,12 @@ const SPECS: &[(&str, Option<char>, Arg)] = &[
     ("ssl-ca", None, Arg::Required),
     ("ssl-cert", None, Arg::Required),
     ("ssl-key", None, Arg::Required),
+    ("ssl-verify-server-cert", None, Arg::None),
+    ("ssl-capath", None, Arg::Required),
+    ("ssl-cipher", None, Arg::Required),
+    ("ssl-crl", None, Arg::Required),
+    ("ssl-crlpath", None, Arg::Required),
+    ("tls-version", None, Arg::Required),
     ("user", Some('u'), Arg::Required),
     ("verbose", Some('v'), Arg::None),
     ("version", Some('V'), Arg::None),
@@ -460,8 +476,8 @@ fn refused(long: &str) -> Option<&'static str> {
         "debug" | "debug-check" | "debug-info" | "character-sets-dir" => {
             "a libmysqlclient option dbmeter has no use for"
         }
-        "ssl" | "ssl-ca" | "ssl-cert" | "ssl-key" => {
-            "use `dbmeter slap` with --db and --ssl-mode, --ssl-ca, --ssl-cert, --ssl-key"
+        "ssl-capath" | "ssl-cipher" | "ssl-crl" | "ssl-crlpath" | "tls-version" => {
+            "not taken; dbmeter's TLS takes --ssl, --ssl-ca, --ssl-cert, --ssl-key and --ssl-verify-server-cert"
         }
         _ => return None,
     })
@@ -667,6 +683,7 @@ fn translate(args: &[String], home: Option<&std::path::Path>) -> Result<Asked, C
     let mut out = Output::default();
     let mut url: Vec<(String, String)> = Vec::new();
     let mut ask_password = false;
+    let mut tls_mode: Option<&str> = None;
     for (long, value) in opts {
         if let Some(why) = refused(long) {
             return Err(usage(format!("--{long}: {why}")));
@@ -698,6 +715,25 @@ fn translate(args: &[String], home: Option<&std::path::Path>) -> Result<Asked, C
                 url.retain(|(k, _)| k != long);
                 url.push((long.to_string(), value.unwrap_or_default()));
             }
+            "ssl" => {
+                let mode = if flag_value(long, value.as_deref())? {
+                    "required"
+                } else {
+                    "disabled"
+                };
+                tls_mode.get_or_insert(mode);
+            }
+            "ssl-verify-server-cert" => {
+                if flag_value(long, value.as_deref())? {
+                    tls_mode = Some("verify-full");
+                }
+            }
+            "ssl-ca" | "ssl-cert" | "ssl-key" => {
+                // Each of them turns TLS on, as in MariaDB's clients.
+                tls_mode.get_or_insert("required");
+                url.retain(|(k, _)| k != long);
+                url.push((long.to_string(), value.unwrap_or_default()));
+            }
             "password" => match value {
                 Some(v) => {
                     url.retain(|(k, _)| k != "password");
@@ -721,6 +757,9 @@ fn translate(args: &[String], home: Option<&std::path::Path>) -> Result<Asked, C
                 given.push((long.to_string(), v));
             }
         }
+    }
+    if let Some(m) = tls_mode {
+        url.push(("ssl-mode".into(), m.into()));
     }
     if let Some(f) = defaults_file {
         url.push(("defaults-file".into(), f));
@@ -777,6 +816,15 @@ mod tests {
             Some("mysql://?host=127.0.0.1&port=3307&user=root&password=secret")
         );
         assert_eq!(get(&g, "no-drop"), Some("off"));
+        let (g, _) = run("-h db1 --ssl-ca=/ca.pem");
+        assert_eq!(
+            get(&g, "db"),
+            Some("mysql://?host=db1&ssl-ca=/ca.pem&ssl-mode=required")
+        );
+        let (g, _) = run("--ssl --ssl-verify-server-cert");
+        assert_eq!(get(&g, "db"), Some("mysql://?ssl-mode=verify-full"));
+        let (g, _) = run("--skip-ssl");
+        assert_eq!(get(&g, "db"), Some("mysql://?ssl-mode=disabled"));
     }
 
     #[test]
