@@ -384,14 +384,31 @@ fn cell_options(
     w: &WorkloadSpec,
     clients: u32,
 ) -> Vec<(String, String)> {
-    let mut extra = vec![
-        ("threads".to_string(), clients.to_string()),
-        ("time".to_string(), c.duration.to_string()),
-        ("warmup-time".to_string(), c.warmup.to_string()),
-    ];
-    extra.extend(c.options.iter().cloned());
-    extra.extend(w.options.iter().cloned());
-    extra.extend(t.options.iter().cloned());
+    let own: Vec<(String, String)> = c
+        .options
+        .iter()
+        .chain(&w.options)
+        .chain(&t.options)
+        .cloned()
+        .collect();
+    // A load profile sets the run's length (and with --stages its users):
+    // the campaign's duration, warm-up and client count then stay out.
+    let staged = |name: &str| {
+        own.iter()
+            .rev()
+            .find(|(k, _)| canonical(k) == name)
+            .is_some_and(|(_, v)| !v.trim().is_empty())
+    };
+    let (users, rate) = (staged("stages"), staged("rate-stages"));
+    let mut extra = Vec::new();
+    if !users {
+        extra.push(("threads".to_string(), clients.to_string()));
+    }
+    if !users && !rate {
+        extra.push(("time".to_string(), c.duration.to_string()));
+        extra.push(("warmup-time".to_string(), c.warmup.to_string()));
+    }
+    extra.extend(own);
     extra
 }
 
@@ -412,7 +429,7 @@ fn check_cells(c: &Campaign) -> Result<(), String> {
                 };
                 let bad =
                     |e: String| format!("workload '{}'{on} with {clients} clients: {e}", w.name);
-                dbmeter_run::settings::General::parse(&req.options)
+                dbmeter_run::settings::General::parse_run(&req.options, Layout::Dbmeter)
                     .map_err(|e| bad(e.to_string()))?;
                 for (k, v) in cell_options(c, t, w, clients) {
                     if canonical(&k) == "assert" {

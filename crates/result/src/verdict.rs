@@ -20,7 +20,7 @@
 //! figure without a value) fails, and so does every assertion of a run
 //! that did not complete: a number from a broken run never passes.
 
-use crate::{KindSection, RunDocument};
+use crate::{KindSection, RunDocument, StageResult};
 use dbmeter_stats::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -323,6 +323,7 @@ impl Assertion {
                 }
             }
         };
+        let stage = kind.as_deref().and_then(stage_index).is_some();
         if kind.is_some()
             && !matches!(
                 metric,
@@ -332,6 +333,7 @@ impl Assertion {
                     | Metric::RolledBack
                     | Metric::Latency(_)
             )
+            && !(stage && metric == Metric::Errors)
         {
             return Err(bad(
                 "a kind has events, tps, retries, rolled_back and latencies (avg, min, max, stddev, pN)",
@@ -370,10 +372,34 @@ impl Assertion {
     /// Checks that what the assertion names exists in a run of a benchmark
     /// with these kinds and measures (before the run starts). Figures are
     /// only known at the end: a name that is no measure is taken as one.
-    pub fn check_names(&self, kinds: &[String], measures: &[String]) -> Result<(), String> {
+    pub fn check_names(
+        &self,
+        kinds: &[String],
+        measures: &[String],
+        stages: &[usize],
+    ) -> Result<(), String> {
         if let Some(k) = &self.kind
             && !kinds.iter().any(|n| n == k)
+            && !stage_index(k).is_some_and(|i| stages.contains(&i))
         {
+            if let Some(i) = stage_index(k) {
+                return Err(format!(
+                    "--assert '{}': the run has no stage {i} with a duration ({})",
+                    self.text,
+                    if stages.is_empty() {
+                        "it has no --stages or --rate-stages".to_string()
+                    } else {
+                        format!(
+                            "its stages that last are {}",
+                            stages
+                                .iter()
+                                .map(|i| format!("stage{i}"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    }
+                ));
+            }
             let known = if kinds.is_empty() {
                 "this workload has no named kinds".to_string()
             } else {
@@ -458,10 +484,15 @@ impl Assertion {
             }
         };
         if let Some(k) = &self.kind {
-            let Some(section) = doc.kinds.iter().find(|s| &s.name == k) else {
-                return Err(format!("the run has no kind named '{k}'"));
-            };
-            return self.measure_kind(section, &per_s);
+            if let Some(section) = doc.kinds.iter().find(|s| &s.name == k) {
+                return self.measure_kind(section, &per_s);
+            }
+            if let Some(stage) =
+                stage_index(k).and_then(|i| doc.stages.iter().find(|s| s.index == i))
+            {
+                return self.measure_stage(stage);
+            }
+            return Err(format!("the run has no kind or stage named '{k}'"));
         }
         let errors = t.ignored_errors + t.connection_errors;
         Ok(match &self.metric {
@@ -517,10 +548,32 @@ impl Assertion {
         })
     }
 
+    fn measure_stage(&self, s: &StageResult) -> Result<(f64, String), String> {
+        Ok(match &self.metric {
+            Metric::EventsPerSec => (s.events_per_s, "/s".into()),
+            Metric::Events => (s.events as f64, String::new()),
+            Metric::Errors if self.unit == Unit::Percent => {
+                let attempts = s.events + s.errors;
+                if attempts == 0 {
+                    return Err("nothing was attempted in the stage".into());
+                }
+                (s.errors as f64 * 100.0 / attempts as f64, "%".into())
+            }
+            Metric::Errors => (s.errors as f64, String::new()),
+            Metric::Latency(l) => (latency(&s.latency_histogram, *l, s.events)?, "ms".into()),
+            _ => return Err("a stage has events, tps, errors and latencies".into()),
+        })
+    }
+
     /// The comparison in words for a JUnit message: `p99 < 10 ms`.
     pub fn op_symbol(&self) -> &'static str {
         self.op.symbol()
     }
+}
+
+/// `stage3` is 3.
+fn stage_index(name: &str) -> Option<usize> {
+    name.strip_prefix("stage")?.parse().ok().filter(|&i| i > 0)
 }
 
 fn time_unit_ns(unit: &str) -> Option<f64> {
@@ -631,12 +684,35 @@ mod tests {
     fn checks_names() {
         let kinds = vec!["NewOrder".to_string()];
         let measures = vec!["reads".to_string()];
-        assert!(p("NewOrder.p90<5s").check_names(&kinds, &measures).is_ok());
+        assert!(
+            p("NewOrder.p90<5s")
+                .check_names(&kinds, &measures, &[])
+                .is_ok()
+        );
         let e = p("Payment.p90<5s")
-            .check_names(&kinds, &measures)
+            .check_names(&kinds, &measures, &[])
             .unwrap_err();
         assert!(e.contains("its kinds are NewOrder"), "{e}");
-        let e = p("fsyncs/s>1").check_names(&kinds, &measures).unwrap_err();
+        let e = p("fsyncs/s>1")
+            .check_names(&kinds, &measures, &[])
+            .unwrap_err();
+        assert!(
+            p("stage2.p99<1s")
+                .check_names(&kinds, &measures, &[2, 3])
+                .is_ok()
+        );
+        assert!(
+            p("stage2.errors<=1%")
+                .check_names(&kinds, &measures, &[2])
+                .is_ok()
+        );
+        let e1 = p("stage1.p99<1s")
+            .check_names(&kinds, &measures, &[2, 3])
+            .unwrap_err();
+        assert!(
+            e1.contains("no stage 1 with a duration (its stages that last are stage2, stage3)"),
+            "{e1}"
+        );
         assert!(e.contains("it counts reads"), "{e}");
     }
 

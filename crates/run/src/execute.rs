@@ -95,7 +95,7 @@ fn recorded_options(
 pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outcome, RunError> {
     let o = &req.options;
     let bench = req.benchmark.as_ref();
-    let general = settings::General::parse_in(o, req.layout)?;
+    let general = settings::General::parse_run(o, req.layout)?;
     crate::pinning::pin_client(o)?;
     // A bad store fails before the run.
     let mut store = req.store.as_ref().map(OpenStore::open).transpose()?;
@@ -133,8 +133,20 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         )));
     }
     let measure_names: Vec<String> = measures.iter().map(|m| m.name.to_string()).collect();
+    let stage_indexes: Vec<usize> = [&general.user_stages, &general.rate_stages]
+        .into_iter()
+        .flatten()
+        .flat_map(|p| {
+            p.pieces()
+                .into_iter()
+                .enumerate()
+                .filter(|(_, piece)| piece.t1 > piece.t0)
+                .map(|(i, _)| i + 1)
+                .collect::<Vec<_>>()
+        })
+        .collect();
     for a in &req.assertions {
-        a.check_names(&kinds, &measure_names)
+        a.check_names(&kinds, &measure_names, &stage_indexes)
             .map_err(RunError::Usage)?;
     }
     let version = plan.server_version();
@@ -239,6 +251,14 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         &result,
         &engine.percentiles,
     );
+    let profiles: Vec<(&str, &dbmeter_engine::Profile)> = [
+        ("users", general.user_stages.as_deref()),
+        ("rate", general.rate_stages.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(n, p)| p.map(|p| (n, p)))
+    .collect();
+    doc.stages = document::stage_results(&profiles, &doc.intervals, &engine.percentiles);
     recorder.finish(&mut doc, result.abandoned > 0, &warn);
     if doc.target.server_version.is_empty()
         && let Some(s) = &doc.server

@@ -37,6 +37,7 @@ mod verbs;
 
 pub use error::RunError;
 pub use execute::{Outcome, run};
+pub use managed::control_for;
 pub use request::{Observer, Request};
 pub use store::{StoreRequest, Stored, store_spec};
 pub use sweep::sweep;

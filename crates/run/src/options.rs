@@ -258,6 +258,18 @@ pub const GENERAL: &[OptSpec] = &[
         "run: also save the result in the results store; --store alone: $DBMETER_STORE, else $DBMETER_HOME/results.db; --store=PATH (SQLite file) or --store=postgres://... (`dbmeter help results`)",
     ),
     opt(
+        "stages",
+        OptKind::Str,
+        "",
+        "a load profile of active users, DURATION:USERS,...: e.g. 30s:4,60s:64,30s:4; each stage ramps linearly from the level before it (0 at the start) to its own over its duration, a 0s stage steps; the run lasts the stages (no --time, --threads or --warmup-time with it); per-stage figures in the report (docs/test-types.md)",
+    ),
+    opt(
+        "rate-stages",
+        OptKind::Str,
+        "",
+        "a profile of the arrival rate (open model), DURATION:RATE,...: e.g. 30s:1000,0s:5000,60s:5000,0s:1000; ramps and steps as --stages; latency from each event's intended start; the run lasts the stages; with --threads users to serve the arrivals (docs/test-types.md)",
+    ),
+    opt(
         "assert",
         OptKind::Str,
         "",

@@ -1,9 +1,12 @@
 //! The commands: list, help, version, prepare, prewarm, cleanup, check, run,
-//! env, server, results, compare, report, campaign, digest, slap, and sysbench, pgbench
-//! and mysqlslap (those tools' own command lines, turned into the same requests).
+//! env, server, results, compare, report, campaign, digest, capture, compare-queries,
+//! slap, and sysbench, pgbench and mysqlslap (those tools' own command lines, turned
+//! into the same requests).
 
 pub(crate) mod campaign;
+pub(crate) mod capture;
 pub(crate) mod compare;
+pub(crate) mod compare_queries;
 pub(crate) mod digest;
 pub(crate) mod env;
 mod info;
@@ -74,6 +77,8 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
         Some("compare") => return compare::main(&args[1..]),
         Some("report") => return report::main(&args[1..]),
         Some("digest") => return digest::main(&args[1..]),
+        Some("compare-queries") => return compare_queries::main(&args[1..]),
+        Some("capture") => return capture::main(&args[1..]),
         Some("slap") => return slap::main(&args[1..]),
         Some("completions") => return completions(&args[1..]),
         Some("man") => return man(&args[1..]),

@@ -241,6 +241,8 @@ pub fn all() -> Vec<&'static Page> {
         &commands::compare::PAGE,
         &commands::report::PAGE,
         &commands::digest::PAGE,
+        &commands::compare_queries::PAGE,
+        &commands::capture::PAGE,
         &commands::campaign::PAGE,
         &commands::sysbench::PAGE,
         &commands::pgbench::PAGE,

@@ -15,8 +15,10 @@ mod procs;
 
 mod campaign;
 mod campaign_signals;
+mod capture;
 mod cli_errors;
 mod client_conventions;
+mod compare_queries;
 mod digest;
 mod environment;
 mod events;
@@ -41,6 +43,7 @@ mod run_status;
 mod server_cli;
 mod servers;
 mod slap;
+mod stages;
 mod sysbench_cli;
 mod terminal;
 mod tls_auth;
