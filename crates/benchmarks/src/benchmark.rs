@@ -237,6 +237,19 @@ pub trait RunPlan: Send {
     }
 }
 
+/// One step of a sweep ([`Benchmark::sweep`]): a run or a command of the
+/// benchmark, with options set over the request's.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SweepStep {
+    Run {
+        set: Vec<(String, String)>,
+    },
+    Command {
+        verb: String,
+        set: Vec<(String, String)>,
+    },
+}
+
 /// One benchmark.
 pub trait Benchmark: Send + Sync {
     fn name(&self) -> &str;
@@ -285,6 +298,13 @@ pub trait Benchmark: Send + Sync {
         self.options()
     }
 
+    /// True for a benchmark whose runs create what they need (mysqlslap's
+    /// create step): a run may then make the SQLite file it is pointed at.
+    /// False (the default): only `prepare` makes one.
+    fn creates_its_data(&self) -> bool {
+        false
+    }
+
     /// False for a benchmark that touches no database.
     fn needs_database(&self) -> bool {
         true
@@ -312,6 +332,15 @@ pub trait Benchmark: Send + Sync {
     /// Plans a run: checks (or, where the benchmark does that, prepares)
     /// its data and makes its users. Lines for the user go to the console.
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError>;
+
+    /// The runs (and commands between them) that one request of it makes,
+    /// in order, for a benchmark whose request is a series of runs
+    /// (mysqlslap's engines, concurrency levels and iterations); the run
+    /// layer's `sweep` carries them out. None (the default): one run.
+    fn sweep(&self, options: &OptValues) -> Result<Option<Vec<SweepStep>>, BenchError> {
+        let _ = options;
+        Ok(None)
+    }
 
     /// Its own section of the text report, read from the document.
     fn report_text(&self, doc: &RunDocument) -> Option<String> {

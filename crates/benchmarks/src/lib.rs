@@ -17,6 +17,8 @@
 //! - [`script`]: sysbench Lua scripts, run unmodified.
 //! - [`pgbench`]: pgbench's script language (scripts, expressions,
 //!   built-in scripts) and a client that runs them.
+//! - [`slap`]: mysqlslap's test: generated or given statements, run by
+//!   each concurrency level's clients, iteration after iteration.
 //! - [`random`]: sysbench's id distributions and value generators.
 //! - [`parallel`]: work spread over threads, one connection each.
 
@@ -31,9 +33,10 @@ pub mod pgbench;
 pub mod random;
 pub mod registry;
 pub mod script;
+pub mod slap;
 pub mod tpcc;
 pub mod tpch;
 
 pub use benchmark::{
-    BenchError, Benchmark, Console, Context, LoadProgress, RunPlan, ServerControl, Verb,
+    BenchError, Benchmark, Console, Context, LoadProgress, RunPlan, ServerControl, SweepStep, Verb,
 };

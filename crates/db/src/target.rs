@@ -259,15 +259,42 @@ impl fmt::Display for Target {
     }
 }
 
-/// Replaces the password of `scheme://user:password@host` with `***`.
+/// Replaces the password of `scheme://user:password@host`, and a
+/// `password=` parameter, with `***`.
 pub fn mask_password(url: &str) -> String {
-    if let Some((scheme, rest)) = url.split_once("://")
-        && let Some((userinfo, host)) = rest.rsplit_once('@')
-        && let Some((user, _)) = userinfo.split_once(':')
-    {
-        return format!("{scheme}://{user}:***@{host}");
+    // A `password=` parameter of the query is masked too. The query
+    // starts after the user information (a password may hold a `?`).
+    let after_userinfo = url.rfind('@').map_or(0, |i| i + 1);
+    let (url, query) = match url[after_userinfo..].find('?') {
+        Some(i) => (
+            &url[..after_userinfo + i],
+            Some(&url[after_userinfo + i + 1..]),
+        ),
+        None => (url, None),
+    };
+    let query = query.map(|q| {
+        q.split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                _ => kv.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("&")
+    });
+    let base = match url.split_once("://") {
+        Some((scheme, rest)) => match rest.rsplit_once('@') {
+            Some((userinfo, host)) => match userinfo.split_once(':') {
+                Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+                None => url.to_string(),
+            },
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    };
+    match query {
+        Some(q) => format!("{base}?{q}"),
+        None => base,
     }
-    url.to_string()
 }
 
 #[cfg(test)]
@@ -329,5 +356,14 @@ mod tests {
     fn masks_passwords() {
         assert_eq!(mask_password("mysql://u:secret@h/db"), "mysql://u:***@h/db");
         assert_eq!(mask_password("mysql://u@h/db"), "mysql://u@h/db");
+        assert_eq!(
+            mask_password("mysql://?host=h&password=secret&user=u"),
+            "mysql://?host=h&password=***&user=u"
+        );
+        assert_eq!(
+            mask_password("mysql://u:pw@h/db?sslmode=require"),
+            "mysql://u:***@h/db?sslmode=require"
+        );
+        assert_eq!(mask_password("mysql://u:p?w@h/db"), "mysql://u:***@h/db");
     }
 }

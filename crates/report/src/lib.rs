@@ -3,7 +3,8 @@
 //! The run document itself is `dbmeter_result::RunDocument`.
 //! - [`text`]: sysbench's section layout (interval lines, final report).
 //! - [`present`]: presenters, turning a run's events into dbmeter's,
-//!   sysbench's or pgbench's text, or JSON lines.
+//!   sysbench's, pgbench's or mysqlslap's text, or JSON lines.
+//! - [`slap`]: mysqlslap's blocks and CSV lines from a sweep's runs.
 //! - [`csv`]: the interval series as CSV.
 //! - [`html`]: the self-contained HTML report with SVG charts.
 //! - [`compare`]: comparison tables (from the results store) as text,
@@ -15,5 +16,6 @@ pub mod csv;
 pub mod html;
 pub mod junit;
 pub mod present;
+pub mod slap;
 pub mod stored;
 pub mod text;

@@ -63,6 +63,83 @@ pub fn for_layout(layout: Layout, options: TextOptions) -> Box<dyn Presenter> {
             header: RunHeader::default(),
             warnings: Vec::new(),
         }),
+        Layout::Slap {
+            dbmeter,
+            silent,
+            csv,
+            verbose,
+        } => Box::new(Slap {
+            dbmeter,
+            silent,
+            csv,
+            verbose,
+            block: crate::slap::Block::default(),
+            warned: Vec::new(),
+        }),
+    }
+}
+
+/// mysqlslap's layout: a sweep's runs print nothing as they go; when the
+/// last iteration of an engine's concurrency level finishes, its
+/// `Benchmark` block (on stdout; with `dbmeter`, dbmeter's latency line in
+/// it) and, with `csv`, its CSV line. dbmeter's warnings go to stderr once
+/// each (not once per run of the sweep): in dbmeter's layout, and in
+/// mysqlslap's (which has none) from `--verbose` on; with `--verbose`
+/// twice or more, the set-up notes too.
+struct Slap {
+    dbmeter: bool,
+    silent: bool,
+    csv: bool,
+    verbose: u8,
+    block: crate::slap::Block,
+    /// The warnings said so far.
+    warned: Vec<String>,
+}
+
+impl Slap {
+    fn flush(&mut self, out: &mut Vec<Piece>) {
+        let block = std::mem::take(&mut self.block);
+        if block.runs.is_empty() {
+            return;
+        }
+        if !self.silent {
+            out.push(Piece {
+                stream: Stream::Out,
+                text: block.text(self.dbmeter),
+            });
+        }
+        if self.csv {
+            out.push(Piece {
+                stream: Stream::Out,
+                text: block.csv(),
+            });
+        }
+    }
+}
+
+impl Presenter for Slap {
+    fn present(&mut self, event: &RunEvent, out: &mut Vec<Piece>) {
+        match event {
+            RunEvent::Note(t) if self.verbose >= 2 => out.push(Piece {
+                stream: Stream::Out,
+                text: (*t).to_string(),
+            }),
+            RunEvent::Warning(m)
+                if (self.dbmeter || self.verbose >= 1) && !self.warned.iter().any(|w| w == m) =>
+            {
+                self.warned.push((*m).to_string());
+                warning(out, m);
+            }
+            RunEvent::Finished { doc, .. } => {
+                if self.block.other(doc) {
+                    self.flush(out);
+                }
+                if self.block.add(doc) {
+                    self.flush(out);
+                }
+            }
+            _ => {}
+        }
     }
 }
 

@@ -42,6 +42,20 @@ pub enum Layout {
     /// its report; `progress_timestamp`: progress lines start with the
     /// Unix time (pgbench's `--progress-timestamp`).
     Pgbench { progress_timestamp: bool },
+    /// mysqlslap's: nothing while the runs of a sweep go on, then a
+    /// `Benchmark` block per engine and concurrency level once its
+    /// iterations are done (read from the runs' [`crate::SlapSection`]s).
+    /// `dbmeter`: dbmeter's own latency line after each block (`dbmeter
+    /// slap`; `dbmeter mysqlslap` prints mysqlslap's alone); `silent`:
+    /// no blocks (`--silent`, `--csv`, `--only-print`); `csv`: a CSV line
+    /// per block on stdout (`--csv` without a file); `verbose`:
+    /// mysqlslap's `--verbose` count (from 2 on, the set-up notes).
+    Slap {
+        dbmeter: bool,
+        silent: bool,
+        csv: bool,
+        verbose: u8,
+    },
 }
 
 /// What a run's header says: what runs where, and how.

@@ -22,9 +22,11 @@ mod document;
 pub mod drift;
 pub mod events;
 mod kinds;
+mod slap;
 pub mod spikes;
 pub mod verdict;
 
 pub use document::*;
 pub use events::{Layout, Live, RunEvent, RunHeader};
 pub use kinds::KindSection;
+pub use slap::SlapSection;

@@ -103,7 +103,9 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let mut engine = general.engine_config(seed);
     let query_timeout = general.query_timeout;
     let target = target_of(req)?;
-    require_database_file(target.as_ref(), bench.name())?;
+    if !bench.creates_its_data() {
+        require_database_file(target.as_ref(), bench.name())?;
+    }
     let connect = target.as_ref().map(|t| dbmeter_db::ConnectOptions {
         query_timeout,
         ..settings::connect_options(o, t.clone())

@@ -10,6 +10,8 @@
 //! - `execute.rs`: [`run`], one run.
 //! - `verbs.rs`: [`command`], prepare / prewarm / check / cleanup / a
 //!   benchmark's own.
+//! - `sweep.rs`: [`sweep`], the series of runs and commands a benchmark
+//!   makes of one request (mysqlslap's levels and iterations).
 //! - [`record`]: the environment, the server's facts and counters (a
 //!   restart between the two readings is flagged, other clients' sessions
 //!   too), the OS sampler.
@@ -30,6 +32,7 @@ pub mod record;
 mod request;
 pub mod settings;
 pub mod store;
+mod sweep;
 mod verbs;
 
 pub use error::RunError;
@@ -37,4 +40,5 @@ pub use execute::{Outcome, run};
 pub use managed::control_for;
 pub use request::{Observer, Request};
 pub use store::{StoreRequest, Stored, store_spec};
+pub use sweep::sweep;
 pub use verbs::command;

@@ -1,7 +1,7 @@
 //! The commands: list, help, version, prepare, prewarm, cleanup, check, run,
 //! env, server, results, compare, report, campaign, digest, capture, compare-queries,
-//! and sysbench and pgbench
-//! (those tools' own command lines, turned into the same requests).
+//! slap, and sysbench, pgbench and mysqlslap (those tools' own command lines, turned
+//! into the same requests).
 
 pub(crate) mod campaign;
 pub(crate) mod capture;
@@ -15,6 +15,7 @@ pub(crate) mod report;
 pub(crate) mod results;
 mod run;
 pub(crate) mod server;
+pub(crate) mod slap;
 pub(crate) mod sysbench;
 
 use crate::CliError;
@@ -60,6 +61,10 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
     if args.first().is_some_and(|a| a == "sysbench") {
         return sysbench::main(&args[1..]);
     }
+    // mysqlslap's: -h is its host, -? its help.
+    if args.first().is_some_and(|a| a == "mysqlslap") {
+        return slap::mysqlslap_main(&args[1..]);
+    }
     if let Some(text) = crate::help::help_request(&args)? {
         print!("{text}");
         return Ok(0);
@@ -74,6 +79,7 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
         Some("digest") => return digest::main(&args[1..]),
         Some("compare-queries") => return compare_queries::main(&args[1..]),
         Some("capture") => return capture::main(&args[1..]),
+        Some("slap") => return slap::main(&args[1..]),
         Some("completions") => return completions(&args[1..]),
         Some("man") => return man(&args[1..]),
         _ => {}

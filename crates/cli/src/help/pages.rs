@@ -246,6 +246,8 @@ pub fn all() -> Vec<&'static Page> {
         &commands::campaign::PAGE,
         &commands::sysbench::PAGE,
         &commands::pgbench::PAGE,
+        &commands::slap::PAGE,
+        &commands::slap::MYSQLSLAP_PAGE,
         &LIST,
         &HELP,
         &COMPLETIONS,
@@ -294,6 +296,7 @@ fn command_left(p: &Page) -> String {
             "completions" => " SHELL",
             "sysbench" => " ARGS...",
             "pgbench" => " [ARGS]",
+            "mysqlslap" => " [ARGS]",
             _ => "",
         }
     };

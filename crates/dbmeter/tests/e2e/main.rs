@@ -42,6 +42,7 @@ mod run_behaviour;
 mod run_status;
 mod server_cli;
 mod servers;
+mod slap;
 mod stages;
 mod sysbench_cli;
 mod terminal;

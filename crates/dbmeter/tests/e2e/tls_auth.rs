@@ -244,6 +244,36 @@ fn mariadb_tls_modes_and_passwords() {
     let r = point_selects(&s, &url(&server, "pw", "xyzzy", ""), &[]);
     assert_fails(&r, "wrong password", "access denied");
     assert!(!r.stderr.contains("xyzzy"), "password shown: {}", r.stderr);
+
+    // dbmeter mysqlslap takes the MariaDB clients' TLS options.
+    let port = server.port().to_string();
+    let slap = |extra: &[&str]| {
+        let mut args = vec![
+            "mysqlslap",
+            "--no-defaults",
+            "-h",
+            "127.0.0.1",
+            "-P",
+            &port,
+            "-u",
+            "tls",
+            "-a",
+            "--number-of-queries=5",
+        ];
+        args.extend_from_slice(extra);
+        s.run(&args)
+    };
+    let ca = format!("--ssl-ca={}", certs.ca);
+    let r = slap(&[&ca, "--ssl-verify-server-cert"]);
+    assert_eq!(r.code, 0, "mysqlslap with TLS: {}{}", r.stdout, r.stderr);
+    assert!(r.stdout.starts_with("Benchmark\n"), "{}", r.stdout);
+    let r = slap(&[]);
+    assert_eq!(r.code, 1, "mysqlslap without TLS: {}{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    let other = format!("--ssl-ca={}", certs.other_ca);
+    let r = slap(&[&other, "--ssl-verify-server-cert"]);
+    assert_eq!(r.code, 1, "mysqlslap, wrong CA: {}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("certificate"), "{}", r.stderr);
 }
 
 /// A PostgreSQL offering TLS with the certificate of `certs`, whose
