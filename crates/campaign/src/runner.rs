@@ -373,6 +373,7 @@ fn request_for(bench: Arc<dyn Benchmark>, url: &str, extra: &[(String, String)])
         store: None,
         layout: Layout::Dbmeter,
         assertions,
+        slos: Vec::new(),
     }
 }
 

@@ -300,6 +300,7 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
     out.push_str(&stages(r));
     out.push_str(&spikes(r));
     out.push_str(&drift(r));
+    out.push_str(&capacity(r));
     if let Some(text) = section {
         out.push_str(text);
     }
@@ -351,6 +352,20 @@ pub fn stages(r: &RunDocument) -> String {
             s.active_users_max
                 .map_or(String::new(), |a| format!(", up to {a} users active"))
         ));
+    }
+    out
+}
+
+/// A capacity search's result and steps.
+pub fn capacity(r: &RunDocument) -> String {
+    let Some(c) = &r.capacity else {
+        return String::new();
+    };
+    let mut out = String::from("\nCapacity search:\n");
+    for l in c.lines() {
+        out.push_str("    ");
+        out.push_str(&l);
+        out.push('\n');
     }
     out
 }

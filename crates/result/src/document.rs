@@ -112,6 +112,10 @@ pub struct RunDocument {
     /// memory; absent for runs of few intervals and for staged runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<crate::drift::Drift>,
+    /// A capacity search's steps and result (`--find-capacity`): the
+    /// document is then its capacity step's run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<crate::capacity::CapacityResult>,
     /// The spikes of the profiles: impact and recovery.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spikes: Vec<crate::spikes::Spike>,

@@ -18,6 +18,7 @@
 //! defaults, and a failed run's short document needs only `schema`,
 //! `workload` and `end`.
 
+pub mod capacity;
 mod document;
 pub mod drift;
 pub mod events;

@@ -22,6 +22,7 @@
 //! - `managed.rs`: the target's server when dbmeter manages it (restart,
 //!   drop the page cache: cold runs).
 
+mod capacity;
 mod document;
 mod error;
 mod execute;
@@ -35,6 +36,7 @@ pub mod store;
 mod sweep;
 mod verbs;
 
+pub use capacity::find_capacity;
 pub use error::RunError;
 pub use execute::{Outcome, run};
 pub use managed::control_for;

@@ -270,6 +270,30 @@ pub const GENERAL: &[OptSpec] = &[
         "a profile of the arrival rate (open model), DURATION:RATE,...: e.g. 30s:1000,0s:5000,60s:5000,0s:1000; ramps and steps as --stages; latency from each event's intended start; the run lasts the stages; with --threads users to serve the arrivals (docs/test-types.md)",
     ),
     opt(
+        "find-capacity",
+        choice(&["off", "rate", "users"]),
+        "off",
+        "run: search the capacity in steps instead of one run: rate (--find-capacity alone) raises the arrival rate, doubling then bisecting, to the highest that meets every --slo; users doubles the users up to --threads to the peak of throughput (docs/test-types.md)",
+    ),
+    opt(
+        "slo",
+        OptKind::Str,
+        "",
+        "with --find-capacity: a target every step must meet, METRIC:LIMIT (at most): p99:10ms, errors:0.1%, p95:5ms; repeat for more",
+    ),
+    opt(
+        "step-time",
+        OptKind::Float,
+        "10",
+        "with --find-capacity: seconds each step is measured",
+    ),
+    opt(
+        "settle-time",
+        OptKind::Float,
+        "5",
+        "with --find-capacity: seconds each step runs before it is measured",
+    ),
+    opt(
         "recovery-tolerance",
         OptKind::Float,
         "10",

@@ -22,6 +22,9 @@ pub struct Request {
     /// Targets the result must meet (`--assert`), judged at the end into
     /// the document's verdicts.
     pub assertions: Vec<Assertion>,
+    /// A capacity search's service-level objectives (`--slo`), each a
+    /// target every step must meet.
+    pub slos: Vec<Assertion>,
 }
 
 /// Where a run reports while it goes on: the run's events, in order

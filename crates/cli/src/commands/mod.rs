@@ -104,6 +104,25 @@ pub(crate) fn execute(inv: Invocation, layout: Layout) -> Result<i32, CliError> 
         .filter(|(k, v)| k == "assert" && !v.trim().is_empty())
         .map(|(_, v)| Assertion::parse(v).map_err(CliError::Usage))
         .collect::<Result<Vec<_>, _>>()?;
+    // `--slo=p99:10ms` is the target `p99<=10ms` for every step.
+    let slos = inv
+        .given
+        .iter()
+        .filter(|(k, v)| k == "slo" && !v.trim().is_empty())
+        .map(|(_, v)| match v.split_once(':') {
+            Some((m, limit)) if !m.trim().is_empty() => {
+                Assertion::parse(&format!("{}<={}", m.trim(), limit.trim())).map_err(|e| {
+                    CliError::Usage(e.replacen("--assert", "--slo", 1).replace(
+                        "write [KIND.]METRIC OP VALUE, e.g. 'p99<10ms', 'tps>=5000', 'errors<=0.1%', 'NewOrder.p90<5s'",
+                        "write METRIC:LIMIT, e.g. p99:10ms or errors:0.1%",
+                    ))
+                })
+            }
+            _ => Err(CliError::Usage(format!(
+                "--slo={v}: write METRIC:LIMIT, e.g. p99:10ms or errors:0.1%"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     match inv.command {
         Command::Version => {
             println!("dbmeter {VERSION}");
@@ -144,6 +163,7 @@ pub(crate) fn execute(inv: Invocation, layout: Layout) -> Result<i32, CliError> 
             store,
             layout,
             assertions,
+            slos,
         },
         layout,
     };
@@ -176,7 +196,10 @@ pub(crate) fn store_option(args: Vec<String>) -> Vec<String> {
     let mut out = Vec::with_capacity(args.len());
     let mut it = args.into_iter().peekable();
     while let Some(a) = it.next() {
-        if a == "--store" {
+        if a == "--find-capacity" {
+            // Alone, the open model's search.
+            out.push("--find-capacity=rate".into());
+        } else if a == "--store" {
             match it.next_if(|next| !taken(next)) {
                 Some(v) => out.push(format!("--store={v}")),
                 None => out.push("--store=".into()),

@@ -963,6 +963,7 @@ fn drop_in(args: &[String]) -> Result<i32, CliError> {
         store: None,
         layout: Layout::Pgbench { progress_timestamp },
         assertions: Vec::new(),
+        slos: Vec::new(),
     };
     // pgbench ends with 1 for what is wrong before a run.
     let failed = |e: dbmeter_run::RunError| CliError::Failed(e.to_string());

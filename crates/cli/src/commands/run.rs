@@ -118,7 +118,17 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
         printer = printer.recording_json_lines();
     }
     let stop = crate::signals::stop_handle();
-    let outcome = dbmeter_run::run(&ctx.request, &printer, &stop)?;
+    let capacity = o.str("find-capacity").to_ascii_lowercase();
+    let outcome = if capacity == "rate" || capacity == "users" {
+        dbmeter_run::find_capacity(&ctx.request, &capacity, &printer, &stop)?
+    } else {
+        if !ctx.request.slos.is_empty() {
+            return Err(CliError::Usage(
+                "--slo sets the targets of a capacity search: add --find-capacity (or use --assert for one run)".into(),
+            ));
+        }
+        dbmeter_run::run(&ctx.request, &printer, &stop)?
+    };
     let recorded = printer.finish();
     let doc = &outcome.document;
     let percentiles: Vec<f64> = doc

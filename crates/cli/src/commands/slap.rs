@@ -262,6 +262,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             store,
             layout: Layout::Dbmeter,
             assertions: Vec::new(),
+            slos: Vec::new(),
         },
         &out,
     )
@@ -376,6 +377,7 @@ pub fn mysqlslap_main(args: &[String]) -> Result<i32, CliError> {
                     store: None,
                     layout: Layout::Dbmeter,
                     assertions: Vec::new(),
+                    slos: Vec::new(),
                 },
                 &out,
             )

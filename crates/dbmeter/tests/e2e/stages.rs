@@ -320,3 +320,81 @@ fn a_run_that_slows_down_drifts_and_a_short_one_has_no_drift() {
         .json();
     assert!(doc.get("drift").is_none(), "{}", doc["drift"]);
 }
+
+#[test]
+fn capacity_search_finds_a_known_limit() {
+    let s = Scratch::new();
+    std::fs::write(s.path("service.lua"), SERVICE_10MS).unwrap();
+    // 2 users at 10 ms an event: at most 200 per second.
+    let doc = s
+        .ok(&[
+            "run",
+            "./service.lua",
+            "--threads=2",
+            "--find-capacity",
+            "--slo=p99:250ms",
+            "--step-time=2",
+            "--settle-time=1",
+            "--format=json",
+        ])
+        .json();
+    let c = &doc["capacity"];
+    assert_eq!(c["mode"], "rate");
+    assert_eq!(c["slos"][0], "p99<=250ms");
+    let cap = c["capacity"].as_f64().expect("a capacity");
+    let steps = c["steps"].as_array().unwrap();
+    let flat_out = steps[0]["achieved_per_s"].as_f64().unwrap();
+    assert!(steps[0].get("offered_per_s").is_none(), "{}", steps[0]);
+    // Within a fifth below what the users serve flat out (queueing near
+    // saturation costs latency), and never above it by more than chance.
+    assert!(
+        cap >= 0.8 * flat_out && cap <= 1.1 * flat_out,
+        "{cap} vs {flat_out}: {c}"
+    );
+    assert!((140.0..=210.0).contains(&cap), "{c}");
+    // Some step beyond it missed, and the document is the capacity step's run.
+    assert!(steps.iter().any(|s| s["met"] == false), "{c}");
+    let offered = doc["rate"]["target_per_s"].as_f64().unwrap();
+    assert!((offered - cap).abs() < 0.01, "{offered} {cap}");
+
+    // The closed model: users double up to --threads; sleeping users
+    // scale, so the peak is at the most users.
+    let doc = s
+        .ok(&[
+            "run",
+            "./service.lua",
+            "--threads=4",
+            "--find-capacity=users",
+            "--step-time=1",
+            "--settle-time=0.5",
+            "--format=json",
+        ])
+        .json();
+    let c = &doc["capacity"];
+    let users: Vec<u64> = c["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["users"].as_u64().unwrap())
+        .collect();
+    assert_eq!(users, [1, 2, 4], "{c}");
+    assert_eq!(c["peak_users"], 4, "{c}");
+    assert_eq!(c["max_users_met"], 4, "{c}");
+    assert!(c["capacity"].as_f64().unwrap() > 200.0, "{c}");
+
+    for (args, says) in [
+        (vec!["--find-capacity", "--slo=p99"], "write METRIC:LIMIT"),
+        (
+            vec!["--find-capacity", "--slo=p99:fast"],
+            "--slo 'p99<=fast'",
+        ),
+        (vec!["--slo=p99:10ms"], "add --find-capacity"),
+        (vec!["--find-capacity=maybe"], "find-capacity"),
+    ] {
+        let mut a = vec!["run", "noop"];
+        a.extend(&args);
+        let r = s.run(&a);
+        assert_eq!(r.code, 2, "{args:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+    }
+}
