@@ -36,6 +36,10 @@ pub struct LogEvent<'a> {
     pub attrs: Vec<(&'a [u8], &'a [u8])>,
     /// A PostgreSQL statement (fingerprinted with PostgreSQL's literals).
     pub postgres: bool,
+    /// `ts` is when the statement ended, not when it started (PostgreSQL's
+    /// `duration: X ms  statement: ...`, written as it ends): it started
+    /// `query_time` earlier.
+    pub ended: bool,
 }
 
 /// A line that could not be read, with why.

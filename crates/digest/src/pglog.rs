@@ -244,7 +244,11 @@ fn timestamp_len(s: &[u8]) -> Option<usize> {
         i += 1 + span(&s[i + 1..], |b| b.is_ascii_digit());
     }
     if s.get(i) == Some(&b' ') {
-        let z = span(&s[i + 1..], |b| b != b' ' && b != b']' && b != b',');
+        // A zone's name or offset, up to what follows it in the prefix
+        // (pgreplay's `%m|%u|...` puts a `|` right after it).
+        let z = span(&s[i + 1..], |b| {
+            b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b':'
+        });
         if z > 0 {
             i += 1 + z;
         }
@@ -403,6 +407,8 @@ struct Pending {
     db: Option<Vec<u8>>,
     host: Option<Vec<u8>>,
     query: Vec<u8>,
+    /// The session's id: the process id, else `%c`'s.
+    thread_id: Option<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -675,6 +681,9 @@ impl PgParser {
             }
             _ => 0,
         };
+        // A session's statements carry its id: the process id, else the
+        // session id's (`%c` without `%p`) hash.
+        let thread_id = r.pid.or(r.session.as_ref().map(|_| key));
         let sev: &[u8] = &r.severity;
         if sev != b"LOG" {
             return;
@@ -731,8 +740,9 @@ impl PgParser {
                         user: sess.user.as_deref().map(Cow::Borrowed),
                         host: sess.host.as_deref().map(Cow::Borrowed),
                         db: sess.db.as_deref().map(Cow::Borrowed),
-                        thread_id: r.pid,
+                        thread_id,
                         postgres: true,
+                        ended: true,
                         ..Default::default()
                     };
                     emit(&ev);
@@ -754,6 +764,7 @@ impl PgParser {
                     db: sess.db.clone(),
                     host: sess.host.clone(),
                     query: q.to_vec(),
+                    thread_id,
                 });
             }
             Some((Kind::Parse, _)) => {}
@@ -815,7 +826,7 @@ fn emit_pending(
         user: p.user.as_deref().map(Cow::Borrowed),
         host: p.host.as_deref().map(Cow::Borrowed),
         db: p.db.as_deref().map(Cow::Borrowed),
-        thread_id: pid,
+        thread_id: p.thread_id.or(pid),
         postgres: true,
         ..Default::default()
     };
