@@ -8,6 +8,7 @@ use crate::micro::{Cpu, Memory, MutexTest, Threads};
 use crate::noop::Noop;
 use crate::oltp::{Oltp, OltpKind};
 use crate::pgbench::Pgbench;
+use crate::replay::Replay;
 use crate::tpcc::Tpcc;
 use crate::tpch::Tpch;
 use std::path::Path;
@@ -82,6 +83,7 @@ pub fn all() -> Vec<Arc<dyn Benchmark>> {
         Arc::new(Tpcc),
         Arc::new(Tpch),
         Arc::new(Pgbench),
+        Arc::new(Replay),
         Arc::new(Fileio),
         Arc::new(Cpu),
         Arc::new(Memory),
