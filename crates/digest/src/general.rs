@@ -276,6 +276,7 @@ impl GeneralParser {
                 attrs: Vec::new(),
                 postgres: false,
                 ended: false,
+                params: None,
             };
             emit(&ev);
         }
