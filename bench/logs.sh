@@ -29,8 +29,11 @@
 # and both must count the same statements (pgBadger's classes keep digits in
 # names, so the totals are compared, not the classes).
 #
-# The replay case: a managed PostgreSQL server logs pgbench's TPC-B-like
-# transactions (-M simple, REPLAY_CLIENTS clients x REPLAY_TX transactions)
+# The replay case: a managed PostgreSQL server logs pgbench's select-only
+# transactions (-S -M simple, REPLAY_CLIENTS clients x REPLAY_TX transactions;
+# REPLAY_PGBENCH gives other pgbench options: pgreplay, which keeps the log's
+# global order, hangs on TPC-B's row locks at scale 1, a session waiting for a
+# lock whose holder's next statement comes later in the log)
 # with pgreplay's settings (log_statement=all, log_connections,
 # log_disconnections, log_line_prefix '%m|%u|%d|%c|'); then `dbmeter replay`
 # (as fast as possible, each session's order kept) and pgreplay (-j and a
@@ -39,7 +42,7 @@
 # REPLAY_ROUNDS times each. Statements per second: the log's statements over
 # the wall time of the whole command (reading the log included); the median
 # of each and their ratio.
-#   REPLAY_CLIENTS=8 REPLAY_TX=2000 REPLAY_ROUNDS=5
+#   REPLAY_CLIENTS=8 REPLAY_TX=5000 REPLAY_ROUNDS=5 REPLAY_PGBENCH=-S
 #   SKIP_REPLAY=1        no replay case;  REPLAY_ONLY=1  the replay case alone
 # Raw outputs are kept in bench/out/logs/.
 set -euo pipefail
@@ -75,7 +78,8 @@ mkdir -p "$OUT"
 build_dbmeter
 
 REPLAY_CLIENTS="${REPLAY_CLIENTS:-8}"
-REPLAY_TX="${REPLAY_TX:-2000}"
+REPLAY_TX="${REPLAY_TX:-5000}"
+REPLAY_PGBENCH="${REPLAY_PGBENCH:--S}"
 REPLAY_ROUNDS="${REPLAY_ROUNDS:-5}"
 SKIP_REPLAY="${SKIP_REPLAY:-0}"
 REPLAY_ONLY="${REPLAY_ONLY:-0}"
@@ -108,8 +112,9 @@ print(p.hostname or "127.0.0.1", p.port or 5432, p.username or "postgres", (p.pa
     psql -X -q "${conn[@]}" -d "$db" -c "ALTER DATABASE \"$db\" SET log_statement = 'all'" > /dev/null
     local before
     before="$(stat -c %s "$dir/pg.log")"
-    log "capturing: pgbench -M simple -c $REPLAY_CLIENTS -t $REPLAY_TX"
-    pgbench -n -M simple -c "$REPLAY_CLIENTS" -j 2 -t "$REPLAY_TX" "${conn[@]}" "$db" \
+    log "capturing: pgbench $REPLAY_PGBENCH -M simple -c $REPLAY_CLIENTS -t $REPLAY_TX"
+    # shellcheck disable=SC2086
+    pgbench -n $REPLAY_PGBENCH -M simple -c "$REPLAY_CLIENTS" -j 2 -t "$REPLAY_TX" "${conn[@]}" "$db" \
         > "$dir/pgbench.out" 2>&1 || fail_tool "$dir/pgbench.out" "pgbench failed"
     psql -X -q "${conn[@]}" -d "$db" -c "SELECT 'end of the capture'" > /dev/null
     local t=0
@@ -133,7 +138,8 @@ print(p.hostname or "127.0.0.1", p.port or 5432, p.username or "postgres", (p.pa
             fail_tool "$dir/dbmeter-$round.out" "dbmeter replay failed"
         d1="$(now)"
         p0="$(now)"
-        pgreplay -h "$host" -p "$port" -j -s 1000000 "$dir/capture.log" > "$dir/pgreplay-$round.out" 2>&1 ||
+        timeout 600 pgreplay -h "$host" -p "$port" -j -s 1000000 "$dir/capture.log" \
+            > "$dir/pgreplay-$round.out" 2>&1 ||
             fail_tool "$dir/pgreplay-$round.out" "pgreplay failed"
         p1="$(now)"
         echo "$round $(elapsed "$d0" "$d1") $(elapsed "$p0" "$p1")" >> "$results"
@@ -153,7 +159,7 @@ for name, v in (("dbmeter replay", ours), ("pgreplay -j -s 1e6", theirs)):
     print(f"{name:28} {statistics.median(v):14.0f} {min(v):9.0f} {max(v):9.0f}")
 print(f"dbmeter / pgreplay: {statistics.median(ours) / statistics.median(theirs):.2f}x")
 print(f"dbmeter: {doc['statements']} replayed, {doc['errors']} refused (first round)")
-m = re.search(r"Number of SQL statements:\s*(\d+)", open(f"{d}/pgreplay-1.out").read())
+m = re.search(r"SQL statements executed:\s*(\d+)", open(f"{d}/pgreplay-1.out").read())
 print(f"pgreplay: {m.group(1) if m else '?'} statements (its report: {d}/pgreplay-1.out)")
 if doc["statements"] != n:
     print(f"dbmeter read {doc['statements']} statements, the log has {n}")
