@@ -377,6 +377,22 @@ impl Benchmark for Replay {
         doc.section::<ReplayResult>(SECTION).map(|r| text(&r))
     }
 
+    fn examples(&self) -> Vec<(String, String)> {
+        [
+            (
+                "A MariaDB slow log's sessions, as fast as they go",
+                "replay slow.log --db=mysql://root@127.0.0.1/test",
+            ),
+            (
+                "A PostgreSQL log at its recorded timing, 32 sessions at a time, stored",
+                "run replay --log=postgresql.log --db=postgres://postgres@127.0.0.1/app \
+                 --speed=1 --threads=32 --store",
+            ),
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .into()
+    }
+
     fn headline(&self, doc: &RunDocument) -> Vec<(String, f64)> {
         let Some(r) = doc.section::<ReplayResult>(SECTION) else {
             return Vec::new();
