@@ -80,6 +80,8 @@ fn copy_log(s: &Scratch, from: &Path, marker: &str, name: &str) -> PathBuf {
 fn mariadb_logging(file: &str) -> Vec<(&str, &str)> {
     vec![
         ("slow_query_log", "0"),
+        ("general_log", "0"),
+        ("general_log_file", "general.log"),
         ("long_query_time", "0"),
         ("slow_query_log_file", file),
     ]
@@ -110,6 +112,7 @@ fn start_logging(server: &Server) {
     match server.flavor() {
         Flavor::MariaDb => {
             ask(server, "SET GLOBAL slow_query_log = 1");
+            ask(server, "SET GLOBAL general_log = 1");
         }
         Flavor::Postgres => {
             // The database's setting outranks the server's command line,
@@ -199,48 +202,58 @@ fn own_writes_replay(flavor: Flavor) {
     start_logging(&server);
     run_own_sessions(&server, &s, clients, rows);
     ask(&server, "SELECT 'end of the sessions'");
-    let file = if flavor == Flavor::MariaDb {
-        "own-slow.log"
+    // MariaDB: its slow log, and its general log (Connect and Quit lines,
+    // no durations or row counts).
+    let files: &[&str] = if flavor == Flavor::MariaDb {
+        &["own-slow.log", "general.log"]
     } else {
-        "own.log"
+        &["own.log"]
     };
-    let log = copy_log(&s, &log_of(&server, file), "end of the sessions", "own.log");
-    let log = log.to_str().expect("utf-8 path");
     let db = format!("--db={}", server.url());
-    // As fast as possible, the sessions at once; then two at a time.
-    for threads in [None, Some("--threads=2")] {
-        let mut args = vec!["replay", log, &db, "--format=json"];
-        args.extend(threads);
-        let r = s.ok(&args);
-        let rep = section(&r);
-        assert_eq!(rep["errors"], 0, "{threads:?}: {rep}");
-        assert_eq!(rep["rows_differ"], 0, "{threads:?}: {rep}");
-        assert!(
-            rep["sessions"].as_u64().expect("sessions") >= clients as u64,
-            "{rep}"
-        );
-        if threads.is_some() {
-            assert_eq!(rep["concurrency"], 2, "{rep}");
-        }
-        let classes = replay_classes(&rep);
-        let of = |fp: &str| {
-            *classes
-                .get(fp)
-                .unwrap_or_else(|| panic!("no class {fp} in {classes:#?}"))
-        };
-        let n = clients as u64;
-        let r = rows as u64;
-        assert_eq!(of("insert into own_t values(?+)"), (n * r, n * r, 0));
-        assert_eq!(of("select id from own_t order by id"), (n * r, n * r, 0));
-        assert_eq!(of("select id from own_t where v = ?"), (n, n, 0));
-        // Every logged statement ran once, none refused.
-        for (fp, (logged, replayed, errors)) in &classes {
-            assert_eq!((logged, errors), (replayed, &0), "{fp}");
+    // Copied before any replay (which the server logs too).
+    let copies: Vec<PathBuf> = files
+        .iter()
+        .map(|file| copy_log(&s, &log_of(&server, file), "end of the sessions", file))
+        .collect();
+    for log in &copies {
+        let log = log.to_str().expect("utf-8 path");
+        // As fast as possible, the sessions at once; then two at a time.
+        for threads in [None, Some("--threads=2")] {
+            let mut args = vec!["replay", log, &db, "--format=json"];
+            args.extend(threads);
+            let r = s.ok(&args);
+            let rep = section(&r);
+            assert_eq!(rep["errors"], 0, "{threads:?}: {rep}");
+            assert_eq!(rep["rows_differ"], 0, "{threads:?}: {rep}");
+            assert!(
+                rep["sessions"].as_u64().expect("sessions") >= clients as u64,
+                "{rep}"
+            );
+            if threads.is_some() {
+                assert_eq!(rep["concurrency"], 2, "{rep}");
+            }
+            let classes = replay_classes(&rep);
+            let of = |fp: &str| {
+                *classes
+                    .get(fp)
+                    .unwrap_or_else(|| panic!("no class {fp} in {classes:#?}"))
+            };
+            let n = clients as u64;
+            let r = rows as u64;
+            assert_eq!(of("insert into own_t values(?+)"), (n * r, n * r, 0));
+            assert_eq!(of("select id from own_t order by id"), (n * r, n * r, 0));
+            assert_eq!(of("select id from own_t where v = ?"), (n, n, 0));
+            // Every logged statement ran once, none refused.
+            for (fp, (logged, replayed, errors)) in &classes {
+                assert_eq!((logged, errors), (replayed, &0), "{fp}");
+            }
         }
     }
     // The row counts are checked where the log has them (the slow log's
     // Rows_sent): a read of another session's rows would differ.
     if flavor == Flavor::MariaDb {
+        let log = s.path("own-slow.log");
+        let log = log.to_str().expect("utf-8 path");
         let r = s.ok(&["replay", log, &db, "--format=json"]);
         let rep = section(&r);
         let compared: u64 = rep["classes"]
