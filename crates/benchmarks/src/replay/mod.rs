@@ -516,7 +516,7 @@ impl RunPlan for ReplayPlan {
 /// The replay's section as text.
 pub fn text(r: &ReplayResult) -> String {
     use std::fmt::Write;
-    let mut t = String::from("Replay:\n");
+    let mut t = String::from("\nReplay:\n");
     let _ = writeln!(
         t,
         "    log:                             {} ({})",
