@@ -9,6 +9,7 @@ use crate::spec::{Campaign, Reset, TargetKind, TargetSpec, WorkloadSpec};
 use dbmeter_benchmarks::options::{OptValues, canonical};
 use dbmeter_benchmarks::{Benchmark, Console, LoadProgress, registry};
 use dbmeter_engine::StopHandle;
+use dbmeter_result::verdict::{self, parse_list};
 use dbmeter_result::{HookRecord, Layout, RunDocument, RunEvent};
 use dbmeter_run::options::specs_for;
 use dbmeter_run::{Observer, Request};
@@ -43,6 +44,8 @@ pub struct Summary {
     pub stored: usize,
     pub skipped: usize,
     pub failed: usize,
+    /// Completed runs that missed one of their `assert` targets.
+    pub missed: usize,
     pub interrupted: bool,
     pub store: String,
 }
@@ -355,14 +358,21 @@ fn request_for(bench: Arc<dyn Benchmark>, url: &str, extra: &[(String, String)])
     let specs = specs_for(Some(bench.as_ref()));
     let mut options = OptValues::from_defaults(&specs);
     options.set("db", url);
+    let mut assertions = Vec::new();
     for (k, v) in extra {
-        options.set(&canonical(k), v);
+        let k = canonical(k);
+        if k == "assert" {
+            // Checked when the campaign was checked (`check_cells`).
+            assertions.extend(parse_list(v).unwrap_or_default());
+        }
+        options.set(&k, v);
     }
     Request {
         benchmark: bench,
         options,
         store: None,
         layout: Layout::Dbmeter,
+        assertions,
     }
 }
 
@@ -374,14 +384,31 @@ fn cell_options(
     w: &WorkloadSpec,
     clients: u32,
 ) -> Vec<(String, String)> {
-    let mut extra = vec![
-        ("threads".to_string(), clients.to_string()),
-        ("time".to_string(), c.duration.to_string()),
-        ("warmup-time".to_string(), c.warmup.to_string()),
-    ];
-    extra.extend(c.options.iter().cloned());
-    extra.extend(w.options.iter().cloned());
-    extra.extend(t.options.iter().cloned());
+    let own: Vec<(String, String)> = c
+        .options
+        .iter()
+        .chain(&w.options)
+        .chain(&t.options)
+        .cloned()
+        .collect();
+    // A load profile sets the run's length (and with --stages its users):
+    // the campaign's duration, warm-up and client count then stay out.
+    let staged = |name: &str| {
+        own.iter()
+            .rev()
+            .find(|(k, _)| canonical(k) == name)
+            .is_some_and(|(_, v)| !v.trim().is_empty())
+    };
+    let (users, rate) = (staged("stages"), staged("rate-stages"));
+    let mut extra = Vec::new();
+    if !users {
+        extra.push(("threads".to_string(), clients.to_string()));
+    }
+    if !users && !rate {
+        extra.push(("time".to_string(), c.duration.to_string()));
+        extra.push(("warmup-time".to_string(), c.warmup.to_string()));
+    }
+    extra.extend(own);
     extra
 }
 
@@ -402,8 +429,13 @@ fn check_cells(c: &Campaign) -> Result<(), String> {
                 };
                 let bad =
                     |e: String| format!("workload '{}'{on} with {clients} clients: {e}", w.name);
-                dbmeter_run::settings::General::parse(&req.options)
+                dbmeter_run::settings::General::parse_run(&req.options, Layout::Dbmeter)
                     .map_err(|e| bad(e.to_string()))?;
+                for (k, v) in cell_options(c, t, w, clients) {
+                    if canonical(&k) == "assert" {
+                        parse_list(&v).map_err(&bad)?;
+                    }
+                }
                 req.benchmark
                     .check_options(&req.options)
                     .map_err(|e| bad(e.to_string()))?;
@@ -567,6 +599,9 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                         summary.failed += 1;
                     } else {
                         summary.stored += 1;
+                        if doc.completed() && !verdict::all_passed(&doc.verdicts) {
+                            summary.missed += 1;
+                        }
                     }
                 }
                 CellOutcome::NoResult(e) => {
@@ -759,6 +794,15 @@ fn run_cell(
     }
     if let Some(p) = doc.latency_percentile_ms(95.0) {
         line.push_str(&format!(", p95 {p:.3} ms"));
+    }
+    let missed: Vec<&str> = doc
+        .verdicts
+        .iter()
+        .filter(|v| !v.passed())
+        .map(|v| v.assertion.as_str())
+        .collect();
+    if !missed.is_empty() && doc.completed() {
+        line.push_str(&format!(" [targets missed: {}]", missed.join(", ")));
     }
     if !doc.completed() {
         match &doc.end.error {

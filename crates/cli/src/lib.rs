@@ -15,7 +15,8 @@ mod subcommand_args;
 pub use error::CliError;
 
 /// Runs dbmeter with `args` (without the program name) and returns the
-/// process exit code: 0 success, 1 failure, 2 usage error, 130 interrupted.
+/// process exit code: 0 success, 1 failure, 2 usage error, 3 a run missed
+/// its `--assert` targets, 130 interrupted.
 pub fn main(args: Vec<String>) -> i32 {
     // `dbmeter run ... | head` ends quietly when the reader goes away.
     // SAFETY: restoring the default disposition of SIGPIPE at start-up,

@@ -202,6 +202,32 @@ impl Connection {
         }
     }
 
+    /// SQLite's own counters of the statement [`Connection::query_result`]
+    /// or [`Connection::query_values`] ran last (`Sqlite_fullscan_step`,
+    /// `Sqlite_sort`, `Sqlite_autoindex`, `Sqlite_vm_step`); empty on the
+    /// other targets, whose counters are the server's.
+    pub fn statement_counters(&self) -> Vec<(&'static str, i64)> {
+        match self {
+            Connection::Sqlite(c) => c
+                .last_status()
+                .iter()
+                .filter(|(name, _)| !name.is_empty())
+                .copied()
+                .collect(),
+            Connection::Mysql(_) | Connection::Postgres(_) | Connection::Dry(_) => Vec::new(),
+        }
+    }
+
+    /// The notices and warnings PostgreSQL sent since the last call
+    /// (`WARNING 01000: message`, at most 100 kept); empty elsewhere
+    /// (MariaDB/MySQL's are `SHOW WARNINGS`).
+    pub fn take_notices(&mut self) -> Vec<String> {
+        match self {
+            Connection::Postgres(c) => c.take_notices(),
+            Connection::Sqlite(_) | Connection::Mysql(_) | Connection::Dry(_) => Vec::new(),
+        }
+    }
+
     /// Runs one SQL statement given as text (DDL, BEGIN, ...).
     pub fn execute(&mut self, sql: &str) -> Result<Outcome, DbError> {
         match self {

@@ -12,6 +12,7 @@
 //! pt-query-digest's layout) and JSON (`docs/digest.md`).
 
 pub mod aggregate;
+pub mod capture;
 pub mod event;
 pub mod fingerprint;
 pub mod general;
@@ -30,7 +31,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// The log formats dbmeter reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LogFormat {
     /// MySQL/MariaDB slow query log (Percona Server's too).
     #[serde(rename = "mysql-slow")]
@@ -140,6 +141,9 @@ pub struct FileInfo {
     pub bytes: u64,
     /// Size on disk, for files.
     pub size: Option<u64>,
+    /// The header of dbmeter's own capture file (`dbmeter capture`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture: Option<capture::CaptureHeader>,
 }
 
 /// A digest of some logs.
@@ -298,11 +302,83 @@ fn read_inputs(
         let mut opened = input::open(name).map_err(io_err)?;
         let mut buf = Vec::with_capacity(2 * CHUNK);
         let mut more = input::fill(&mut opened.reader, &mut buf, CHUNK).map_err(io_err)?;
-        let (format, mut pg) =
-            choose_format(name, opts.format, opts.log_line_prefix.as_deref(), &buf)?;
+        // dbmeter's capture: its header line says the format and prefix.
+        let header = match capture::read_header(&buf) {
+            None => None,
+            Some(Ok((h, len))) => {
+                buf.drain(..len);
+                Some((h, len))
+            }
+            Some(Err(why)) => {
+                return Err(DigestError::Format {
+                    name: name.clone(),
+                    why,
+                });
+            }
+        };
+        let format = match opts.format.or(header.as_ref().map(|(h, _)| h.format)) {
+            Some(f) => f,
+            None => LogFormat::detect(&buf[..buf.len().min(256 << 10)]).ok_or_else(|| {
+                DigestError::Format {
+                    name: name.clone(),
+                    why: if buf.is_empty() {
+                        "the log is empty".into()
+                    } else {
+                        "not a MySQL/MariaDB slow or general log nor a PostgreSQL log \
+                         (no `# User@Host:`, `# Query_time:`, `ID Query`, `LOG:  ` lines, \
+                         csvlog or jsonlog records in its first 256 KiB); --log-format=mysql-slow, \
+                         mysql-general, postgres-stderr, postgres-csv or postgres-json says which"
+                            .into()
+                    },
+                }
+            })?,
+        };
         let mut general = general::GeneralParser::default();
-        let mut line = 1u64;
-        let mut offset = 0u64;
+        let mut pg = match format.pg_kind() {
+            Some(kind) => {
+                let given = opts.log_line_prefix.as_ref().or(header
+                    .as_ref()
+                    .and_then(|(h, _)| h.log_line_prefix.as_ref()));
+                let prefix = match given {
+                    Some(p) => pglog::Prefix::parse(p).map_err(|why| DigestError::Format {
+                        name: name.clone(),
+                        why: format!("--log-line-prefix: {why}"),
+                    })?,
+                    None => {
+                        let cands = [pglog::DEFAULT_PREFIX, pglog::DEBIAN_PREFIX].map(|p| {
+                            pglog::Prefix::parse(p).map_err(|why| DigestError::Format {
+                                name: name.clone(),
+                                why,
+                            })
+                        });
+                        let [a, b] = cands;
+                        let cands = [a?, b?];
+                        match kind {
+                            pglog::PgKind::Stderr => {
+                                pglog::choose_prefix(&buf[..buf.len().min(256 << 10)], &cands)
+                                    .ok_or_else(|| DigestError::Format {
+                                        name: name.clone(),
+                                        why: "a PostgreSQL stderr log whose lines have neither \
+                                              PostgreSQL's default log_line_prefix '%m [%p] ' \
+                                              nor Debian's '%m [%p] %q%u@%d '; \
+                                              --log-line-prefix gives the server's"
+                                            .into(),
+                                    })?
+                            }
+                            _ => cands[0].clone(),
+                        }
+                    }
+                };
+                Some(pglog::PgParser::new(kind, prefix))
+            }
+            None => None,
+        };
+        // Lines and bytes count from the file's start, the header included.
+        let (mut line, mut offset) = match &header {
+            Some((_, len)) => (2u64, *len as u64),
+            None => (1u64, 0u64),
+        };
+        total += offset;
         let mut first = true;
         loop {
             // Cut after the last event start, or send everything at the end.
@@ -388,6 +464,7 @@ fn read_inputs(
             compression: opened.compression,
             bytes: offset,
             size: opened.size,
+            capture: header.map(|(h, _)| h),
         });
     }
     Ok(files)
@@ -479,9 +556,32 @@ pub fn read_events(
     let mut opened = input::open(name).map_err(io_err)?;
     let mut buf = Vec::with_capacity(2 * CHUNK);
     let mut more = input::fill(&mut opened.reader, &mut buf, CHUNK).map_err(io_err)?;
+    // dbmeter's capture: its header line says the format and prefix.
+    let header = match capture::read_header(&buf) {
+        None => None,
+        Some(Ok((h, len))) => {
+            buf.drain(..len);
+            Some((h, len))
+        }
+        Some(Err(why)) => {
+            return Err(DigestError::Format {
+                name: name.to_string(),
+                why,
+            });
+        }
+    };
+    let format = format.or(header.as_ref().map(|(h, _)| h.format));
+    let log_line_prefix = log_line_prefix.or(header
+        .as_ref()
+        .and_then(|(h, _)| h.log_line_prefix.as_deref()));
     let (format, mut pg) = choose_format(name, format, log_line_prefix, &buf)?;
     let mut general = general::GeneralParser::default();
-    let (mut line, mut offset, mut first) = (1u64, 0u64, true);
+    // Lines and bytes count from the file's start, the header included.
+    let (mut line, mut offset) = match &header {
+        Some((_, len)) => (2u64, *len as u64),
+        None => (1u64, 0u64),
+    };
+    let mut first = true;
     loop {
         let cut = if more {
             format.last_boundary(&buf)
@@ -527,6 +627,7 @@ pub fn read_events(
         compression: opened.compression,
         bytes: offset,
         size: opened.size,
+        capture: header.map(|(h, _)| h),
     })
 }
 
@@ -646,6 +747,59 @@ mod tests {
         assert!(got[0].3 && !got[1].3);
         assert_eq!(got[1].0, got[2].0);
         assert!(got[1].0.is_some() && got[0].0 != got[1].0);
+    }
+
+    #[test]
+    fn a_capture_header_gives_the_format_and_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = |format, prefix: Option<&str>| capture::CaptureHeader {
+            server: "postgres".into(),
+            version: "15.4".into(),
+            format,
+            log_line_prefix: prefix.map(str::to_string),
+            target: String::new(),
+            started: String::new(),
+            ended: String::new(),
+            collected: "sql".into(),
+            source: "log/pg.log".into(),
+            changed: Vec::new(),
+            restored: true,
+            notes: Vec::new(),
+        };
+        // A prefix neither of the defaults reads: only the header tells it.
+        let prefix = "<%u:%d:%p> ";
+        let log = "<app:shop:41> LOG:  duration: 0.250 ms  statement: select 1\n\
+                   <app:shop:41> LOG:  duration: 0.300 ms  statement: select 2\n";
+        let h = header(LogFormat::PgStderr, Some(prefix));
+        let path = dir.path().join("cap.log");
+        std::fs::write(&path, format!("{}{log}", h.line())).unwrap();
+        let opts = Options {
+            group_by: GroupBy::Fingerprint,
+            filter: TimeFilter::default(),
+            threads: 2,
+            format: None,
+            log_line_prefix: None,
+        };
+        let name = path.to_str().unwrap().to_string();
+        let d = digest(std::slice::from_ref(&name), &opts, &|_| {}).unwrap();
+        assert_eq!(d.aggregate.global.count, 2);
+        assert_eq!(d.malformed.count, 0);
+        assert_eq!(d.files[0].format, LogFormat::PgStderr);
+        assert_eq!(d.files[0].capture.as_ref(), Some(&h));
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert_eq!(d.files[0].bytes, size);
+        // Without the header the log is not read.
+        std::fs::write(&path, log).unwrap();
+        assert!(digest(std::slice::from_ref(&name), &opts, &|_| {}).is_err());
+        // An empty capture is a digest of nothing, not an error.
+        std::fs::write(&path, header(LogFormat::MysqlSlow, None).line()).unwrap();
+        let d = digest(std::slice::from_ref(&name), &opts, &|_| {}).unwrap();
+        assert_eq!(d.aggregate.global.count, 0);
+        assert_eq!(d.files[0].format, LogFormat::MysqlSlow);
+        // A header of another version is an error that says so.
+        std::fs::write(&path, "# dbmeter-capture v2 {}\nselect 1;\n").unwrap();
+        let e = digest(std::slice::from_ref(&name), &opts, &|_| {}).unwrap_err();
+        assert!(e.to_string().contains("version 2"), "{e}");
     }
 
     #[test]

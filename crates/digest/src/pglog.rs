@@ -196,7 +196,18 @@ impl Prefix {
                             Some(Item::Lit(t)) => t[0],
                             _ => b' ',
                         };
-                        let n = span(rest, |b| b != stop && b != b' ');
+                        let mut n = span(rest, |b| b != stop && b != b' ');
+                        // Last in a prefix without a space after it
+                        // (`%u@%d`): the severity follows at once
+                        // (`postgres@appLOG:  `).
+                        if self.items.get(k + 1).is_none()
+                            && let Some(w) = SEVERITIES
+                                .iter()
+                                .filter(|w| rest[..n].ends_with(w) && n > w.len())
+                                .max_by_key(|w| w.len())
+                        {
+                            n -= w.len();
+                        }
                         let v = &rest[..n];
                         let v = if v.is_empty() || v == b"[unknown]" {
                             None
@@ -282,6 +293,28 @@ pub fn parse_pg_ts(s: &[u8]) -> Option<i64> {
     };
     Some(us - off)
 }
+
+/// The severities PostgreSQL writes, with their colon.
+const SEVERITIES: &[&[u8]] = &[
+    b"DEBUG1:",
+    b"DEBUG2:",
+    b"DEBUG3:",
+    b"DEBUG4:",
+    b"DEBUG5:",
+    b"INFO:",
+    b"NOTICE:",
+    b"WARNING:",
+    b"ERROR:",
+    b"LOG:",
+    b"FATAL:",
+    b"PANIC:",
+    b"DETAIL:",
+    b"HINT:",
+    b"QUERY:",
+    b"CONTEXT:",
+    b"LOCATION:",
+    b"STATEMENT:",
+];
 
 /// `SEVERITY:  ` at the start of a message: the severity and the message's start.
 fn severity(s: &[u8]) -> Option<(&[u8], usize)> {
@@ -1039,6 +1072,20 @@ mod tests {
         );
         assert_eq!(&l[at..], b"LOG:  x");
         assert!(m.read(b"garbage").is_none());
+        // A prefix that ends in a free-text value, no space after it.
+        let tight = Prefix::parse("%m [%p] %q%u@%d").unwrap();
+        let l = b"2026-11-27 10:31:38.250 UTC [9] bob@shopLOG:  duration: 1 ms  statement: x";
+        let (f, at) = tight.read(l).unwrap();
+        assert_eq!((f.user, f.db), (Some(&b"bob"[..]), Some(&b"shop"[..])));
+        assert_eq!(&l[at..], b"LOG:  duration: 1 ms  statement: x");
+        let l = b"2026-11-27 10:31:38.250 UTC [9] bob@CATALOGSTATEMENT:  x";
+        let (f, at) = tight.read(l).unwrap();
+        assert_eq!(f.db, Some(&b"CATALOG"[..]));
+        assert_eq!(&l[at..], b"STATEMENT:  x");
+        let l = b"2026-11-27 10:31:38.250 UTC [9] LOG:  checkpoint starting: time";
+        let (f, at) = tight.read(l).unwrap();
+        assert_eq!((f.pid, f.db), (Some(9), None));
+        assert_eq!(&l[at..], b"LOG:  checkpoint starting: time");
     }
 
     const STDERR: &str = "\

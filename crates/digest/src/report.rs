@@ -392,7 +392,18 @@ pub fn text(d: &Digest, o: &ReportOptions) -> String {
     let names: Vec<String> = d
         .files
         .iter()
-        .map(|f| format!("{} ({})", f.name, f.format.name()))
+        .map(|f| match &f.capture {
+            Some(c) => format!(
+                "{} ({}, dbmeter's capture of {} {}, {} to {})",
+                f.name,
+                f.format.name(),
+                c.server,
+                c.version,
+                c.started,
+                c.ended
+            ),
+            None => format!("{} ({})", f.name, f.format.name()),
+        })
         .collect();
     let _ = writeln!(s, "# Files: {}", names.join(", "));
     if d.malformed.count > 0 {
@@ -854,13 +865,17 @@ pub fn json(d: &Digest, o: &ReportOptions) -> Value {
         .files
         .iter()
         .map(|f| {
-            json!({
+            let mut v = json!({
                 "name": f.name,
                 "format": f.format,
                 "compression": f.compression,
                 "bytes": f.bytes,
                 "size": f.size,
-            })
+            });
+            if let Some(c) = &f.capture {
+                v["capture"] = json!(c);
+            }
+            v
         })
         .collect();
     json!({

@@ -1,5 +1,7 @@
 //! Engine settings.
 
+use crate::profile::Profile;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Clone, Debug)]
@@ -19,7 +21,17 @@ pub struct EngineConfig {
     /// Warm-up before measuring; measured separately and left out of the results.
     pub warmup: Duration,
     /// Poisson arrival rate in events per second (all users together); `None` = as fast as possible.
+    /// With [`EngineConfig::rate_stages`], the mean of the staged rate
+    /// (what the run's rate figures compare with).
     pub rate: Option<f64>,
+    /// `--rate-stages`: the arrival rate changes over the run, stage by
+    /// stage (needs `rate`); the time line starts when the users are let go.
+    pub rate_stages: Option<Arc<Profile>>,
+    /// `--stages`: how many of the `threads` users are active over the
+    /// run, stage by stage; a user beyond the level waits, connected, until
+    /// the level reaches it, and finishes the event it is in when the level
+    /// falls below it.
+    pub user_stages: Option<Arc<Profile>>,
     /// With a rate: an arrival whose user takes it up more than this
     /// after its intended start is skipped (counted in
     /// `Counters::skipped`, and told to the user through
@@ -85,6 +97,8 @@ impl Default for EngineConfig {
             events: None,
             warmup: Duration::ZERO,
             rate: None,
+            rate_stages: None,
+            user_stages: None,
             late_limit: None,
             queue_limit: None,
             interval: Duration::from_secs(1),

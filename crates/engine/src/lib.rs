@@ -9,11 +9,13 @@ mod arrivals;
 mod clock;
 mod collector;
 mod config;
+mod profile;
 mod result;
 mod run;
 mod user;
 
 pub use config::EngineConfig;
+pub use profile::{Piece, Profile, Stage};
 pub use result::{
     EndReason, IntervalSample, KindCounts, KindResult, PhaseResult, RateResult, RunResult,
     UserTotals,

@@ -59,6 +59,9 @@ pub struct IntervalSample {
     pub duration_s: f64,
     /// Users still running.
     pub threads: usize,
+    /// With `EngineConfig::user_stages`: the users that ended (or failed)
+    /// an event in the interval, as measured.
+    pub active_users: Option<usize>,
     pub counters: Counters,
     pub latency: LatencySummary,
     /// The interval's latency histogram, serialised

@@ -1,6 +1,6 @@
 //! Running the virtual users and collecting what they measure.
 
-use crate::arrivals::{DueCounter, Schedule};
+use crate::arrivals::{DueCounter, Rate, Schedule};
 use crate::clock::Ticks;
 use crate::collector::{Slot, SlotStats, add_into, add_user_totals};
 use crate::config::EngineConfig;
@@ -119,7 +119,18 @@ struct Shared {
     /// The users give their own intended starts (`EngineConfig::own_schedule`,
     /// without a rate).
     own_schedule: bool,
+    /// See `EngineConfig::user_stages`.
+    user_stages: Option<Arc<crate::profile::Profile>>,
     slots: Vec<Slot>,
+}
+
+/// The run's arrival rate, if it has one.
+fn rate_of(cfg: &EngineConfig) -> Option<Rate> {
+    match (&cfg.rate_stages, cfg.rate) {
+        (Some(p), _) => Some(Rate::Staged(p.clone())),
+        (None, Some(r)) => Some(Rate::Constant(r)),
+        (None, None) => None,
+    }
 }
 
 impl Shared {
@@ -215,13 +226,10 @@ pub fn run_observed(
         started: AtomicU64::new(0),
         max_events: cfg.events.unwrap_or(0),
         event_limit_hit: AtomicBool::new(false),
-        arrivals: cfg
-            .rate
-            .map(|r| Mutex::new(Schedule::new(r, cfg.seed ^ 0x5eed_a441))),
+        arrivals: rate_of(cfg).map(|r| Mutex::new(Schedule::new(r, cfg.seed ^ 0x5eed_a441))),
         taken: AtomicU64::new(0),
-        due: cfg
-            .rate
-            .map(|r| Mutex::new(DueCounter::new(r, cfg.seed ^ 0x5eed_a441))),
+        due: rate_of(cfg).map(|r| Mutex::new(DueCounter::new(r, cfg.seed ^ 0x5eed_a441))),
+        user_stages: cfg.user_stages.clone(),
         in_event: AtomicUsize::new(0),
         live: AtomicUsize::new(n),
         fatal: Mutex::new(None),
@@ -305,6 +313,7 @@ pub fn run_observed(
         spare: (0..n)
             .map(|_| SlotStats::fresh(with_service, cfg.kinds))
             .collect(),
+        active: 0,
     };
     let tick = cfg.interval.max(Duration::from_millis(10));
     let mut warmup: Option<PhaseResult> = None;
@@ -479,6 +488,8 @@ struct Collector<'a> {
     /// Per slot, what the collector took from it last time, emptied and
     /// given back at the next collection (`Slot::take_into`).
     spare: Vec<SlotStats>,
+    /// Users that ended an event (or failed one) since the last interval.
+    active: usize,
 }
 
 impl Collector<'_> {
@@ -526,7 +537,12 @@ impl Collector<'_> {
             && let Some((mut prev, threads)) = self.last.take()
         {
             add_into_phase(&mut prev, part.clone());
-            let sample = self.describe(&prev, end, t_s, before_s + duration_s, threads);
+            // The users of the interval folded into: those of both parts.
+            let before_active = self.intervals.last().and_then(|i| i.active_users);
+            let mut sample = self.describe(&prev, end, t_s, before_s + duration_s, threads);
+            if let (Some(a), Some(b)) = (sample.active_users.as_mut(), before_active) {
+                *a = (*a).max(b);
+            }
             if let Some(i) = self.intervals.last_mut() {
                 *i = sample;
             }
@@ -547,6 +563,9 @@ impl Collector<'_> {
         for (i, slot) in self.shared.slots.iter().enumerate() {
             let part = &mut self.spare[i];
             slot.take_into(part);
+            if part.counters.events + part.counters.errors() > 0 {
+                self.active += 1;
+            }
             add_into(phase, part);
             if measured {
                 add_user_totals(&mut self.users[i], part);
@@ -586,7 +605,9 @@ impl Collector<'_> {
         if let (Some(r), Some(q)) = (self.rate.as_mut(), queue_length) {
             r.max_queue_length = r.max_queue_length.max(q);
         }
+        let active = std::mem::take(&mut self.active);
         IntervalSample {
+            active_users: self.cfg.user_stages.as_ref().map(|_| active),
             t_s,
             duration_s,
             threads,
@@ -1089,6 +1110,34 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
     loop {
         if shared.stop.load(Relaxed) {
             break;
+        }
+        // Under --stages, a user beyond the active level waits until the
+        // level reaches it (or the run ends).
+        if let Some(p) = &shared.user_stages {
+            let now_s = ticks.secs(timing.begin, ticks.now());
+            if p.users(now_s) <= id {
+                let Some(at_s) = p.when_users(id + 1, now_s) else {
+                    if let Some(d) = timing.deadline {
+                        sleep_until(d, shared);
+                    }
+                    break;
+                };
+                let at = ticks.add(
+                    timing.begin,
+                    Duration::try_from_secs_f64(at_s).unwrap_or(Duration::MAX),
+                );
+                if let Some(d) = timing.deadline
+                    && at >= d
+                {
+                    sleep_until(d, shared);
+                    break;
+                }
+                if !sleep_until(at, shared) {
+                    break;
+                }
+                prev_end = ticks.now();
+                continue;
+            }
         }
         let pause = user.pause();
         if !pause.is_zero() {

@@ -13,6 +13,7 @@
 pub mod compare;
 pub mod csv;
 pub mod html;
+pub mod junit;
 pub mod present;
 pub mod stored;
 pub mod text;

@@ -21,6 +21,8 @@ pub fn ordinal(p: f64) -> String {
 /// measures per second instead of transactions and queries, as sysbench's
 /// non-SQL tests print them:
 /// `[ 10s ] thds: 2 eps: 1995.87 lat (ms,95%): 1.01`
+///
+/// Under `--stages`, `thds` is the users that ran events in the interval.
 pub fn interval_line(i: &Interval, h: &RunHeader, percentile: f64) -> String {
     let t = i.time_label();
     let sql = dbmeter_stats::measure::sql::is_sql(h.measures.iter().map(|m| m.name.as_str()));
@@ -28,7 +30,7 @@ pub fn interval_line(i: &Interval, h: &RunHeader, percentile: f64) -> String {
     let mut s = if sql {
         format!(
             "[ {t} ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{percentile}%): {lat:.2} err/s: {:.2} reconn/s: {:.2}{}",
-            i.threads,
+            i.active_users.unwrap_or(i.threads),
             i.events_per_s,
             i.queries_per_s(),
             i.per_s("reads"),
@@ -39,7 +41,11 @@ pub fn interval_line(i: &Interval, h: &RunHeader, percentile: f64) -> String {
             i.failed_reconnects_note(),
         )
     } else {
-        let mut s = format!("[ {t} ] thds: {} eps: {:.2}", i.threads, i.events_per_s);
+        let mut s = format!(
+            "[ {t} ] thds: {} eps: {:.2}",
+            i.active_users.unwrap_or(i.threads),
+            i.events_per_s
+        );
         for m in h.measures.iter().filter(|m| m.per_second) {
             if m.unit == BYTE {
                 let _ = write!(s, " {} MiB/s: {:.2}", m.label, i.per_s(&m.name) / MIB);
@@ -291,6 +297,8 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
             );
         }
     }
+    out.push_str(&stages(r));
+    out.push_str(&spikes(r));
     if let Some(text) = section {
         out.push_str(text);
     }
@@ -309,6 +317,73 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
         &format!("{:.4}/{:.2}", f.time_avg_s, f.time_stddev_s),
     );
     out.push_str(&environment_summary(r));
+    out.push_str(&verdicts(r));
+    out
+}
+
+/// What each stage of `--stages` / `--rate-stages` measured, a line each.
+pub fn stages(r: &RunDocument) -> String {
+    if r.stages.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nStages:\n");
+    let level = |v: f64| {
+        let s = format!("{v:.2}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    for s in &r.stages {
+        let what = if s.profile == "rate" { "rate" } else { "users" };
+        let p95 = s
+            .latency_ms
+            .get(95.0)
+            .map_or(String::new(), |p| format!(", p95 {p:.3} ms"));
+        out.push_str(&format!(
+            "    stage{} {:.1}-{:.1}s {what} {}->{}: {} events ({:.2} per sec.){p95}, {} errors{}\n",
+            s.index,
+            s.start_s,
+            s.end_s,
+            level(s.from),
+            level(s.to),
+            s.events,
+            s.events_per_s,
+            s.errors,
+            s.active_users_max
+                .map_or(String::new(), |a| format!(", up to {a} users active"))
+        ));
+    }
+    out
+}
+
+/// The spikes of the run's profiles: impact and recovery, a line each.
+pub fn spikes(r: &RunDocument) -> String {
+    if r.spikes.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nSpikes:\n");
+    for s in &r.spikes {
+        out.push_str("    ");
+        out.push_str(&s.line());
+        out.push('\n');
+    }
+    out
+}
+
+/// The verdicts on the run's `--assert` targets, one line each.
+pub fn verdicts(r: &RunDocument) -> String {
+    if r.verdicts.is_empty() {
+        return String::new();
+    }
+    let failed = r.verdicts.iter().filter(|v| !v.passed()).count();
+    let mut out = format!(
+        "\nTargets ({} of {} met):\n",
+        r.verdicts.len() - failed,
+        r.verdicts.len()
+    );
+    for v in &r.verdicts {
+        out.push_str("    ");
+        out.push_str(&v.line());
+        out.push('\n');
+    }
     out
 }
 

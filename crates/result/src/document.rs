@@ -105,11 +105,48 @@ pub struct RunDocument {
     /// (TPC-H: one per query, its time); empty for most benchmarks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub figures: Vec<Figure>,
+    /// Per stage of `--stages` / `--rate-stages`: what each measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageResult>,
+    /// The spikes of the profiles: impact and recovery.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spikes: Vec<crate::spikes::Spike>,
+    /// The verdicts on the run's `--assert`ions, in their order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<crate::verdict::Verdict>,
     /// Each benchmark's own section, under the key its benchmark chose
     /// (`tpcc`: NOPM, TPM, the transactions); the benchmark owns its type
     /// (see [`RunDocument::section`]).
     #[serde(flatten)]
     pub sections: BTreeMap<String, serde_json::Value>,
+}
+
+/// What one stage of a load profile measured: the intervals whose middle
+/// falls in it, merged.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageResult {
+    /// Its place in the profile as given, from 1 (`stage2` in `--assert`).
+    pub index: usize,
+    /// `users` (`--stages`) or `rate` (`--rate-stages`).
+    pub profile: String,
+    /// Seconds since the measurement started.
+    pub start_s: f64,
+    pub end_s: f64,
+    /// The level at its start and its end (users, or events per second).
+    pub from: f64,
+    pub to: f64,
+    pub events: u64,
+    pub events_per_s: f64,
+    /// Ignored errors and lost connections.
+    pub errors: u64,
+    /// The most users that ran events in one of its intervals (`users`
+    /// profiles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_users_max: Option<usize>,
+    pub latency_ms: LatencySummary,
+    /// Its merged HDR histogram (ns), `BASE64;min;max;sum`.
+    #[serde(default)]
+    pub latency_histogram: String,
 }
 
 /// One of a benchmark's own figures (e.g. a TPC-H query's time).
@@ -270,6 +307,9 @@ pub struct Interval {
     pub t_s: f64,
     pub duration_s: f64,
     pub threads: usize,
+    /// Under `--stages`: the users that ran events in the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_users: Option<usize>,
     pub events: u64,
     pub events_per_s: f64,
     /// The declared measures' counts in the interval, by name.

@@ -21,6 +21,8 @@
 mod document;
 pub mod events;
 mod kinds;
+pub mod spikes;
+pub mod verdict;
 
 pub use document::*;
 pub use events::{Layout, Live, RunEvent, RunHeader};

@@ -1,13 +1,13 @@
 //! The run document from what the engine measured: the common sections
 //! (totals, latency, intervals, fairness, rate) and the named kinds.
 
-use dbmeter_engine::{EndReason, IntervalSample, PhaseResult, RunResult};
+use dbmeter_engine::{EndReason, IntervalSample, PhaseResult, Profile, RunResult};
 use dbmeter_result::{
     EndInfo, Fairness, Interval, KindSection, RateInfo, RunDocument, SCHEMA_NAME, SCHEMA_VERSION,
-    TargetInfo, ToolInfo, Totals, WarmupInfo,
+    StageResult, TargetInfo, ToolInfo, Totals, WarmupInfo,
 };
 use dbmeter_stats::measure::sql;
-use dbmeter_stats::{Counters, LatencySummary, Measure};
+use dbmeter_stats::{Counters, LatencyHistogram, LatencySummary, Measure};
 use std::collections::BTreeMap;
 
 /// The declared measures' counts by name.
@@ -39,6 +39,7 @@ pub fn interval(s: &IntervalSample, measures: &[Measure]) -> Interval {
         t_s: s.t_s,
         duration_s: s.duration_s,
         threads: s.threads,
+        active_users: s.active_users,
         events: c.events,
         events_per_s: s.per_sec(c.events),
         counts: counts(measures, c),
@@ -207,4 +208,55 @@ pub fn build(f: Facts, r: &RunResult, percentiles: &[f64]) -> RunDocument {
         kinds,
         ..RunDocument::default()
     }
+}
+
+/// What each stage of the run's load profiles measured: the intervals whose
+/// middle falls in the stage, merged. A 0 s stage (a step) has none and is
+/// left out; the others keep their place in the profile as `index`.
+pub fn stage_results(
+    profiles: &[(&str, &Profile)],
+    intervals: &[Interval],
+    percentiles: &[f64],
+) -> Vec<StageResult> {
+    let mut out = Vec::new();
+    for (name, profile) in profiles {
+        for (i, piece) in profile.pieces().iter().enumerate() {
+            if piece.t1 <= piece.t0 {
+                continue;
+            }
+            let mut h = LatencyHistogram::new();
+            let (mut events, mut errors, mut secs) = (0u64, 0f64, 0f64);
+            let mut active: Option<usize> = None;
+            for iv in intervals {
+                let mid = iv.t_s - iv.duration_s / 2.0;
+                if mid < piece.t0 || mid >= piece.t1 {
+                    continue;
+                }
+                events += iv.events;
+                errors += iv.errors_per_s * iv.duration_s;
+                secs += iv.duration_s;
+                if let Some(a) = iv.active_users {
+                    active = Some(active.map_or(a, |m| m.max(a)));
+                }
+                if let Ok(x) = LatencyHistogram::from_base64(&iv.latency_histogram) {
+                    h.merge(&x);
+                }
+            }
+            out.push(StageResult {
+                index: i + 1,
+                profile: name.to_string(),
+                start_s: piece.t0,
+                end_s: piece.t1,
+                from: piece.l0,
+                to: piece.l1,
+                events,
+                events_per_s: per_sec(events, secs),
+                errors: errors.round() as u64,
+                active_users_max: active,
+                latency_ms: LatencySummary::from_histogram(&h, percentiles),
+                latency_histogram: h.to_base64(),
+            });
+        }
+    }
+    out
 }

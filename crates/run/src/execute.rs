@@ -3,7 +3,7 @@
 //! document, the store.
 
 use crate::document::{self, Facts};
-use crate::options::{SECRET_OPTIONS, STORE_OPTIONS};
+use crate::options::{SECRET_OPTIONS, STORE_OPTIONS, VERDICT_OPTIONS};
 use crate::record::Recorder;
 use crate::request::{Observer, Request};
 use crate::store::{OpenStore, Stored};
@@ -74,7 +74,9 @@ fn recorded_options(
     o.all()
         .iter()
         .filter(|(k, _)| {
-            !SECRET_OPTIONS.contains(&k.as_str()) && !STORE_OPTIONS.contains(&k.as_str())
+            !SECRET_OPTIONS.contains(&k.as_str())
+                && !STORE_OPTIONS.contains(&k.as_str())
+                && !VERDICT_OPTIONS.contains(&k.as_str())
         })
         .map(|(k, v)| match (k.as_str(), target) {
             ("ignore-errors", Some(t)) => (
@@ -93,7 +95,7 @@ fn recorded_options(
 pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outcome, RunError> {
     let o = &req.options;
     let bench = req.benchmark.as_ref();
-    let general = settings::General::parse_in(o, req.layout)?;
+    let general = settings::General::parse_run(o, req.layout)?;
     crate::pinning::pin_client(o)?;
     // A bad store fails before the run.
     let mut store = req.store.as_ref().map(OpenStore::open).transpose()?;
@@ -127,6 +129,23 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
             bench.name(),
             measures.len()
         )));
+    }
+    let measure_names: Vec<String> = measures.iter().map(|m| m.name.to_string()).collect();
+    let stage_indexes: Vec<usize> = [&general.user_stages, &general.rate_stages]
+        .into_iter()
+        .flatten()
+        .flat_map(|p| {
+            p.pieces()
+                .into_iter()
+                .enumerate()
+                .filter(|(_, piece)| piece.t1 > piece.t0)
+                .map(|(i, _)| i + 1)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for a in &req.assertions {
+        a.check_names(&kinds, &measure_names, &stage_indexes)
+            .map_err(RunError::Usage)?;
     }
     let version = plan.server_version();
     let percentile = line_percentile(&engine.percentiles);
@@ -230,6 +249,15 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         &result,
         &engine.percentiles,
     );
+    let profiles: Vec<(&str, &dbmeter_engine::Profile)> = [
+        ("users", general.user_stages.as_deref()),
+        ("rate", general.rate_stages.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(n, p)| p.map(|p| (n, p)))
+    .collect();
+    doc.stages = document::stage_results(&profiles, &doc.intervals, &engine.percentiles);
+    doc.spikes = dbmeter_result::spikes::analyse(&doc, general.recovery_tolerance_pct);
     recorder.finish(&mut doc, result.abandoned > 0, &warn);
     if doc.target.server_version.is_empty()
         && let Some(s) = &doc.server
@@ -240,6 +268,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         warn(&w);
         doc.warnings.push(w);
     }
+    doc.verdicts = req.assertions.iter().map(|a| a.judge(&doc)).collect();
     // Interrupted and failed runs are stored too: what they measured, and
     // how they ended.
     let stored = store.as_mut().map(|s| s.save(&doc.to_json()));

@@ -34,6 +34,7 @@ mod verbs;
 
 pub use error::RunError;
 pub use execute::{Outcome, run};
+pub use managed::control_for;
 pub use request::{Observer, Request};
 pub use store::{StoreRequest, Stored, store_spec};
 pub use verbs::command;

@@ -56,7 +56,7 @@ impl ServerControl for NoServer {
 /// The control of `target`'s server: a running managed server listening on
 /// the target's port on this machine, or an SQLite file; None for a server
 /// dbmeter does not manage.
-pub(crate) fn control_for(target: Option<&Target>) -> Option<Arc<dyn ServerControl>> {
+pub fn control_for(target: Option<&Target>) -> Option<Arc<dyn ServerControl>> {
     let t = target?;
     let server = match t {
         Target::Sqlite { .. } => return Some(Arc::new(NoServer)),

@@ -11,6 +11,10 @@ pub const SECRET_OPTIONS: &[&str] = &["mysql-password", "pgsql-password"];
 /// document's `options` (the store keeps the tags itself).
 pub const STORE_OPTIONS: &[&str] = &["store", "tag"];
 
+/// Options of `run` that judge the result: the document keeps the
+/// verdicts instead (`RunDocument::verdicts`).
+pub const VERDICT_OPTIONS: &[&str] = &["assert", "junit"];
+
 /// The general options and then `benchmark`'s own.
 pub fn specs_for(benchmark: Option<&dyn Benchmark>) -> Vec<OptSpec> {
     let mut v = GENERAL.to_vec();
@@ -252,6 +256,36 @@ pub const GENERAL: &[OptSpec] = &[
         OptKind::Str,
         "",
         "run: also save the result in the results store; --store alone: $DBMETER_STORE, else $DBMETER_HOME/results.db; --store=PATH (SQLite file) or --store=postgres://... (`dbmeter help results`)",
+    ),
+    opt(
+        "stages",
+        OptKind::Str,
+        "",
+        "a load profile of active users, DURATION:USERS,...: e.g. 30s:4,60s:64,30s:4; each stage ramps linearly from the level before it (0 at the start) to its own over its duration, a 0s stage steps; the run lasts the stages (no --time, --threads or --warmup-time with it); per-stage figures in the report (docs/test-types.md)",
+    ),
+    opt(
+        "rate-stages",
+        OptKind::Str,
+        "",
+        "a profile of the arrival rate (open model), DURATION:RATE,...: e.g. 30s:1000,0s:5000,60s:5000,0s:1000; ramps and steps as --stages; latency from each event's intended start; the run lasts the stages; with --threads users to serve the arrivals (docs/test-types.md)",
+    ),
+    opt(
+        "recovery-tolerance",
+        OptKind::Float,
+        "10",
+        "with --stages or --rate-stages: a spike (a stage that leaves a level and comes back to it) has recovered when an interval's throughput is within this many percent of the stage before it, and its p99 at most this many percent above",
+    ),
+    opt(
+        "assert",
+        OptKind::Str,
+        "",
+        "run: a target the result must meet, [KIND.]METRIC OP VALUE: 'p99<10ms', 'tps>=5000', 'errors<=0.1%', 'NewOrder.p90<5s'; repeat for more; each is printed pass or FAIL and a failed one ends dbmeter with exit code 3; see docs/test-types.md",
+    ),
+    opt(
+        "junit",
+        OptKind::Str,
+        "",
+        "run: write the verdicts on the --assert targets to FILE as JUnit XML, for CI systems",
     ),
     opt(
         "tag",

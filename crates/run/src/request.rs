@@ -4,6 +4,7 @@ use crate::store::StoreRequest;
 use dbmeter_benchmarks::Benchmark;
 use dbmeter_benchmarks::Console;
 use dbmeter_benchmarks::options::OptValues;
+use dbmeter_result::verdict::Assertion;
 use dbmeter_result::{Layout, RunEvent};
 use std::sync::Arc;
 
@@ -18,6 +19,9 @@ pub struct Request {
     pub store: Option<StoreRequest>,
     /// How the run is presented (the benchmark words its notes for it).
     pub layout: Layout,
+    /// Targets the result must meet (`--assert`), judged at the end into
+    /// the document's verdicts.
+    pub assertions: Vec<Assertion>,
 }
 
 /// Where a run reports while it goes on: the run's events, in order

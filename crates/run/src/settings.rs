@@ -5,8 +5,9 @@ use crate::RunError;
 use dbmeter_benchmarks::options::{OptValues, parse_float_list};
 use dbmeter_db::conninfo::{self, Env, Given, ServerKind, Spec};
 use dbmeter_db::{ConnectOptions, IgnoreList, PsMode, SqliteOptions, Target, TlsMode, TlsSettings};
-use dbmeter_engine::EngineConfig;
+use dbmeter_engine::{EngineConfig, Profile};
 use dbmeter_result::Layout;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The target of the options: `--db`, or sysbench's `--mysql-*` /
@@ -258,6 +259,81 @@ pub struct General {
     /// `--query-timeout`; None = none.
     pub query_timeout: Option<Duration>,
     pub percentiles: Vec<f64>,
+    /// `--stages`: the active users over the run.
+    pub user_stages: Option<Arc<Profile>>,
+    /// `--rate-stages`: the arrival rate over the run.
+    pub rate_stages: Option<Arc<Profile>>,
+    /// `--recovery-tolerance`, in percent.
+    pub recovery_tolerance_pct: f64,
+}
+
+/// `--stages` and `--rate-stages`, checked against the options they
+/// replace: the profile sets the run's length (and the users, or the rate).
+/// The users' profile and the rate's.
+type Profiles = (Option<Arc<Profile>>, Option<Arc<Profile>>);
+
+fn stages(o: &OptValues) -> Result<Profiles, RunError> {
+    let parse = |name: &str, max: f64| -> Result<Option<Arc<Profile>>, RunError> {
+        let text = o.str(name).trim();
+        if text.is_empty() {
+            return Ok(None);
+        }
+        Profile::parse(text, max)
+            .map(|p| Some(Arc::new(p)))
+            .map_err(|e| RunError::Usage(format!("--{name}={text}: {e}")))
+    };
+    let users = parse("stages", MAX_THREADS as f64)?;
+    let rate = parse("rate-stages", MAX_RATE)?;
+    let (Some(first), name) = (match (&users, &rate) {
+        (Some(u), _) => (Some(u), "stages"),
+        (None, Some(r)) => (Some(r), "rate-stages"),
+        (None, None) => (None, ""),
+    }) else {
+        return Ok((None, None));
+    };
+    if let (Some(u), Some(r)) = (&users, &rate)
+        && (u.duration_s() - r.duration_s()).abs() > 1e-9
+    {
+        return Err(RunError::Usage(format!(
+            "--stages last {} s and --rate-stages {} s: give both the same length",
+            u.duration_s(),
+            r.duration_s()
+        )));
+    }
+    let clash = |other: &str, why: &str| {
+        RunError::Usage(format!(
+            "--{name} and --{other}: {why}; leave --{other} out"
+        ))
+    };
+    if o.given("time") {
+        return Err(clash(
+            "time",
+            &format!("the stages set the run's length ({} s)", first.duration_s()),
+        ));
+    }
+    if o.given("warmup-time") && o.f64("warmup-time") > 0.0 {
+        return Err(clash(
+            "warmup-time",
+            "the stages start with the users (make the first stage the warm-up; the report shows each stage apart)",
+        ));
+    }
+    if users.is_some() && o.given("threads") {
+        return Err(RunError::Usage(
+            "--stages and --threads: the stages set the users (the peak is started, the others wait); leave --threads out".into(),
+        ));
+    }
+    if users.as_ref().is_some_and(|u| u.peak() < 1.0) {
+        return Err(RunError::Usage(format!(
+            "--stages={}: no stage has a user",
+            o.str("stages")
+        )));
+    }
+    if rate.is_some() && o.given("rate") && o.f64("rate") > 0.0 {
+        return Err(RunError::Usage(
+            "--rate-stages and --rate: the stages set the rate; leave --rate out".into(),
+        ));
+    }
+    Ok((users, rate))
 }
 
 /// Seconds in the words of the error messages.
@@ -308,6 +384,31 @@ impl General {
     /// The settings of a run presented in `layout`. In sysbench's, as in
     /// sysbench, `--rate` has no upper bound: the event queue
     /// ([`SYSBENCH_QUEUE`]) stops a run whose users cannot keep up.
+    /// The settings of a run: [`General::parse_in`], then the load
+    /// profiles (`--stages`, `--rate-stages`), which set the run's length
+    /// and its users or rate.
+    pub fn parse_run(o: &OptValues, layout: Layout) -> Result<General, RunError> {
+        let mut g = General::parse_in(o, layout)?;
+        if matches!(layout, Layout::Sysbench { .. }) {
+            return Ok(g);
+        }
+        let (user_stages, rate_stages) = stages(o)?;
+        if let Some(p) = user_stages.as_ref().or(rate_stages.as_ref()) {
+            g.time = Some(Duration::from_secs_f64(p.duration_s()));
+        }
+        if let Some(p) = &user_stages {
+            g.threads = (p.peak() + 1e-9).floor().max(1.0) as usize;
+        }
+        // Under a rate profile, the rate the run's figures compare with is
+        // its mean.
+        if let Some(p) = &rate_stages {
+            g.rate = Some((p.expected(0.0, p.duration_s()) / p.duration_s()).max(MIN_RATE));
+        }
+        g.user_stages = user_stages;
+        g.rate_stages = rate_stages;
+        Ok(g)
+    }
+
     pub fn parse_in(o: &OptValues, layout: Layout) -> Result<General, RunError> {
         let sysbench = matches!(layout, Layout::Sysbench { .. });
         let rate = if sysbench {
@@ -363,6 +464,13 @@ impl General {
                 Some("none"),
             )?,
             percentiles: percentiles(o)?,
+            user_stages: None,
+            rate_stages: None,
+            recovery_tolerance_pct: o.f64_where(
+                "recovery-tolerance",
+                |v| v > 0.0 && v <= 1000.0,
+                "a percentage above 0, at most 1000",
+            )?,
         })
     }
 
@@ -389,6 +497,8 @@ impl General {
             own_schedule: false,
             kinds: 0,
             connect_rate: self.connect_rate,
+            user_stages: self.user_stages.clone(),
+            rate_stages: self.rate_stages.clone(),
         }
     }
 }

@@ -45,8 +45,9 @@ pub const PAGE: Page = Page {
         },
     ],
     exit: "0 every run stored, 1 some runs failed (they are stored as failed, the others \
-           ran) or the file is wrong, 2 usage, 130 Ctrl-C (SIGINT), 143 SIGTERM: the \
-           running cell stops within a second and is stored as interrupted.",
+           ran) or the file is wrong, 2 usage, 3 every run stored but some missed their \
+           `assert` targets, 130 Ctrl-C (SIGINT), 143 SIGTERM: the running cell stops within \
+           a second and is stored as interrupted.",
     ..Page::new("campaign", "a matrix of runs from a TOML file, stored")
 };
 
@@ -113,14 +114,21 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     };
     let mut say = |l: &str| println!("{l}");
     let s = dbmeter_campaign::run(&campaign, &opts, &mut say).map_err(CliError::Failed)?;
+    let missed = if s.missed > 0 {
+        format!(" ({} missed their assert targets)", s.missed)
+    } else {
+        String::new()
+    };
     println!(
-        "campaign '{}': {} stored, {} failed, {} skipped of {} runs; results in {}",
+        "campaign '{}': {} stored{missed}, {} failed, {} skipped of {} runs; results in {}",
         campaign.name, s.stored, s.failed, s.skipped, s.cells, s.store
     );
     Ok(if s.interrupted {
         crate::signals::interrupted_code()
     } else if s.failed > 0 {
         1
+    } else if s.missed > 0 {
+        super::run::TARGETS_MISSED
     } else {
         0
     })

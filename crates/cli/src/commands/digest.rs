@@ -17,7 +17,7 @@ pub const PAGE: Page = Page {
          MariaDB's and Percona Server's extended ones too, and the general log) and \
          PostgreSQL's (stderr with its log_line_prefix, csvlog, jsonlog: \
          log_min_duration_statement, log_statement with log_duration, the extended \
-         protocol's execute) and \
+         protocol's execute), and dbmeter's own capture files (dbmeter capture), and \
          reports the classes of statements that take the time, as pt-query-digest does \
          and with its fingerprints and query IDs: an overall summary, the profile ranked \
          by total time, then each class with its attributes and exact percentiles, its \

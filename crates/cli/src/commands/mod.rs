@@ -1,9 +1,12 @@
 //! The commands: list, help, version, prepare, prewarm, cleanup, check, run,
-//! env, server, results, compare, report, campaign, digest, and sysbench and pgbench
+//! env, server, results, compare, report, campaign, digest, capture, compare-queries,
+//! and sysbench and pgbench
 //! (those tools' own command lines, turned into the same requests).
 
 pub(crate) mod campaign;
+pub(crate) mod capture;
 pub(crate) mod compare;
+pub(crate) mod compare_queries;
 pub(crate) mod digest;
 pub(crate) mod env;
 mod info;
@@ -17,6 +20,7 @@ pub(crate) mod sysbench;
 use crate::CliError;
 use crate::args::{self, Command, Invocation};
 use dbmeter_result::Layout;
+use dbmeter_result::verdict::Assertion;
 use dbmeter_run::options::specs_for;
 use dbmeter_run::{Request, StoreRequest};
 use dbmeter_store::RunMeta;
@@ -69,6 +73,8 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
         Some("compare") => return compare::main(&args[1..]),
         Some("report") => return report::main(&args[1..]),
         Some("digest") => return digest::main(&args[1..]),
+        Some("compare-queries") => return compare_queries::main(&args[1..]),
+        Some("capture") => return capture::main(&args[1..]),
         Some("completions") => return completions(&args[1..]),
         Some("man") => return man(&args[1..]),
         _ => {}
@@ -102,6 +108,12 @@ pub(crate) fn execute(inv: Invocation, layout: Layout) -> Result<i32, CliError> 
             .filter(|(k, _)| k == "tag")
             .map(|(_, v)| v.as_str()),
     )?;
+    let assertions = inv
+        .given
+        .iter()
+        .filter(|(k, v)| k == "assert" && !v.trim().is_empty())
+        .map(|(_, v)| Assertion::parse(v).map_err(CliError::Usage))
+        .collect::<Result<Vec<_>, _>>()?;
     match inv.command {
         Command::Version => {
             println!("dbmeter {VERSION}");
@@ -141,9 +153,16 @@ pub(crate) fn execute(inv: Invocation, layout: Layout) -> Result<i32, CliError> 
             options: values,
             store,
             layout,
+            assertions,
         },
         layout,
     };
+    if !ctx.request.assertions.is_empty() && !matches!(inv.command, Command::Run) {
+        return Err(CliError::Usage(format!(
+            "--assert judges a run's result; `{}` makes none (use it with `dbmeter run`)",
+            inv.command.name()
+        )));
+    }
     match (inv.command, &inv.verb) {
         (Command::Run, _) => run::run(&ctx),
         (Command::Own, Some(verb)) => run::verb(verb, &ctx),

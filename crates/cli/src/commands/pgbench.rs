@@ -962,6 +962,7 @@ fn drop_in(args: &[String]) -> Result<i32, CliError> {
         options: crate::args::values(&specs, &given),
         store: None,
         layout: Layout::Pgbench { progress_timestamp },
+        assertions: Vec::new(),
     };
     // pgbench ends with 1 for what is wrong before a run.
     let failed = |e: dbmeter_run::RunError| CliError::Failed(e.to_string());

@@ -17,16 +17,18 @@ use tempfile::NamedTempFile;
 struct Output {
     file: NamedTempFile,
     path: PathBuf,
+    /// The option that named it, for the error lines.
+    option: &'static str,
 }
 
 impl Output {
-    fn beside(path: &Path) -> Result<Output, CliError> {
+    fn beside(path: &Path, option: &'static str) -> Result<Output, CliError> {
         let fail = |e: std::io::Error| {
-            CliError::Failed(format!("cannot write --output {}: {e}", path.display()))
+            CliError::Failed(format!("cannot write --{option} {}: {e}", path.display()))
         };
         if path.is_dir() {
             return Err(CliError::Failed(format!(
-                "cannot write --output {}: it is a directory",
+                "cannot write --{option} {}: it is a directory",
                 path.display()
             )));
         }
@@ -45,6 +47,7 @@ impl Output {
         Ok(Output {
             file,
             path: path.to_path_buf(),
+            option,
         })
     }
 
@@ -52,8 +55,9 @@ impl Output {
     /// file it replaces (or rw-r--r--).
     fn write(mut self, bytes: &[u8]) -> Result<(), CliError> {
         let path = self.path.clone();
+        let option = self.option;
         let fail = |e: std::io::Error| {
-            CliError::Failed(format!("cannot write --output {}: {e}", path.display()))
+            CliError::Failed(format!("cannot write --{option} {}: {e}", path.display()))
         };
         self.file.write_all(bytes).map_err(fail)?;
         self.file.flush().map_err(fail)?;
@@ -73,6 +77,10 @@ pub(crate) fn text_report(doc: &RunDocument) -> String {
     text::final_report(doc, section.as_deref())
 }
 
+/// The exit code of a completed run that missed one of its `--assert`
+/// targets.
+pub const TARGETS_MISSED: i32 = 3;
+
 pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
     let o = &ctx.request.options;
     let format = o.str("format").to_ascii_lowercase();
@@ -85,7 +93,13 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
     let mut output = if output_path.is_empty() {
         None
     } else {
-        Some(Output::beside(Path::new(&output_path))?)
+        Some(Output::beside(Path::new(&output_path), "output")?)
+    };
+    let junit_path = o.str("junit").to_string();
+    let mut junit = if junit_path.is_empty() {
+        None
+    } else {
+        Some(Output::beside(Path::new(&junit_path), "junit")?)
     };
     let json_lines = format == "jsonl";
     let presenter: Box<dyn Presenter> = if json_lines && !to_stdout {
@@ -125,6 +139,17 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
         _ => {}
     }
     let _ = std::io::stdout().flush();
+    if let Some(f) = junit.take() {
+        f.write(dbmeter_report::junit::junit(doc).as_bytes())?;
+    }
+    let missed: Vec<_> = doc.verdicts.iter().filter(|v| !v.passed()).collect();
+    if !missed.is_empty() && !to_stdout {
+        // The targets' lines are in the text report; say it where the
+        // document took stdout.
+        for v in &missed {
+            eprintln!("dbmeter: target {}", v.line());
+        }
+    }
     let stored = match &outcome.stored {
         Some(Ok(s)) => {
             eprintln!("stored as run #{} in {}", s.id, s.location);
@@ -157,6 +182,14 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
             Ok(crate::signals::interrupted_code())
         }
         _ if !stored => Ok(1),
+        _ if !missed.is_empty() => {
+            eprintln!(
+                "dbmeter: {} of {} targets not met (exit code {TARGETS_MISSED})",
+                missed.len(),
+                doc.verdicts.len()
+            );
+            Ok(TARGETS_MISSED)
+        }
         _ => Ok(0),
     }
 }

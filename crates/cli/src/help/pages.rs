@@ -8,9 +8,10 @@ use dbmeter_benchmarks::registry;
 use std::fmt::Write as _;
 
 const WORKLOAD_EXIT: &str = "0 ok, 1 failed (the target refused, a statement failed, \
-    the run ended early; the report says how it ended), 2 usage error, 130 interrupted by \
-    Ctrl-C (SIGINT), 143 stopped by SIGTERM: an interrupted run still prints and stores \
-    what it measured, marked interrupted.";
+    the run ended early; the report says how it ended), 2 usage error, 3 the run completed \
+    but missed one of its --assert targets, 130 interrupted by Ctrl-C (SIGINT), 143 stopped \
+    by SIGTERM: an interrupted run still prints and stores what it measured, marked \
+    interrupted, and judges no target.";
 
 const TARGET_SECTION: Section = Section {
     title: "Targets",
@@ -240,6 +241,8 @@ pub fn all() -> Vec<&'static Page> {
         &commands::compare::PAGE,
         &commands::report::PAGE,
         &commands::digest::PAGE,
+        &commands::compare_queries::PAGE,
+        &commands::capture::PAGE,
         &commands::campaign::PAGE,
         &commands::sysbench::PAGE,
         &commands::pgbench::PAGE,

@@ -212,6 +212,12 @@ impl PgConn {
         self.conn.last_report()
     }
 
+    /// The notices and warnings (`WARNING 01000: ...`) the server sent
+    /// since the last call.
+    pub(crate) fn take_notices(&mut self) -> Vec<String> {
+        self.conn.take_notices()
+    }
+
     /// Prepares registered statement `id` now (with prepared statements
     /// on), so that a statement the server refuses fails here.
     pub(crate) fn prepare_now(&mut self, id: StmtId) -> Result<(), DbError> {

@@ -58,6 +58,8 @@ pub struct SqliteConn {
     ps: bool,
     /// The number of columns of the last fetch's or query_values' rows.
     columns: usize,
+    /// SQLite's counters of the last statement `query_values` ran.
+    last_status: [(&'static str, i64); 4],
 }
 
 /// --query-timeout for SQLite, which has no server to enforce it: a
@@ -210,6 +212,7 @@ impl SqliteConn {
             stmts: Statements::new(),
             ps: ps == PsMode::Auto,
             columns: 0,
+            last_status: [("", 0); 4],
         })
     }
 
@@ -356,13 +359,31 @@ impl SqliteConn {
         out: &mut Vec<Option<Value>>,
     ) -> Result<u64, DbError> {
         let mut columns = 0;
+        let mut status = [("", 0); 4];
         let r = self.with_timeout(|conn| {
             let mut stmt = conn.prepare(sql).map_err(map_err)?;
             columns = stmt.column_count();
-            rows_into(&mut stmt, out)
+            let n = rows_into(&mut stmt, out);
+            use rusqlite::StatementStatus as S;
+            status = [
+                ("Sqlite_fullscan_step", S::FullscanStep),
+                ("Sqlite_sort", S::Sort),
+                ("Sqlite_autoindex", S::AutoIndex),
+                ("Sqlite_vm_step", S::VmStep),
+            ]
+            .map(|(name, s)| (name, i64::from(stmt.get_status(s))));
+            n
         });
         self.columns = columns;
+        self.last_status = status;
         r
+    }
+
+    /// SQLite's counters of the statement `query_values` ran last: rows
+    /// stepped through by full scans, sorts, automatic indexes, virtual
+    /// machine steps.
+    pub(crate) fn last_status(&self) -> &[(&'static str, i64)] {
+        &self.last_status
     }
 
     /// The number of columns of the rows the last `fetch` or

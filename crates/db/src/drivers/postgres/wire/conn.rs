@@ -31,6 +31,22 @@ pub(crate) struct PgWire {
     types: Vec<u32>,
     /// The last error the server reported, as libpq words it.
     last_report: Option<String>,
+    /// The notices and warnings the server sent since they were last
+    /// taken (at most [`MAX_NOTICES`]).
+    notices: Vec<String>,
+}
+
+/// Notices kept until taken; later ones are dropped.
+const MAX_NOTICES: usize = 100;
+
+/// Keeps a NoticeResponse as `SEVERITY CODE: message`.
+#[cold]
+#[inline(never)]
+fn keep_notice(notices: &mut Vec<String>, body: &[u8]) {
+    if notices.len() < MAX_NOTICES {
+        let n = m::error_fields(body);
+        notices.push(format!("{} {}: {}", n.severity, n.code, n.message));
+    }
 }
 
 /// A named prepared statement.
@@ -147,6 +163,7 @@ impl PgWire {
             broken: false,
             types: Vec::new(),
             last_report: None,
+            notices: Vec::new(),
         })
     }
 
@@ -211,6 +228,11 @@ impl PgWire {
     /// DETAIL, HINT and CONTEXT lines).
     pub(crate) fn last_report(&self) -> Option<&str> {
         self.last_report.as_deref()
+    }
+
+    /// The notices and warnings the server sent since the last call.
+    pub(crate) fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
     }
 
     /// Reads up to ReadyForQuery after an error and returns the error.
@@ -378,6 +400,7 @@ impl PgWire {
                         "replication commands are not supported".into(),
                     ));
                 }
+                m::NOTICE_RESPONSE => keep_notice(&mut self.notices, body),
                 t if is_async(t) => {}
                 t => return Err(unexpected(t, "a query")),
             }
@@ -452,6 +475,7 @@ impl PgWire {
                     st.result_formats = result_formats(&st.columns);
                     return Ok(st);
                 }
+                m::NOTICE_RESPONSE => keep_notice(&mut self.notices, body),
                 t if is_async(t) => {}
                 t => return Err(unexpected(t, "prepare")),
             }
@@ -605,6 +629,7 @@ impl PgWire {
                         Outcome::Affected(affected)
                     });
                 }
+                m::NOTICE_RESPONSE => keep_notice(&mut self.notices, body),
                 t if is_async(t) => {}
                 t => return Err(unexpected(t, "a statement")),
             }
@@ -681,6 +706,7 @@ impl PgWire {
                     self.io.shrink();
                     return Ok(());
                 }
+                m::NOTICE_RESPONSE => keep_notice(&mut self.notices, body),
                 t if is_async(t) => {}
                 t => return Err(unexpected(t, "a pipeline")),
             }
@@ -770,6 +796,7 @@ impl PgWire {
                     self.io.shrink();
                     return Ok((rows, affected));
                 }
+                m::NOTICE_RESPONSE => keep_notice(&mut self.notices, body),
                 t if is_async(t) => {}
                 t => return Err(unexpected(t, "a statement")),
             }

@@ -1,0 +1,314 @@
+//! `--assert` targets and their verdicts: each form passes and fails on
+//! purpose, a missed target ends dbmeter with exit code 3, the JUnit file
+//! is valid against the schema Jenkins reads (junit-10.xsd, checked by
+//! xmllint), names that do not exist are usage errors (exit 2), and
+//! campaign files take targets too.
+
+use crate::common::*;
+use dbmeter_testkit::Requirement;
+use dbmeter_testkit::tools::Tool;
+use serde_json::Value;
+use std::path::PathBuf;
+
+const XMLLINT: Tool =
+    Tool::on_path_for("xmllint", "libxml2-utils", Requirement::Tools, &["xmllint"]);
+
+/// Jenkins' JUnit schema, as pytest's source package carries it: .ci/run
+/// fetches it from PyPI into this place (or `DBMETER_JUNIT_XSD`).
+fn junit_schema() -> Option<PathBuf> {
+    let p = std::env::var_os("DBMETER_JUNIT_XSD")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|h| PathBuf::from(h).join(".cache/dbmeter-peers/junit-10.xsd"))
+        })?;
+    if p.is_file() {
+        Some(p)
+    } else {
+        dbmeter_testkit::skip(
+            Requirement::Tools,
+            &format!(
+                "{} not found (.ci/run fetches junit-10.xsd from pytest's source package on PyPI)",
+                p.display()
+            ),
+        );
+        None
+    }
+}
+
+fn verdicts(doc: &Value) -> Vec<(String, String)> {
+    doc["verdicts"]
+        .as_array()
+        .expect("verdicts")
+        .iter()
+        .map(|v| {
+            (
+                v["assertion"].as_str().unwrap_or("").to_string(),
+                v["status"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+const RUN: [&str; 6] = [
+    "run",
+    "oltp_point_select",
+    "--db=sqlite:t.sqlite",
+    "--table-size=200",
+    "--time=0",
+    "--events=400",
+];
+
+fn prepared() -> Scratch {
+    let s = Scratch::new();
+    s.ok(&[
+        "prepare",
+        "oltp_point_select",
+        "--db=sqlite:t.sqlite",
+        "--table-size=200",
+    ]);
+    s
+}
+
+#[test]
+fn targets_met_and_missed_with_their_exit_codes_and_junit() {
+    let s = prepared();
+    // Met: wide margins, every form of the whole run.
+    let mut args = RUN.to_vec();
+    args.extend([
+        "--assert=tps>0",
+        "--assert",
+        "p99 < 1h",
+        "--assert=p99.9<=3600s",
+        "--assert=avg<3600000",
+        "--assert=events=400",
+        "--assert=errors<=0.1%",
+        "--assert=errors=0",
+        "--assert=reads/s>0",
+        "--assert=queries>=400",
+    ]);
+    let r = s.ok(&args);
+    assert!(r.stdout.contains("Targets (9 of 9 met):"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("    events=400: pass (measured 400)"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("    p99<1h: pass (measured "),
+        "{}",
+        r.stdout
+    );
+
+    // Missed: exit 3, the FAIL lines, the document's verdicts, the JUnit file.
+    let mut args = RUN.to_vec();
+    args.extend([
+        "--assert=tps>0",
+        "--assert=tps>1e12",
+        "--assert=p50<1ns",
+        "--assert=nothing_here>1",
+        "--format=json",
+        "--output=doc.json",
+        "--junit=report.xml",
+    ]);
+    let r = s.run(&args);
+    assert_eq!(r.code, 3, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("3 of 4 targets not met (exit code 3)"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stdout.contains("    tps>1e12: FAIL (measured "),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("    nothing_here>1: NOT JUDGED (no value; the run has no measure or figure named 'nothing_here')"),
+        "{}",
+        r.stdout
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("doc.json")).unwrap()).unwrap();
+    assert_eq!(
+        verdicts(&doc),
+        [
+            ("tps>0", "pass"),
+            ("tps>1e12", "fail"),
+            ("p50<1ns", "fail"),
+            ("nothing_here>1", "not_judged")
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    // The assertions are verdicts, not options of the run.
+    assert!(doc["options"].get("assert").is_none(), "{}", doc["options"]);
+    let xml = std::fs::read_to_string(s.path("report.xml")).unwrap();
+    assert!(
+        xml.contains("tests=\"5\" failures=\"2\" errors=\"1\""),
+        "{xml}"
+    );
+    assert!(xml.contains("<testcase name=\"tps&gt;1e12\""), "{xml}");
+    if let (Some(lint), Some(xsd)) = (XMLLINT.find_or_skip(), junit_schema()) {
+        let out = std::process::Command::new(lint)
+            .arg("--noout")
+            .arg("--schema")
+            .arg(&xsd)
+            .arg(s.path("report.xml"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}\n{xml}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    // The store keeps the verdicts with the run; with the document on
+    // stdout, the missed targets are said on stderr.
+    let mut args = RUN.to_vec();
+    args.extend(["--assert=events>400", "--store=r.db", "--format=json"]);
+    let r = s.run(&args);
+    assert_eq!(r.code, 3, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("dbmeter: target events>400: FAIL (measured 400)"),
+        "{}",
+        r.stderr
+    );
+    let shown = s
+        .ok(&["results", "show", "1", "--store=r.db", "--format=json"])
+        .json();
+    assert_eq!(
+        verdicts(&shown),
+        vec![("events>400".to_string(), "fail".to_string())]
+    );
+}
+
+#[test]
+fn kinds_and_measures_of_a_run_without_a_database() {
+    let s = Scratch::new();
+    let set = [
+        "--file-num=2",
+        "--file-total-size=512K",
+        "--file-block-size=4K",
+    ];
+    let mut prep = vec!["prepare", "fileio"];
+    prep.extend(set);
+    s.ok(&prep);
+    let mut args = vec![
+        "run",
+        "fileio",
+        "--file-test-mode=rndrw",
+        "--time=0",
+        "--events=300",
+        "--assert=read.events>0",
+        "--assert=write.p99<1h",
+        "--assert=fsync.max<=3600s",
+        "--assert=read.tps>0",
+        "--assert=bytes_read/s>0",
+        "--assert=events=300",
+        "--junit=j.xml",
+    ];
+    args.extend(set);
+    let r = s.ok(&args);
+    assert!(r.stdout.contains("Targets (6 of 6 met):"), "{}", r.stdout);
+    let xml = std::fs::read_to_string(s.path("j.xml")).unwrap();
+    assert!(
+        xml.contains("tests=\"7\" failures=\"0\" errors=\"0\""),
+        "{xml}"
+    );
+
+    // Names the workload does not have: usage errors before the run.
+    for (assert, says) in [
+        (
+            "--assert=NewOrder.p90<5s",
+            "no kind named 'NewOrder': its kinds are read, write, fsync",
+        ),
+        (
+            "--assert=rows/s>1",
+            "'rows' is not a measure of this workload",
+        ),
+        ("--assert=p99<<1s", "is not a number with an optional unit"),
+        ("--assert=p99", "no comparison"),
+        ("--assert=read.qps>1", "a kind has events, tps"),
+    ] {
+        let mut a = vec![
+            "run",
+            "fileio",
+            "--file-test-mode=rndrw",
+            "--time=1",
+            assert,
+        ];
+        a.extend(set);
+        let r = s.run(&a);
+        assert_eq!(r.code, 2, "{assert}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(says), "{assert}: {}", r.stderr);
+        assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+        assert!(!r.stdout.contains("Threads started"), "{}", r.stdout);
+    }
+    let r = s.run(&["prepare", "fileio", "--assert=tps>1"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--assert judges a run's result"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_campaign_with_targets_exits_3_when_a_run_misses_one() {
+    let s = Scratch::new();
+    let file = s.path("c.toml");
+    std::fs::write(
+        &file,
+        r#"name = "gate"
+store = "results.db"
+duration = 1
+clients = [1]
+options = { assert = ["tps>0", "events>=1"] }
+
+[[target]]
+name = "lite"
+url = "sqlite:c.sqlite"
+
+[[workload]]
+name = "oltp_point_select"
+options = { table-size = 100 }
+
+[[workload]]
+name = "oltp_read_only"
+options = { table-size = 100, assert = "p99<1ns" }
+"#,
+    )
+    .unwrap();
+    let file = file.to_string_lossy().into_owned();
+    let r = s.run_home(&["campaign", "run", &file]);
+    assert_eq!(r.code, 3, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("[targets missed: p99<1ns]"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("2 stored (1 missed their assert targets), 0 failed"),
+        "{}",
+        r.stdout
+    );
+    // A target that does not parse is named before anything runs.
+    std::fs::write(
+        s.path("bad.toml"),
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .replace("p99<1ns", "p99<1parsec"),
+    )
+    .unwrap();
+    let r = s.run_home(&["campaign", "run", &s.path("bad.toml").to_string_lossy()]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("'1parsec' is not a number"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stdout.contains("[1/"), "{}", r.stdout);
+}
