@@ -576,3 +576,51 @@ fn bad_inputs_are_one_line() {
         "unknown escape",
     );
 }
+
+/// `dbmeter capture`'s file (its header line, then the server's slow log)
+/// replays as it is.
+#[test]
+fn a_dbmeter_capture_file_replays() {
+    use std::io::BufRead;
+    let s = Scratch::new();
+    let Some(server) = dbmeter_testkit::servers::start(Flavor::MariaDb) else {
+        return;
+    };
+    let db = format!("--db={}", server.url());
+    let mut child = s.spawn(&["capture", &db, "--time=0", "--output=cap.log"]);
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    loop {
+        match lines.recv_timeout(Duration::from_secs(90)) {
+            Ok(l) if l.starts_with("capturing") => break,
+            Ok(l) => seen.push(l),
+            Err(e) => panic!("no 'capturing' line ({e}): {seen:?}"),
+        }
+    }
+    let (clients, rows) = (3usize, 10usize);
+    run_own_sessions(&server, &s, clients, rows);
+    // SAFETY: a plain signal to the child we started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = child.wait().expect("wait for the capture");
+    assert_eq!(status.code(), Some(130), "{seen:?}");
+    let r = s.ok(&["replay", "cap.log", &db, "--format=json"]);
+    let rep = section(&r);
+    assert_eq!(rep["format"], "mysql-slow", "{rep}");
+    assert_eq!(rep["errors"], 0, "{rep}");
+    assert_eq!(rep["rows_differ"], 0, "{rep}");
+    let classes = replay_classes(&rep);
+    let n = (clients * rows) as u64;
+    assert_eq!(classes["insert into own_t values(?+)"], (n, n, 0));
+    assert_eq!(classes["select id from own_t order by id"], (n, n, 0));
+}
