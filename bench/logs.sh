@@ -28,6 +28,22 @@
 # multi-line statements, errors); dbmeter digest and pgBadger -j 2 read it,
 # and both must count the same statements (pgBadger's classes keep digits in
 # names, so the totals are compared, not the classes).
+#
+# The replay case: a managed PostgreSQL server logs pgbench's select-only
+# transactions (-S -M simple, REPLAY_CLIENTS clients x REPLAY_TX transactions;
+# REPLAY_PGBENCH gives other pgbench options: pgreplay, which keeps the log's
+# global order, hangs on TPC-B's row locks at scale 1, a session waiting for a
+# lock whose holder's next statement comes later in the log)
+# with pgreplay's settings (log_statement=all, log_connections,
+# log_disconnections, log_line_prefix '%m|%u|%d|%c|'); then `dbmeter replay`
+# (as fast as possible, each session's order kept) and pgreplay (-j and a
+# speed factor of 1e6: as fast as its one process, which keeps the log's
+# global order, goes) replay that log into the same server, alternately,
+# REPLAY_ROUNDS times each. Statements per second: the log's statements over
+# the wall time of the whole command (reading the log included); the median
+# of each and their ratio.
+#   REPLAY_CLIENTS=8 REPLAY_TX=5000 REPLAY_ROUNDS=5 REPLAY_PGBENCH=-S
+#   SKIP_REPLAY=1        no replay case;  REPLAY_ONLY=1  the replay case alone
 # Raw outputs are kept in bench/out/logs/.
 set -euo pipefail
 shopt -s inherit_errexit
@@ -47,19 +63,116 @@ require_positive SIZE_MB PT_MB SEED
 require_flag SKIP_PT
 require_flag SKIP_PGBADGER
 case "$PG_MB" in '' | *[!0-9]*) die "PG_MB=$PG_MB: expected a number of MB (0 for none)" ;; esac
-if [ "$PG_MB" -gt 0 ] && [ "$SKIP_PGBADGER" != 1 ]; then
+if [ "$PG_MB" -gt 0 ] && [ "$SKIP_PGBADGER" != 1 ] && [ "${REPLAY_ONLY:-0}" != 1 ]; then
     command -v pgbadger >/dev/null ||
         die "pgbadger not found (Debian package pgbadger), or SKIP_PGBADGER=1 or PG_MB=0"
 fi
 command -v python3 >/dev/null || die "python3 is required"
 [ -x /usr/bin/time ] || die "/usr/bin/time is required (Debian package time)"
-if [ "$SKIP_PT" != 1 ]; then
+if [ "$SKIP_PT" != 1 ] && [ "${REPLAY_ONLY:-0}" != 1 ]; then
     command -v pt-query-digest >/dev/null ||
         die "pt-query-digest not found (Debian package percona-toolkit), or SKIP_PT=1"
 fi
 [ "$PT_MB" -le "$SIZE_MB" ] || PT_MB="$SIZE_MB"
 mkdir -p "$OUT"
 build_dbmeter
+
+REPLAY_CLIENTS="${REPLAY_CLIENTS:-8}"
+REPLAY_TX="${REPLAY_TX:-5000}"
+REPLAY_PGBENCH="${REPLAY_PGBENCH:--S}"
+REPLAY_ROUNDS="${REPLAY_ROUNDS:-5}"
+SKIP_REPLAY="${SKIP_REPLAY:-0}"
+REPLAY_ONLY="${REPLAY_ONLY:-0}"
+require_positive REPLAY_CLIENTS REPLAY_TX REPLAY_ROUNDS
+require_flag SKIP_REPLAY REPLAY_ONLY
+
+mb_of() { python3 -c 'import os,sys; print(f"{os.path.getsize(sys.argv[1]) / 1e6:.1f}")' "$1"; }
+
+replay_case() {
+    command -v pgreplay >/dev/null || die "pgreplay not found (Debian package pgreplay), or SKIP_REPLAY=1"
+    command -v pgbench >/dev/null || die "pgbench not found (Debian package postgresql), or SKIP_REPLAY=1"
+    local dir="$OUT/replay" prefix='%m|%u|%d|%c|'
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    # The server writes its log into $dir (its service user must reach it).
+    chmod 777 "$dir"
+    PG_SETTINGS="logging_collector=on log_directory=$dir log_filename=pg.log log_line_prefix=$prefix \
+log_connections=on log_disconnections=on lc_messages=C log_min_messages=error log_min_error_statement=log"
+    trap stop_managed EXIT
+    start_managed postgres "replay-bench-$$"
+    local url="$MANAGED_URL" host port user db
+    read -r host port user db < <(python3 -c '
+import sys, urllib.parse as u
+p = u.urlparse(sys.argv[1])
+print(p.hostname or "127.0.0.1", p.port or 5432, p.username or "postgres", (p.path or "/postgres").lstrip("/") or "postgres")' "$url")
+    local conn=(-h "$host" -p "$port" -U "$user")
+    log "pgbench -i on $db"
+    pgbench -i -s 1 -q "${conn[@]}" "$db" > "$dir/pgbench-init.out" 2>&1 ||
+        fail_tool "$dir/pgbench-init.out" "pgbench -i failed"
+    psql -X -q "${conn[@]}" -d "$db" -c "ALTER DATABASE \"$db\" SET log_statement = 'all'" > /dev/null
+    local before
+    before="$(stat -c %s "$dir/pg.log")"
+    log "capturing: pgbench $REPLAY_PGBENCH -M simple -c $REPLAY_CLIENTS -t $REPLAY_TX"
+    # shellcheck disable=SC2086
+    pgbench -n $REPLAY_PGBENCH -M simple -c "$REPLAY_CLIENTS" -j 2 -t "$REPLAY_TX" "${conn[@]}" "$db" \
+        > "$dir/pgbench.out" 2>&1 || fail_tool "$dir/pgbench.out" "pgbench failed"
+    psql -X -q "${conn[@]}" -d "$db" -c "SELECT 'end of the capture'" > /dev/null
+    local t=0
+    until grep -q "end of the capture" "$dir/pg.log"; do
+        sleep 0.2
+        t=$((t + 1))
+        [ "$t" -lt 300 ] || die "$dir/pg.log lacks the end of the capture"
+    done
+    # The replays are not logged.
+    psql -X -q "${conn[@]}" -d "$db" -c "ALTER DATABASE \"$db\" RESET log_statement" > /dev/null
+    tail -c +"$((before + 1))" "$dir/pg.log" > "$dir/capture.log"
+    local statements
+    statements="$(grep -c '|LOG:  statement: ' "$dir/capture.log" || true)"
+    log "captured $statements statements: $dir/capture.log ($(mb_of "$dir/capture.log") MB)"
+    local round d0 d1 p0 p1 results="$dir/rounds.txt"
+    : > "$results"
+    for round in $(seq "$REPLAY_ROUNDS"); do
+        d0="$(now)"
+        "$DBMETER_BIN" replay "$dir/capture.log" --db="$url" "--log-line-prefix=$prefix" \
+            --format=json --output="$dir/dbmeter-$round.json" > "$dir/dbmeter-$round.out" 2>&1 ||
+            fail_tool "$dir/dbmeter-$round.out" "dbmeter replay failed"
+        d1="$(now)"
+        p0="$(now)"
+        timeout 600 pgreplay -h "$host" -p "$port" -j -s 1000000 "$dir/capture.log" \
+            > "$dir/pgreplay-$round.out" 2>&1 ||
+            fail_tool "$dir/pgreplay-$round.out" "pgreplay failed"
+        p1="$(now)"
+        echo "$round $(elapsed "$d0" "$d1") $(elapsed "$p0" "$p1")" >> "$results"
+        log "round $round: dbmeter $(elapsed "$d0" "$d1") s, pgreplay $(elapsed "$p0" "$p1") s"
+    done
+    python3 - "$statements" "$results" "$dir" <<'EOF'
+import json, re, statistics, sys
+n, results, d = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+rows = [l.split() for l in open(results) if l.strip()]
+ours = [n / float(r[1]) for r in rows]
+theirs = [n / float(r[2]) for r in rows]
+doc = json.load(open(f"{d}/dbmeter-1.json"))["replay"]
+print(f"\nReplay of one PostgreSQL log ({n} statements, {doc['sessions']} sessions), "
+      f"{len(rows)} alternating rounds")
+print(f"{'':28} {'median stmt/s':>14} {'min':>9} {'max':>9}")
+for name, v in (("dbmeter replay", ours), ("pgreplay -j -s 1e6", theirs)):
+    print(f"{name:28} {statistics.median(v):14.0f} {min(v):9.0f} {max(v):9.0f}")
+print(f"dbmeter / pgreplay: {statistics.median(ours) / statistics.median(theirs):.2f}x")
+print(f"dbmeter: {doc['statements']} replayed, {doc['errors']} refused (first round)")
+m = re.search(r"SQL statements executed:\s*(\d+)", open(f"{d}/pgreplay-1.out").read())
+print(f"pgreplay: {m.group(1) if m else '?'} statements (its report: {d}/pgreplay-1.out)")
+if doc["statements"] != n:
+    print(f"dbmeter read {doc['statements']} statements, the log has {n}")
+    sys.exit(1)
+EOF
+}
+
+if [ "$SKIP_REPLAY" != 1 ] || [ "$REPLAY_ONLY" = 1 ]; then
+    REPLAY_STATUS=0
+    replay_case || REPLAY_STATUS=1
+    [ "$REPLAY_ONLY" != 1 ] || exit "$REPLAY_STATUS"
+    [ "$REPLAY_STATUS" = 0 ] || die "the replay case failed"
+fi
 
 LOG="$OUT/slow-${SIZE_MB}MB-s$SEED.log"
 PART="$OUT/slow-${PT_MB}MB-of-${SIZE_MB}MB-s$SEED.log"
@@ -104,7 +217,6 @@ print(f"{secs:.2f} {cpu:.2f} {f('Maximum resident set size (kbytes)')}")
 EOF
 }
 
-mb_of() { python3 -c 'import os,sys; print(f"{os.path.getsize(sys.argv[1]) / 1e6:.1f}")' "$1"; }
 
 CPUS="$(nproc)"
 echo "machine: $CPUS CPUs ($(uname -r)); load average: $(cut -d' ' -f1-3 /proc/loadavg)"

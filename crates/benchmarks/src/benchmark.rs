@@ -358,6 +358,13 @@ pub trait Benchmark: Send + Sync {
         None
     }
 
+    /// Examples for its help page, as (what it does, the command line
+    /// without `dbmeter`); empty (the default): the help shows a run of four
+    /// clients for a minute (and a prepare, when it has one).
+    fn examples(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// The figures it is judged by, beyond events per second (e.g. NOPM),
     /// as (label, value), for one-line summaries.
     fn headline(&self, doc: &RunDocument) -> Vec<(String, f64)> {

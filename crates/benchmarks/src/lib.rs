@@ -32,6 +32,7 @@ pub mod parallel;
 pub mod pgbench;
 pub mod random;
 pub mod registry;
+pub mod replay;
 pub mod script;
 pub mod slap;
 pub mod tpcc;

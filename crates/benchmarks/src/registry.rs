@@ -9,6 +9,7 @@ use crate::noop::Noop;
 use crate::oltp::{Oltp, OltpKind};
 use crate::pgbench::Pgbench;
 use crate::slap::Slap;
+use crate::replay::Replay;
 use crate::tpcc::Tpcc;
 use crate::tpch::Tpch;
 use std::path::Path;
@@ -84,6 +85,7 @@ pub fn all() -> Vec<Arc<dyn Benchmark>> {
         Arc::new(Tpch),
         Arc::new(Pgbench),
         Arc::new(Slap),
+        Arc::new(Replay),
         Arc::new(Fileio),
         Arc::new(Cpu),
         Arc::new(Memory),

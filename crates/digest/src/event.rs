@@ -36,6 +36,14 @@ pub struct LogEvent<'a> {
     pub attrs: Vec<(&'a [u8], &'a [u8])>,
     /// A PostgreSQL statement (fingerprinted with PostgreSQL's literals).
     pub postgres: bool,
+    /// `ts` is when the statement ended, not when it started (PostgreSQL's
+    /// `duration: X ms  statement: ...`, written as it ends): it started
+    /// `query_time` earlier.
+    pub ended: bool,
+    /// The extended protocol's parameters of a PostgreSQL `execute`, as the
+    /// log gives them (`$1 = '42', $2 = NULL`), from its `DETAIL:
+    /// parameters:`.
+    pub params: Option<Cow<'a, [u8]>>,
 }
 
 /// A line that could not be read, with why.

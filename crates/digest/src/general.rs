@@ -275,6 +275,8 @@ impl GeneralParser {
                 thread_id: Some(thread),
                 attrs: Vec::new(),
                 postgres: false,
+                ended: false,
+                params: None,
             };
             emit(&ev);
         }

@@ -470,6 +470,167 @@ fn read_inputs(
     Ok(files)
 }
 
+/// The format of input `name` (`format` when given, else detected from
+/// `head`, its first bytes) and, for a PostgreSQL log, its parser (with
+/// `log_line_prefix`, or the default or Debian prefix that reads `head`).
+fn choose_format(
+    name: &str,
+    format: Option<LogFormat>,
+    log_line_prefix: Option<&str>,
+    buf: &[u8],
+) -> Result<(LogFormat, Option<pglog::PgParser>), DigestError> {
+    let name = &name.to_string();
+    let format = match format {
+        Some(f) => f,
+        None => LogFormat::detect(&buf[..buf.len().min(256 << 10)]).ok_or_else(|| {
+            DigestError::Format {
+                name: name.clone(),
+                why: if buf.is_empty() {
+                    "the log is empty".into()
+                } else {
+                    "not a MySQL/MariaDB slow or general log nor a PostgreSQL log \
+                     (no `# User@Host:`, `# Query_time:`, `ID Query`, `LOG:  ` lines, \
+                     csvlog or jsonlog records in its first 256 KiB); --log-format=mysql-slow, \
+                     mysql-general, postgres-stderr, postgres-csv or postgres-json says which"
+                        .into()
+                },
+            }
+        })?,
+    };
+    let pg = match format.pg_kind() {
+        Some(kind) => {
+            let prefix = match log_line_prefix {
+                Some(p) => pglog::Prefix::parse(p).map_err(|why| DigestError::Format {
+                    name: name.clone(),
+                    why: format!("--log-line-prefix: {why}"),
+                })?,
+                None => {
+                    let cands = [pglog::DEFAULT_PREFIX, pglog::DEBIAN_PREFIX].map(|p| {
+                        pglog::Prefix::parse(p).map_err(|why| DigestError::Format {
+                            name: name.clone(),
+                            why,
+                        })
+                    });
+                    let [a, b] = cands;
+                    let cands = [a?, b?];
+                    match kind {
+                        pglog::PgKind::Stderr => {
+                            pglog::choose_prefix(&buf[..buf.len().min(256 << 10)], &cands)
+                                .ok_or_else(|| DigestError::Format {
+                                    name: name.clone(),
+                                    why: "a PostgreSQL stderr log whose lines have neither \
+                                          PostgreSQL's default log_line_prefix '%m [%p] ' \
+                                          nor Debian's '%m [%p] %q%u@%d '; \
+                                          --log-line-prefix gives the server's"
+                                        .into(),
+                                })?
+                        }
+                        _ => cands[0].clone(),
+                    }
+                }
+            };
+            Some(pglog::PgParser::new(kind, prefix))
+        }
+        None => None,
+    };
+    Ok((format, pg))
+}
+
+/// Reads input `name` (a file, `-` for standard input, compressed or not)
+/// event after event, in the order the log holds them, on the calling
+/// thread: for a reader that needs each session's statements in order
+/// (replay), where [`digest`] aggregates in parallel. `format`: the
+/// format when not detected; `log_line_prefix`: as in [`Options`].
+/// Malformed lines go to `malformed`.
+pub fn read_events(
+    name: &str,
+    format: Option<LogFormat>,
+    log_line_prefix: Option<&str>,
+    emit: &mut dyn FnMut(&LogEvent<'_>),
+    malformed: &mut MalformedLines,
+) -> Result<FileInfo, DigestError> {
+    let io_err = |error| DigestError::Io {
+        name: name.to_string(),
+        error,
+    };
+    let mut opened = input::open(name).map_err(io_err)?;
+    let mut buf = Vec::with_capacity(2 * CHUNK);
+    let mut more = input::fill(&mut opened.reader, &mut buf, CHUNK).map_err(io_err)?;
+    // dbmeter's capture: its header line says the format and prefix.
+    let header = match capture::read_header(&buf) {
+        None => None,
+        Some(Ok((h, len))) => {
+            buf.drain(..len);
+            Some((h, len))
+        }
+        Some(Err(why)) => {
+            return Err(DigestError::Format {
+                name: name.to_string(),
+                why,
+            });
+        }
+    };
+    let format = format.or(header.as_ref().map(|(h, _)| h.format));
+    let log_line_prefix = log_line_prefix.or(header
+        .as_ref()
+        .and_then(|(h, _)| h.log_line_prefix.as_deref()));
+    let (format, mut pg) = choose_format(name, format, log_line_prefix, &buf)?;
+    let mut general = general::GeneralParser::default();
+    // Lines and bytes count from the file's start, the header included.
+    let (mut line, mut offset) = match &header {
+        Some((_, len)) => (2u64, *len as u64),
+        None => (1u64, 0u64),
+    };
+    let mut first = true;
+    loop {
+        let cut = if more {
+            format.last_boundary(&buf)
+        } else {
+            Some(buf.len())
+        };
+        let Some(cut) = cut else {
+            more = input::fill(&mut opened.reader, &mut buf, CHUNK).map_err(io_err)?;
+            continue;
+        };
+        let rest = buf.split_off(cut);
+        let data = std::mem::replace(&mut buf, rest);
+        let mut bad = |b: event::BadLine| {
+            malformed.push(Malformed {
+                file: name.to_string(),
+                line: b.line,
+                reason: b.reason,
+            })
+        };
+        match (format, pg.as_mut()) {
+            (_, Some(pg)) => pg.parse_chunk(&data, line, offset, &mut *emit, &mut bad),
+            (LogFormat::MysqlSlow, None) => {
+                slowlog::parse_chunk(&data, line, offset, first, &mut *emit, &mut bad)
+            }
+            (_, None) => general.parse_chunk(&data, line, offset, &mut *emit, &mut bad),
+        }
+        first = false;
+        line += memchr::memchr_iter(b'\n', &data).count() as u64;
+        offset += data.len() as u64;
+        if !more && buf.is_empty() {
+            break;
+        }
+        if more {
+            more = input::fill(&mut opened.reader, &mut buf, CHUNK).map_err(io_err)?;
+        }
+    }
+    if let Some(pg) = pg.as_mut() {
+        pg.finish(&mut *emit);
+    }
+    Ok(FileInfo {
+        name: name.to_string(),
+        format,
+        compression: opened.compression,
+        bytes: offset,
+        size: opened.size,
+        capture: header.map(|(h, _)| h),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -536,6 +697,56 @@ mod tests {
         a.sort();
         b.sort();
         assert_eq!(a, b);
+    }
+
+    /// (thread, query, ts, ended) of every event of `text`, read in order.
+    fn in_order(text: &str, prefix: Option<&str>) -> Vec<(Option<u64>, String, Option<i64>, bool)> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        std::fs::write(&path, text).unwrap();
+        let mut got = Vec::new();
+        let mut malformed = MalformedLines::default();
+        read_events(
+            path.to_str().unwrap(),
+            None,
+            prefix,
+            &mut |e| {
+                got.push((
+                    e.thread_id,
+                    String::from_utf8_lossy(e.query).into_owned(),
+                    e.ts,
+                    e.ended,
+                ))
+            },
+            &mut malformed,
+        )
+        .unwrap();
+        assert_eq!(malformed.count, 0, "{:?}", malformed.first);
+        got
+    }
+
+    #[test]
+    fn events_are_read_in_order_with_their_sessions() {
+        let mut text = String::from("# Time: 261127 10:31:38\n");
+        for i in 0..3 {
+            text.push_str(&slow_event(i));
+        }
+        let got = in_order(&text, None);
+        let threads: Vec<_> = got.iter().map(|g| g.0).collect();
+        assert_eq!(threads, [Some(0), Some(1), Some(2)]);
+        assert!(got[2].1.starts_with("select * from gamma where id = 2"));
+        assert_eq!(got[1].2, Some(1_795_775_499_000_000));
+        // PostgreSQL: a `%c` session id without `%p` names the session; a
+        // statement logged as it ends says so.
+        let pg = "2026-11-27 10:31:38.100 UTC|app|shop|6566e0.1f|LOG:  statement: SELECT 1\n\
+                  2026-11-27 10:31:38.200 UTC|app|shop|6566e0.20|LOG:  duration: 5.000 ms  statement: SELECT 2\n\
+                  2026-11-27 10:31:38.300 UTC|app|shop|6566e0.1f|LOG:  statement: SELECT 3\n";
+        let got = in_order(pg, Some("%m|%u|%d|%c|"));
+        let q: Vec<_> = got.iter().map(|g| g.1.as_str()).collect();
+        assert_eq!(q, ["SELECT 2", "SELECT 1", "SELECT 3"]);
+        assert!(got[0].3 && !got[1].3);
+        assert_eq!(got[1].0, got[2].0);
+        assert!(got[1].0.is_some() && got[0].0 != got[1].0);
     }
 
     #[test]

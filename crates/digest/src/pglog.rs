@@ -255,7 +255,11 @@ fn timestamp_len(s: &[u8]) -> Option<usize> {
         i += 1 + span(&s[i + 1..], |b| b.is_ascii_digit());
     }
     if s.get(i) == Some(&b' ') {
-        let z = span(&s[i + 1..], |b| b != b' ' && b != b']' && b != b',');
+        // A zone's name or offset, up to what follows it in the prefix
+        // (pgreplay's `%m|%u|...` puts a `|` right after it).
+        let z = span(&s[i + 1..], |b| {
+            b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b':'
+        });
         if z > 0 {
             i += 1 + z;
         }
@@ -342,6 +346,9 @@ struct Record<'a> {
     host: Option<Cow<'a, [u8]>>,
     severity: Cow<'a, [u8]>,
     message: Cow<'a, [u8]>,
+    /// csvlog's and jsonlog's detail of the same record (stderr logs
+    /// write it as a record of its own, `DETAIL:`).
+    detail: Option<Cow<'a, [u8]>>,
 }
 
 /// Whether the head of an input looks like a PostgreSQL log, and which.
@@ -436,11 +443,20 @@ struct Pending {
     db: Option<Vec<u8>>,
     host: Option<Vec<u8>>,
     query: Vec<u8>,
+    /// The session's id: the process id, else `%c`'s.
+    thread_id: Option<u64>,
+    /// An `execute`'s parameters (`$1 = '5', $2 = NULL`).
+    params: Option<Vec<u8>>,
+    /// An `execute` logged with its duration (seconds) and waiting for
+    /// the `DETAIL:  parameters:` record that follows it in a stderr log.
+    done: Option<f64>,
 }
 
 #[derive(Debug, Default)]
 struct Session {
     stmt: Option<Pending>,
+    /// An `execute` done and logged, waiting for its parameters (stderr).
+    awaiting: Option<Pending>,
     /// Parse, bind and bare durations (ms) waiting for the next statement.
     carry_ms: f64,
     user: Option<Vec<u8>>,
@@ -486,10 +502,15 @@ impl PgParser {
 
     /// Counts the statements still waiting for a duration (at the end of a log).
     pub fn finish(&mut self, mut emit: impl FnMut(&LogEvent<'_>)) {
-        let mut left: Vec<Pending> = self.sessions.drain().filter_map(|(_, s)| s.stmt).collect();
+        let mut left: Vec<Pending> = self
+            .sessions
+            .drain()
+            .flat_map(|(_, s)| [s.awaiting, s.stmt])
+            .flatten()
+            .collect();
         left.sort_by_key(|p| p.offset);
         for p in left {
-            emit_pending(&p, None, None, &mut emit);
+            emit_pending(&p, p.done, None, &mut emit);
         }
     }
 
@@ -548,6 +569,7 @@ impl PgParser {
                 host: cow(f.host),
                 severity: Cow::Borrowed(sev),
                 message: Cow::Borrowed(message),
+                detail: None,
             };
             self.record(&rec, emit);
         }
@@ -612,6 +634,7 @@ impl PgParser {
                 host,
                 severity: fields[11].clone(),
                 message: fields[13].clone(),
+                detail: fields.get(14).filter(|d| !d.is_empty()).cloned(),
             };
             self.record(&rec, emit);
         }
@@ -642,6 +665,8 @@ impl PgParser {
             error_severity: Option<Cow<'a, str>>,
             #[serde(borrow)]
             message: Option<Cow<'a, str>>,
+            #[serde(borrow)]
+            detail: Option<Cow<'a, str>>,
         }
         fn bytes(c: Option<Cow<'_, str>>) -> Option<Cow<'_, [u8]>> {
             c.map(|c| match c {
@@ -692,6 +717,7 @@ impl PgParser {
                 host: bytes(j.remote_host),
                 severity: bytes(Some(sev)).unwrap_or_default(),
                 message: bytes(Some(msg)).unwrap_or_default(),
+                detail: bytes(j.detail),
             };
             self.record(&rec, emit);
         }
@@ -708,10 +734,39 @@ impl PgParser {
             }
             _ => 0,
         };
+        // A session's statements carry its id: the process id, else the
+        // session id's (`%c` without `%p`) hash.
+        let thread_id = r.pid.or(r.session.as_ref().map(|_| key));
         let sev: &[u8] = &r.severity;
+        // The extended protocol's parameters follow their `execute` (or
+        // `bind`) in a stderr log: the session's execute waiting for them
+        // takes them, and any other record of the session lets it go.
+        let params = (sev == b"DETAIL")
+            .then(|| r.message.strip_prefix(b"parameters: "))
+            .flatten();
+        if let Some(sess) = self.sessions.get_mut(&key) {
+            if let Some(mut a) = sess.awaiting.take() {
+                if let Some(p) = params {
+                    a.params = Some(p.to_vec());
+                    emit_pending(&a, a.done, r.pid, emit);
+                    return;
+                }
+                emit_pending(&a, a.done, r.pid, emit);
+            }
+            if let (Some(p), Some(st)) = (params, sess.stmt.as_mut())
+                && st.params.is_none()
+            {
+                st.params = Some(p.to_vec());
+                return;
+            }
+        }
         if sev != b"LOG" {
             return;
         }
+        let detail_params = r
+            .detail
+            .as_deref()
+            .and_then(|d| d.strip_prefix(b"parameters: "));
         let m: &[u8] = &r.message;
         let sess = self.sessions.entry(key).or_default();
         for (have, new) in [
@@ -755,6 +810,25 @@ impl PgParser {
                     }
                     let t = ms + sess.carry_ms;
                     sess.carry_ms = 0.0;
+                    if after.starts_with(b"execute ")
+                        && detail_params.is_none()
+                        && self.kind == PgKind::Stderr
+                    {
+                        // Its parameters may follow in a record of their own.
+                        sess.awaiting = Some(Pending {
+                            line: r.line,
+                            offset: r.offset,
+                            ts: r.ts,
+                            user: sess.user.clone(),
+                            db: sess.db.clone(),
+                            host: sess.host.clone(),
+                            query: q.to_vec(),
+                            thread_id,
+                            params: None,
+                            done: Some(t / 1000.0),
+                        });
+                        return;
+                    }
                     let ev = LogEvent {
                         line: r.line,
                         offset: r.offset,
@@ -764,8 +838,10 @@ impl PgParser {
                         user: sess.user.as_deref().map(Cow::Borrowed),
                         host: sess.host.as_deref().map(Cow::Borrowed),
                         db: sess.db.as_deref().map(Cow::Borrowed),
-                        thread_id: r.pid,
+                        thread_id,
                         postgres: true,
+                        ended: true,
+                        params: detail_params.map(Cow::Borrowed),
                         ..Default::default()
                     };
                     emit(&ev);
@@ -787,6 +863,9 @@ impl PgParser {
                     db: sess.db.clone(),
                     host: sess.host.clone(),
                     query: q.to_vec(),
+                    thread_id,
+                    params: detail_params.map(<[u8]>::to_vec),
+                    done: None,
                 });
             }
             Some((Kind::Parse, _)) => {}
@@ -848,8 +927,11 @@ fn emit_pending(
         user: p.user.as_deref().map(Cow::Borrowed),
         host: p.host.as_deref().map(Cow::Borrowed),
         db: p.db.as_deref().map(Cow::Borrowed),
-        thread_id: pid,
+        thread_id: p.thread_id.or(pid),
         postgres: true,
+        // An execute logged with its duration was logged as it ended.
+        ended: p.done.is_some(),
+        params: p.params.as_deref().map(Cow::Borrowed),
         ..Default::default()
     };
     emit(&ev);
@@ -1123,5 +1205,75 @@ not,a,record
             DEFAULT_PREFIX
         );
         assert_eq!(looks_like(b"# Time: 261127 10:31:38\n"), None);
+    }
+}
+
+#[cfg(test)]
+mod params_tests {
+    use super::*;
+
+    /// (query, params, seconds, ended) of every statement of `text`.
+    fn statements(kind: PgKind, text: &str) -> Vec<(String, Option<String>, Option<f64>, bool)> {
+        let mut p = PgParser::new(kind, Prefix::parse("%m [%p] ").unwrap());
+        let mut out = Vec::new();
+        let mut push = |e: &LogEvent<'_>| {
+            out.push((
+                String::from_utf8_lossy(e.query).into_owned(),
+                e.params
+                    .as_ref()
+                    .map(|v| String::from_utf8_lossy(v).into_owned()),
+                e.query_time,
+                e.ended,
+            ))
+        };
+        p.parse_chunk(text.as_bytes(), 1, 0, &mut push, |b| panic!("{b:?}"));
+        p.finish(&mut push);
+        out
+    }
+
+    #[test]
+    fn executes_carry_their_parameters() {
+        // log_min_duration_statement=0: the bind's parameters are no
+        // statement's; the execute's are its own, and a statement without
+        // parameters is let go by the session's next record.
+        let text = "\
+2026-11-27 10:31:38.100 UTC [7] LOG:  duration: 0.010 ms  parse S_1: SELECT c FROM t WHERE id=$1
+2026-11-27 10:31:38.101 UTC [7] LOG:  duration: 0.010 ms  bind S_1: SELECT c FROM t WHERE id=$1
+2026-11-27 10:31:38.101 UTC [7] DETAIL:  parameters: $1 = '5'
+2026-11-27 10:31:38.102 UTC [7] LOG:  duration: 0.100 ms  execute S_1: SELECT c FROM t WHERE id=$1
+2026-11-27 10:31:38.102 UTC [7] DETAIL:  parameters: $1 = '5'
+2026-11-27 10:31:38.103 UTC [8] LOG:  duration: 0.100 ms  execute <unnamed>: SELECT now()
+2026-11-27 10:31:38.104 UTC [8] LOG:  duration: 0.100 ms  statement: SELECT 2
+2026-11-27 10:31:38.105 UTC [9] LOG:  execute S_2: UPDATE t SET c = $2 WHERE id = $1
+2026-11-27 10:31:38.105 UTC [9] DETAIL:  parameters: $1 = '3', $2 = 'it''s'
+2026-11-27 10:31:38.106 UTC [9] LOG:  duration: 0.200 ms
+2026-11-27 10:31:38.107 UTC [7] LOG:  duration: 0.100 ms  execute S_1: SELECT c FROM t WHERE id=$1
+";
+        let got = statements(PgKind::Stderr, text);
+        let q: Vec<(&str, Option<&str>)> =
+            got.iter().map(|g| (g.0.as_str(), g.1.as_deref())).collect();
+        assert_eq!(
+            q,
+            [
+                ("SELECT c FROM t WHERE id=$1", Some("$1 = '5'")),
+                ("SELECT now()", None),
+                ("SELECT 2", None),
+                (
+                    "UPDATE t SET c = $2 WHERE id = $1",
+                    Some("$1 = '3', $2 = 'it''s'")
+                ),
+                ("SELECT c FROM t WHERE id=$1", None),
+            ]
+        );
+        // The parse and bind times count in the execute's.
+        assert!((got[0].2.unwrap() - 0.00012).abs() < 1e-9, "{got:?}");
+        assert!(got[0].3 && !got[3].3);
+        // csvlog: the detail is a column of the record.
+        let csv = "2026-11-27 10:31:38.102 UTC,\"app\",\"shop\",7,\"[local]\",6566e0.7,1,\"SELECT\",\
+2026-11-27 10:31:30 UTC,3/4,0,LOG,00000,\"duration: 0.100 ms  execute S_1: SELECT c FROM t WHERE id=$1\",\
+\"parameters: $1 = '5'\",,,,,,,,\"\"\n";
+        let got = statements(PgKind::Csv, csv);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].1.as_deref(), Some("$1 = '5'"));
     }
 }

@@ -63,6 +63,15 @@ pub struct EngineConfig {
     /// and the run ends with [`crate::EndReason::Failed`]: the engine
     /// returns without them ([`crate::RunResult::abandoned`]).
     pub abandon_after: Duration,
+    /// The users give their own intended starts
+    /// ([`crate::User::intended_start`]), each its own schedule (a
+    /// replayed session's recorded times): an event waits for its intended
+    /// start, its latency counts from it (so a server that falls behind
+    /// is not hidden by the wait, no coordinated omission), its service
+    /// time from its actual start is kept apart, and the lag behind the
+    /// schedule is measured ([`crate::RunResult::max_lag`], the intervals'
+    /// mean lag). Ignored with a rate, whose shared schedule comes first.
+    pub own_schedule: bool,
     /// Kinds of events the workload tells apart ([`crate::Tally::kind`]);
     /// 0 = no per-kind statistics.
     pub kinds: usize,
@@ -98,6 +107,7 @@ impl Default for EngineConfig {
             forced_shutdown: Some(Duration::from_secs(1)),
             stop_grace: Duration::from_millis(300),
             abandon_after: Duration::from_secs(10),
+            own_schedule: false,
             kinds: 0,
             connect_rate: None,
             reconnect_timeout: Duration::from_secs(5),

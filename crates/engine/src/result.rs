@@ -150,6 +150,12 @@ pub struct RunResult {
     pub intervals: Vec<IntervalSample>,
     pub users: Vec<UserTotals>,
     pub rate: Option<RateResult>,
+    /// With a rate or the users' own schedules
+    /// ([`crate::EngineConfig::own_schedule`]): the largest delay between
+    /// an event's intended start and its actual start, over the events
+    /// that started in the measured phase (the rate's is also
+    /// [`RateResult::max_lag`]); None without either.
+    pub max_lag: Option<Duration>,
     pub end: EndReason,
     /// Users still blocked on the server when the engine gave up waiting
     /// for them ([`crate::EngineConfig::abandon_after`]); their threads are

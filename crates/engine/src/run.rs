@@ -116,6 +116,9 @@ struct Shared {
     reconnect_timeout: Duration,
     /// See `EngineConfig::late_limit` (with a rate only).
     late_limit: Option<Duration>,
+    /// The users give their own intended starts (`EngineConfig::own_schedule`,
+    /// without a rate).
+    own_schedule: bool,
     /// See `EngineConfig::user_stages`.
     user_stages: Option<Arc<crate::profile::Profile>>,
     slots: Vec<Slot>,
@@ -212,7 +215,8 @@ pub fn run_observed(
     on_measure_start: &mut dyn FnMut(),
 ) -> Result<RunResult, EngineError> {
     let n = cfg.threads.max(1);
-    let with_service = cfg.rate.is_some();
+    let own_schedule = cfg.own_schedule && cfg.rate.is_none();
+    let with_service = cfg.rate.is_some() || own_schedule;
     let ticks = Ticks::new();
     let shared = Arc::new(Shared {
         ticks: ticks.clone(),
@@ -234,6 +238,7 @@ pub fn run_observed(
         max_lag_ns: AtomicU64::new(0),
         reconnect_timeout: cfg.reconnect_timeout,
         late_limit: cfg.late_limit.filter(|_| cfg.rate.is_some()),
+        own_schedule,
         slots: (0..n).map(|_| Slot::new(with_service, cfg.kinds)).collect(),
     });
     let (done_tx, done_rx) = mpsc::channel();
@@ -439,8 +444,9 @@ pub fn run_observed(
     ) {
         r.unstarted_at_end = q;
     }
-    if let Some(r) = c.rate.as_mut() {
-        r.max_lag = Duration::from_nanos(shared.max_lag_ns.load(Relaxed));
+    let max_lag = with_service.then(|| Duration::from_nanos(shared.max_lag_ns.load(Relaxed)));
+    if let (Some(r), Some(lag)) = (c.rate.as_mut(), max_lag) {
+        r.max_lag = lag;
     }
     let reason = if let Some(msg) = shared.fatal.lock().clone() {
         EndReason::Failed(msg)
@@ -460,6 +466,7 @@ pub fn run_observed(
         intervals: c.intervals,
         users: c.users,
         rate: c.rate,
+        max_lag,
         end: reason,
         abandoned,
     })
@@ -1195,6 +1202,23 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
                 }
                 Some(at)
             }
+            None if shared.own_schedule => match user.intended_start() {
+                Some(after) => {
+                    let at = ticks.add(timing.begin, after);
+                    if let Some(d) = timing.deadline
+                        && at >= d
+                    {
+                        // Its next event is due after the end.
+                        sleep_until(d, shared);
+                        break;
+                    }
+                    if !sleep_until(at, shared) {
+                        break;
+                    }
+                    Some(at)
+                }
+                None => None,
+            },
             None => None,
         };
         let start = if intended.is_some() {

@@ -19,7 +19,8 @@ pub struct Tally {
     /// The event ended in a rollback that the workload intends (e.g. a
     /// TPC-C New-Order with an unused item): it still counts as an event.
     pub rolled_back: bool,
-    /// Set by the engine before the event, with a rate: how much later
+    /// Set by the engine before the event, with a rate or the user's own
+    /// schedule: how much later
     /// than its intended start the event started (its schedule lag). The
     /// event's latency counts it; a workload that logs events itself can
     /// add it to what it timed.
@@ -102,6 +103,17 @@ pub trait User: Send {
     /// early when the run stops or its time is up.
     fn pause(&mut self) -> std::time::Duration {
         std::time::Duration::ZERO
+    }
+
+    /// With [`crate::EngineConfig::own_schedule`]: when the user's next
+    /// event is intended to start, as the time since the users were let
+    /// go (a warm-up included). The engine waits until then (the wait is
+    /// no event's), counts the event's latency from it and measures how
+    /// late it actually started. None: the event starts at once and its
+    /// latency counts from its actual start. Called once before each
+    /// event, after [`User::pause`].
+    fn intended_start(&mut self) -> Option<std::time::Duration> {
+        None
     }
 
     /// A handle that interrupts the event in progress from another thread.

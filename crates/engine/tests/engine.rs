@@ -1150,3 +1150,112 @@ fn kinds_are_counted_apart_and_together_across_intervals() {
         .sum();
     assert_eq!(kinds_in_series, k0.events + k1.events);
 }
+
+/// A finite user with its own schedule: event i is intended `gap * i`
+/// after the start (user 1's schedule starts `offset` later), and takes
+/// `sleep`.
+struct Scheduled {
+    gap: Duration,
+    offset: Duration,
+    sleep: Duration,
+    n: u32,
+    of: u32,
+}
+
+impl User for Scheduled {
+    fn intended_start(&mut self) -> Option<Duration> {
+        Some(self.offset + self.gap * self.n)
+    }
+
+    fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
+        self.n += 1;
+        std::thread::sleep(self.sleep);
+        tally.measures[sql::READS] += 1;
+        Ok(if self.n == self.of {
+            Flow::UserDone
+        } else {
+            Flow::Continue
+        })
+    }
+}
+
+struct ScheduledUsers {
+    gap: Duration,
+    sleep: Duration,
+}
+
+impl UserFactory for ScheduledUsers {
+    fn create(&self, user_id: usize) -> Result<Box<dyn User>, String> {
+        Ok(Box::new(Scheduled {
+            gap: self.gap,
+            offset: Duration::from_millis(200) * user_id as u32,
+            sleep: self.sleep,
+            n: 0,
+            of: 10,
+        }))
+    }
+}
+
+#[test]
+fn users_own_schedules_are_kept_and_their_lag_measured() {
+    let c = EngineConfig {
+        threads: 2,
+        time: None,
+        own_schedule: true,
+        ..cfg()
+    };
+    // Events far shorter than their gaps: the schedule sets the pace (10
+    // events 40 ms apart, the second user 200 ms later: at least 560 ms).
+    let t = Instant::now();
+    let f = Arc::new(ScheduledUsers {
+        gap: Duration::from_millis(40),
+        sleep: Duration::from_millis(1),
+    });
+    let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+    assert_eq!(r.end, EndReason::WorkDone);
+    assert_eq!(r.measured.counters.events, 20);
+    assert!(
+        t.elapsed() >= Duration::from_millis(560),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(r.rate.is_none());
+    let service = r.measured.service.as_ref().expect("service times kept");
+    assert_eq!(service.count(), 20);
+    assert!(r.max_lag.is_some());
+    // Events longer than their gaps: each starts later than intended, more
+    // and more so (the tenth about 9 * 30 ms late), and the latency counts
+    // the lag.
+    let f = Arc::new(ScheduledUsers {
+        gap: Duration::from_millis(10),
+        sleep: Duration::from_millis(40),
+    });
+    let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+    assert_eq!(r.measured.counters.events, 20);
+    let lag = r.max_lag.expect("the lag is measured");
+    assert!(lag > Duration::from_millis(100), "{lag:?}");
+    let service = r.measured.service.as_ref().expect("service times kept");
+    assert!(
+        r.measured.latency.sum() > service.sum() + 500_000_000,
+        "lag in the latency"
+    );
+    assert!(
+        r.intervals
+            .iter()
+            .any(|i| i.lag_ms.is_some_and(|l| l > 10.0))
+    );
+    // Without own schedules the engine asks nothing (the 1000 s gaps
+    // would outlast the test) and measures no lag.
+    let c = EngineConfig {
+        own_schedule: false,
+        ..c
+    };
+    let f = Arc::new(ScheduledUsers {
+        gap: Duration::from_secs(1000),
+        sleep: Duration::ZERO,
+    });
+    let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+    assert_eq!(r.end, EndReason::WorkDone);
+    assert_eq!(r.measured.counters.events, 20);
+    assert!(r.max_lag.is_none() && r.measured.service.is_none());
+}

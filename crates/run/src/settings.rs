@@ -493,6 +493,8 @@ impl General {
             reconnect_timeout: self.reconnect_timeout,
             stop_grace: Duration::from_millis(300),
             abandon_after: self.abandon_timeout,
+            // A benchmark whose users keep their own schedules sets it.
+            own_schedule: false,
             kinds: 0,
             connect_rate: self.connect_rate,
             user_stages: self.user_stages.clone(),

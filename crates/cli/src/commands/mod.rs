@@ -65,6 +65,7 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
     if args.first().is_some_and(|a| a == "mysqlslap") {
         return slap::mysqlslap_main(&args[1..]);
     }
+    let args = replay_short_form(args);
     if let Some(text) = crate::help::help_request(&args)? {
         print!("{text}");
         return Ok(0);
@@ -87,6 +88,21 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
     let args = store_option(args);
     let inv = args::parse(&args, specs_for)?;
     execute(inv, Layout::Dbmeter)
+}
+
+/// `dbmeter replay LOG [--option=value ...]` is `dbmeter run replay
+/// --log=LOG [--option=value ...]` (without LOG, --log says which).
+fn replay_short_form(args: Vec<String>) -> Vec<String> {
+    if args.first().is_none_or(|a| a != "replay") {
+        return args;
+    }
+    let mut out = vec!["run".to_string(), "replay".to_string()];
+    let mut rest = args.into_iter().skip(1).peekable();
+    if let Some(log) = rest.next_if(|a| !a.starts_with('-') || a == "-") {
+        out.push(format!("--log={log}"));
+    }
+    out.extend(rest);
+    out
 }
 
 /// Carries out a parsed workload command line: version, list, help, or a

@@ -448,6 +448,10 @@ pub fn workload_help(w: &dyn Benchmark, width: usize) -> String {
         ));
     }
     ex.push((who.to_string(), run_line));
+    let own_examples = w.examples();
+    if !own_examples.is_empty() {
+        ex = own_examples;
+    }
     out.push_str("Examples:\n");
     for (i, (what, cmd)) in ex.iter().enumerate() {
         if i > 0 {

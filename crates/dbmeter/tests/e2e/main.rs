@@ -36,6 +36,7 @@ mod packaging;
 mod parallel_load;
 mod pgbench;
 mod pgbench_cli;
+mod replay;
 mod report;
 mod results;
 mod run_behaviour;

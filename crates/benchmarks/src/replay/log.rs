@@ -1,0 +1,612 @@
+//! A query log read into sessions: each session's statements in the order
+//! it ran them, with their intended starts (from the log's times), their
+//! classes (the digest's fingerprints) and what the log says they
+//! returned.
+
+use dbmeter_digest::{LogEvent, LogFormat, MalformedLines};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// What a statement does, by its first word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verb {
+    Read,
+    Write,
+    Other,
+}
+
+/// One statement of a session.
+#[derive(Debug)]
+pub struct Statement {
+    pub sql: Box<str>,
+    pub class: u32,
+    pub verb: Verb,
+    /// When it started, in microseconds after the log's first statement;
+    /// None when the log gives no time before it in its session.
+    pub at_us: Option<i64>,
+    /// The rows the log says it sent (the slow log's `Rows_sent`).
+    pub rows_sent: Option<u64>,
+    /// The default database the log gives it.
+    pub db: Option<Arc<str>>,
+}
+
+/// One recorded session (a connection of the logged server).
+#[derive(Debug)]
+pub struct Session {
+    /// Its id in the log (thread id, process id), if it has one.
+    pub id: Option<u64>,
+    pub statements: Vec<Statement>,
+}
+
+impl Session {
+    /// When its first statement starts (None: at once).
+    pub fn start_us(&self) -> Option<i64> {
+        self.statements.first().and_then(|s| s.at_us)
+    }
+}
+
+/// One class of statements (a fingerprint).
+#[derive(Debug, Clone)]
+pub struct Class {
+    pub fingerprint: String,
+    /// pt-query-digest's query ID of the fingerprint.
+    pub id: String,
+    /// Its statements in the log.
+    pub logged: u64,
+    /// Of them, left out (`--read-only` and a write).
+    pub skipped: u64,
+}
+
+/// A log read for replay.
+#[derive(Debug)]
+pub struct ReplayLog {
+    pub format: LogFormat,
+    pub sessions: Vec<Session>,
+    pub classes: Vec<Class>,
+    /// Statements in the sessions (to replay).
+    pub statements: u64,
+    /// Administrator commands (Connect, Quit, Init DB, Ping...): they open,
+    /// end or set up sessions and are not replayed as statements.
+    pub admin: u64,
+    /// Statements without a session id (replayed as one session).
+    pub without_session: u64,
+    /// The databases the log names.
+    pub databases: Vec<String>,
+    pub malformed: MalformedLines,
+    /// The log's time span, first statement start to last, in seconds.
+    pub span_s: f64,
+}
+
+/// The words that begin a statement that changes data or schema.
+const WRITE_WORDS: &[&str] = &[
+    "insert",
+    "update",
+    "delete",
+    "replace",
+    "create",
+    "alter",
+    "drop",
+    "truncate",
+    "rename",
+    "grant",
+    "revoke",
+    "load",
+    "merge",
+    "copy",
+    "upsert",
+    "comment",
+    "vacuum",
+    "cluster",
+    "reindex",
+    "refresh",
+    "import",
+    "optimize",
+    "repair",
+    "flush",
+    "purge",
+    "reset",
+    "kill",
+    "install",
+    "uninstall",
+    "handler",
+    "lock",
+    "unlock",
+    "call",
+    "do",
+];
+const READ_WORDS: &[&str] = &[
+    "select", "show", "explain", "describe", "desc", "table", "values", "fetch", "check",
+    "checksum", "analyze",
+];
+
+/// What `sql` does, by its first word (after comments and parentheses):
+/// writes change data or schema (or may: `CALL`, `DO`, `LOCK`); reads
+/// return rows; the rest (transaction control, `SET`, `USE`) are other.
+/// A `WITH` that holds an `INSERT`, `UPDATE` or `DELETE` is a write.
+pub fn verb(sql: &str) -> Verb {
+    let s = skip_comments(sql);
+    let word: String = s
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic() || *c == '_')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    if word == "with" {
+        let lower = s.to_ascii_lowercase();
+        let writes = ["insert ", "update ", "delete "]
+            .iter()
+            .any(|w| lower.contains(w));
+        return if writes { Verb::Write } else { Verb::Read };
+    }
+    if WRITE_WORDS.contains(&word.as_str()) {
+        Verb::Write
+    } else if READ_WORDS.contains(&word.as_str()) {
+        Verb::Read
+    } else {
+        Verb::Other
+    }
+}
+
+/// `sql` after leading white space, comments (`/* */`, `-- `, `#`) and `(`.
+fn skip_comments(sql: &str) -> &str {
+    let mut s = sql;
+    loop {
+        let t = s.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
+        if let Some(rest) = t.strip_prefix("/*") {
+            // MySQL's executable comments (`/*!40001 ...*/`) hold SQL: the
+            // statement's verb is after them all the same.
+            s = rest.find("*/").map_or("", |e| &rest[e + 2..]);
+        } else if t.starts_with("--") || t.starts_with('#') {
+            s = t.find('\n').map_or("", |e| &t[e + 1..]);
+        } else {
+            return t;
+        }
+    }
+}
+
+/// The values of PostgreSQL's `parameters: $1 = '5', $2 = NULL` (each a
+/// quoted literal as logged, or `NULL`), by number; None when the text is
+/// not such a list (a truncated value, say).
+fn parse_params(p: &str) -> Option<Vec<Option<String>>> {
+    let mut out: Vec<Option<String>> = Vec::new();
+    let b = p.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'$' {
+            return None;
+        }
+        i += 1;
+        let d = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        let n: usize = p[d..i].parse().ok()?;
+        i += p[i..].strip_prefix(" = ").map(|_| 3)?;
+        let value = if p[i..].starts_with("NULL") {
+            i += 4;
+            "NULL".to_string()
+        } else if b.get(i) == Some(&b'\'') {
+            let start = i;
+            i += 1;
+            loop {
+                match b.get(i) {
+                    None => return None,
+                    Some(b'\'') if b.get(i + 1) == Some(&b'\'') => i += 2,
+                    Some(b'\'') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(_) => i += 1,
+                }
+            }
+            p[start..i].to_string()
+        } else {
+            return None;
+        };
+        if n == 0 {
+            return None;
+        }
+        if out.len() < n {
+            out.resize(n, None);
+        }
+        out[n - 1] = Some(value);
+        if let Some(rest) = p[i..].strip_prefix(", ") {
+            i = p.len() - rest.len();
+        } else if i != p.len() {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// `sql` with its `$n` placeholders (outside strings, quoted names, dollar
+/// quotes and comments) replaced by the logged parameters (`params`, as
+/// PostgreSQL's `DETAIL:  parameters:` gives them); None when they cannot
+/// be read or one is missing.
+pub fn fill_params(sql: &str, params: &str) -> Option<String> {
+    let values = parse_params(params)?;
+    let b = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len() + params.len());
+    let mut i = 0;
+    let mut copied = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() {
+                    if b[i] == q {
+                        if b.get(i + 1) == Some(&q) {
+                            i += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                i = sql[i..].find('\n').map_or(b.len(), |e| i + e + 1);
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i = sql[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
+            }
+            b'$' if b.get(i + 1).is_some_and(u8::is_ascii_digit)
+                && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) =>
+            {
+                let d = i + 1;
+                let mut j = d;
+                while j < b.len() && b[j].is_ascii_digit() {
+                    j += 1;
+                }
+                let n: usize = sql[d..j].parse().ok()?;
+                let v = values.get(n.checked_sub(1)?)?.as_deref()?;
+                out.push_str(&sql[copied..i]);
+                out.push_str(v);
+                copied = j;
+                i = j;
+            }
+            b'$' if i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_') => {
+                // A dollar quote: `$tag$ ... $tag$`.
+                let t = sql[i + 1..].find('$').map(|e| i + 1 + e);
+                match t {
+                    Some(t)
+                        if sql[i + 1..t]
+                            .bytes()
+                            .all(|c| c.is_ascii_alphanumeric() || c == b'_') =>
+                    {
+                        let tag = &sql[i..=t];
+                        i = sql[t + 1..]
+                            .find(tag)
+                            .map_or(b.len(), |e| t + 1 + e + tag.len());
+                    }
+                    _ => i += 1,
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&sql[copied..]);
+    Some(out)
+}
+
+/// Why a log cannot be replayed.
+#[derive(Debug)]
+pub struct LogError(pub String);
+
+/// What reading a log needs.
+pub struct ReadOptions<'a> {
+    pub path: &'a str,
+    pub format: Option<LogFormat>,
+    pub log_line_prefix: Option<&'a str>,
+    /// Leave writes out (counted per class as skipped).
+    pub read_only: bool,
+}
+
+/// Reads the log at `o.path` into sessions.
+pub fn read(o: &ReadOptions) -> Result<ReplayLog, LogError> {
+    let mut b = Builder::default();
+    let mut malformed = MalformedLines::default();
+    let info = dbmeter_digest::read_events(
+        o.path,
+        o.format,
+        o.log_line_prefix,
+        &mut |e| b.add(e, o.read_only),
+        &mut malformed,
+    )
+    .map_err(|e| LogError(e.to_string()))?;
+    b.finish(info.format, malformed, o.path)
+}
+
+#[derive(Default)]
+struct Builder {
+    sessions: Vec<Session>,
+    /// The session each log id writes into now.
+    open: HashMap<Option<u64>, usize>,
+    classes: Vec<Class>,
+    by_fingerprint: HashMap<Vec<u8>, u32>,
+    databases: HashMap<Arc<str>, ()>,
+    admin: u64,
+    without_session: u64,
+    statements: u64,
+    first_us: Option<i64>,
+    last_us: Option<i64>,
+}
+
+impl Builder {
+    fn add(&mut self, e: &LogEvent<'_>, read_only: bool) {
+        if e.admin {
+            self.admin += 1;
+            let q = String::from_utf8_lossy(e.query);
+            let command = q
+                .trim()
+                .strip_prefix("administrator command:")
+                .unwrap_or(&q)
+                .trim()
+                .trim_end_matches(';')
+                .to_ascii_lowercase();
+            // A connection ends its session (Quit), or a new one begins
+            // where the id is reused (Connect, Change user).
+            if matches!(command.as_str(), "quit" | "connect" | "change user") {
+                self.open.remove(&e.thread_id);
+            }
+            return;
+        }
+        let sql = String::from_utf8_lossy(e.query);
+        let sql = sql.trim();
+        if sql.is_empty() || sql == "/* No query */" {
+            return;
+        }
+        let fp = if e.postgres {
+            dbmeter_digest::fingerprint::pg_fingerprint_bytes(e.query)
+        } else {
+            dbmeter_digest::fingerprint::fingerprint_bytes(e.query)
+        };
+        let class = match self.by_fingerprint.get(&fp) {
+            Some(&c) => c,
+            None => {
+                let c = self.classes.len() as u32;
+                self.classes.push(Class {
+                    id: dbmeter_digest::fingerprint::query_id_bytes(&fp),
+                    fingerprint: String::from_utf8_lossy(&fp).into_owned(),
+                    logged: 0,
+                    skipped: 0,
+                });
+                self.by_fingerprint.insert(fp, c);
+                c
+            }
+        };
+        // A PostgreSQL execute runs with its logged parameters filled in.
+        let filled = e
+            .params
+            .as_deref()
+            .and_then(|p| fill_params(sql, &String::from_utf8_lossy(p)));
+        let sql = filled.as_deref().unwrap_or(sql);
+        let cl = &mut self.classes[class as usize];
+        cl.logged += 1;
+        let verb = verb(sql);
+        if read_only && verb == Verb::Write {
+            cl.skipped += 1;
+            return;
+        }
+        // The start: a time written as the statement ended is its
+        // duration later.
+        let start = e.ts.map(|t| {
+            if e.ended {
+                t - (e.query_time.unwrap_or(0.0) * 1e6).round() as i64
+            } else {
+                t
+            }
+        });
+        if let Some(t) = start {
+            self.first_us = Some(self.first_us.map_or(t, |f| f.min(t)));
+            self.last_us = Some(self.last_us.map_or(t, |l| l.max(t)));
+        }
+        let db = e.db.as_deref().map(|d| {
+            let d: Arc<str> = Arc::from(String::from_utf8_lossy(d).as_ref());
+            match self.databases.get_key_value(&d) {
+                Some((k, _)) => k.clone(),
+                None => {
+                    self.databases.insert(d.clone(), ());
+                    d
+                }
+            }
+        });
+        if e.thread_id.is_none() {
+            self.without_session += 1;
+        }
+        let s = *self.open.entry(e.thread_id).or_insert_with(|| {
+            self.sessions.push(Session {
+                id: e.thread_id,
+                statements: Vec::new(),
+            });
+            self.sessions.len() - 1
+        });
+        self.statements += 1;
+        self.sessions[s].statements.push(Statement {
+            sql: sql.into(),
+            class,
+            verb,
+            at_us: start,
+            rows_sent: e.rows_sent,
+            db,
+        });
+    }
+
+    fn finish(
+        mut self,
+        format: LogFormat,
+        malformed: MalformedLines,
+        path: &str,
+    ) -> Result<ReplayLog, LogError> {
+        if self.statements == 0 {
+            let skipped: u64 = self.classes.iter().map(|c| c.skipped).sum();
+            return Err(LogError(if skipped > 0 {
+                format!(
+                    "{path}: all its {skipped} statements are writes, which --read-only leaves out: nothing to replay"
+                )
+            } else {
+                format!(
+                    "{path}: no statements to replay in this {} log ({} malformed lines{}): log them with the slow log (long_query_time=0), the general log, or PostgreSQL's log_statement=all / log_min_duration_statement=0",
+                    format.name(),
+                    malformed.count,
+                    malformed.first.first().map_or(String::new(), |m| format!(
+                        ", the first at line {}: {}",
+                        m.line, m.reason
+                    ))
+                )
+            }));
+        }
+        let first = self.first_us.unwrap_or(0);
+        for s in &mut self.sessions {
+            // Times relative to the log's first statement, never going
+            // back within a session; a statement without one takes its
+            // predecessor's.
+            let mut prev: Option<i64> = None;
+            for st in &mut s.statements {
+                let at = match (st.at_us, prev) {
+                    (Some(t), Some(p)) => Some((t - first).max(p)),
+                    (Some(t), None) => Some(t - first),
+                    (None, p) => p,
+                };
+                st.at_us = at;
+                prev = at;
+            }
+        }
+        self.sessions.retain(|s| !s.statements.is_empty());
+        // In the order they start (sessions without times first, in log order).
+        self.sessions
+            .sort_by_key(|s| s.start_us().unwrap_or(i64::MIN));
+        let mut databases: Vec<String> = self.databases.keys().map(|d| d.to_string()).collect();
+        databases.sort();
+        Ok(ReplayLog {
+            format,
+            span_s: match (self.first_us, self.last_us) {
+                (Some(a), Some(b)) => (b - a) as f64 / 1e6,
+                _ => 0.0,
+            },
+            sessions: self.sessions,
+            classes: self.classes,
+            statements: self.statements,
+            admin: self.admin,
+            without_session: self.without_session,
+            databases,
+            malformed,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_are_filled_in() {
+        let f = |sql: &str, p: &str| fill_params(sql, p);
+        assert_eq!(
+            f("SELECT c FROM t WHERE id=$1", "$1 = '5'").as_deref(),
+            Some("SELECT c FROM t WHERE id='5'")
+        );
+        assert_eq!(
+            f(
+                "UPDATE t SET c = $2, d = '$1', e = $x$ $1 $x$ WHERE id = $1 -- $2\n AND f = $10",
+                "$1 = '3', $2 = 'it''s, $1', $10 = NULL"
+            )
+            .as_deref(),
+            Some(
+                "UPDATE t SET c = 'it''s, $1', d = '$1', e = $x$ $1 $x$ WHERE id = '3' -- $2\n AND f = NULL"
+            )
+        );
+        // A missing or unreadable parameter: the statement as logged.
+        assert_eq!(f("SELECT $2", "$1 = '1'"), None);
+        assert_eq!(f("SELECT $1", "$1 = '1..."), None);
+        assert_eq!(f("SELECT 1", ""), Some("SELECT 1".into()));
+    }
+
+    #[test]
+    fn verbs() {
+        assert_eq!(verb("SELECT 1"), Verb::Read);
+        assert_eq!(verb("  /* app */ (select 1) union (select 2)"), Verb::Read);
+        assert_eq!(verb("/*!40001 SQL_NO_CACHE */ SELECT 1"), Verb::Read);
+        assert_eq!(verb("insert into t values (1)"), Verb::Write);
+        assert_eq!(verb("-- x\nUPDATE t SET a = 1"), Verb::Write);
+        assert_eq!(verb("CREATE TEMPORARY TABLE t (a int)"), Verb::Write);
+        assert_eq!(
+            verb("with x as (delete from t returning *) select * from x"),
+            Verb::Write
+        );
+        assert_eq!(verb("WITH x AS (SELECT 1) SELECT * FROM x"), Verb::Read);
+        assert_eq!(verb("BEGIN"), Verb::Other);
+        assert_eq!(verb("set names utf8"), Verb::Other);
+        assert_eq!(verb(""), Verb::Other);
+    }
+
+    fn read_text(text: &str, read_only: bool) -> Result<ReplayLog, LogError> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("slow.log");
+        std::fs::write(&p, text).unwrap();
+        read(&ReadOptions {
+            path: p.to_str().unwrap(),
+            format: None,
+            log_line_prefix: None,
+            read_only,
+        })
+    }
+
+    fn ev(thread: u64, ts: u64, rows: u64, sql: &str) -> String {
+        format!(
+            "# User@Host: app[app] @ localhost []\n# Thread_id: {thread}  Schema: shop  QC_hit: No\n\
+             # Query_time: 0.000100  Lock_time: 0.000000  Rows_sent: {rows}  Rows_examined: 0\n\
+             SET timestamp={ts};\n{sql};\n"
+        )
+    }
+
+    #[test]
+    fn sessions_by_thread_in_order_and_ended_by_quit() {
+        let mut t = String::from("# Time: 261127 10:31:38\n");
+        t += &ev(7, 1000, 0, "CREATE TEMPORARY TABLE t (a int)");
+        t += &ev(8, 1001, 1, "SELECT 1");
+        t += &ev(7, 1002, 0, "INSERT INTO t VALUES (1)");
+        t += &ev(7, 1003, 1, "SELECT a FROM t");
+        t += "# User@Host: app[app] @ localhost []\n# Thread_id: 7  Schema: shop  QC_hit: No\n\
+              # Query_time: 0.000010  Lock_time: 0.000000  Rows_sent: 0  Rows_examined: 0\n\
+              SET timestamp=1004;\n# administrator command: Quit;\n";
+        t += &ev(7, 1005, 2, "SELECT 2");
+        let log = read_text(&t, false).unwrap();
+        assert_eq!(log.statements, 5);
+        assert_eq!(log.admin, 1);
+        let shape: Vec<(Option<u64>, Vec<Option<i64>>)> = log
+            .sessions
+            .iter()
+            .map(|s| (s.id, s.statements.iter().map(|x| x.at_us).collect()))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                (Some(7), vec![Some(0), Some(2_000_000), Some(3_000_000)]),
+                (Some(8), vec![Some(1_000_000)]),
+                (Some(7), vec![Some(5_000_000)]),
+            ]
+        );
+        assert_eq!(log.sessions[0].statements[2].rows_sent, Some(1));
+        assert_eq!(log.sessions[0].statements[0].db.as_deref(), Some("shop"));
+        assert_eq!(log.databases, ["shop"]);
+        assert_eq!(log.classes.len(), 4);
+        // --read-only leaves the writes out and counts them.
+        let log = read_text(&t, true).unwrap();
+        assert_eq!(log.statements, 3);
+        let skipped: u64 = log.classes.iter().map(|c| c.skipped).sum();
+        assert_eq!(skipped, 2);
+        // Nothing but writes, or nothing at all: one line each.
+        let w = ev(7, 1000, 0, "DELETE FROM t");
+        let e = read_text(&w, true).unwrap_err().0;
+        assert!(e.contains("--read-only leaves out"), "{e}");
+        let e = read_text("# Time: 261127 10:31:38\n# User@Host: a[a] @ x []\n", false)
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains("no statements to replay") && !e.contains('\n'),
+            "{e}"
+        );
+    }
+}
