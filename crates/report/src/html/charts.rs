@@ -33,6 +33,9 @@ pub struct LineChart {
     pub x_scale: Scale,
     pub y_scale: Scale,
     pub series: Vec<Series>,
+    /// Vertical lines at these x values, each with its label (the
+    /// boundaries of a load profile's stages on a time axis).
+    pub markers: Vec<(f64, String)>,
 }
 
 pub const WIDTH: u32 = 760;
@@ -75,16 +78,44 @@ pub fn render(chart: &LineChart) -> Result<String, String> {
         } else {
             let x = span(&xs, chart.x_scale);
             let y = span(&ys, chart.y_scale);
+            let chart = &LineChart {
+                markers: chart
+                    .markers
+                    .iter()
+                    .filter(|(m, _)| *m > x.0 && *m < x.1)
+                    .cloned()
+                    .collect(),
+                series: Vec::new(),
+                ..chart.clone()
+            };
+            let y_span = y;
             match (chart.x_scale, chart.y_scale) {
-                (Scale::Linear, Scale::Linear) => draw(&root, chart, &series, x.0..x.1, y.0..y.1),
-                (Scale::Linear, _) => draw(&root, chart, &series, x.0..x.1, (y.0..y.1).log_scale()),
-                (_, Scale::Linear) => draw(&root, chart, &series, (x.0..x.1).log_scale(), y.0..y.1),
+                (Scale::Linear, Scale::Linear) => {
+                    draw(&root, chart, &series, x.0..x.1, y.0..y.1, y_span)
+                }
+                (Scale::Linear, _) => draw(
+                    &root,
+                    chart,
+                    &series,
+                    x.0..x.1,
+                    (y.0..y.1).log_scale(),
+                    y_span,
+                ),
+                (_, Scale::Linear) => draw(
+                    &root,
+                    chart,
+                    &series,
+                    (x.0..x.1).log_scale(),
+                    y.0..y.1,
+                    y_span,
+                ),
                 (_, _) => draw(
                     &root,
                     chart,
                     &series,
                     (x.0..x.1).log_scale(),
                     (y.0..y.1).log_scale(),
+                    y_span,
                 ),
             }?;
         }
@@ -168,6 +199,7 @@ fn draw<X, Y>(
     series: &[Series],
     x: X,
     y: Y,
+    (y_low, y_high): (f64, f64),
 ) -> Result<(), String>
 where
     X: AsRangedCoord<Value = f64>,
@@ -196,6 +228,22 @@ where
         .bold_line_style(RGBColor(225, 225, 225))
         .draw()
         .map_err(err)?;
+    let marker = ShapeStyle::from(RGBColor(150, 150, 150)).stroke_width(1);
+    for (at, label) in &chart.markers {
+        ctx.draw_series(std::iter::once(PathElement::new(
+            vec![(*at, y_low), (*at, y_high)],
+            marker,
+        )))
+        .map_err(err)?;
+        ctx.draw_series(std::iter::once(Text::new(
+            label.clone(),
+            (*at, y_high),
+            ("sans-serif", 11)
+                .into_font()
+                .color(&RGBColor(110, 110, 110)),
+        )))
+        .map_err(err)?;
+    }
     for (i, s) in series.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         let style = ShapeStyle::from(color).stroke_width(2);
@@ -244,6 +292,7 @@ mod tests {
                     points: vec![(1.0, 120.0), (4.0, 0.0), (16.0, 1000.0)],
                 },
             ],
+            markers: vec![(8.0, "stage 2".into())],
         }
     }
 
@@ -258,6 +307,7 @@ mod tests {
             let svg = render(&chart(x, y)).unwrap();
             assert!(svg.starts_with("<svg"), "{svg}");
             assert!(svg.contains("<polyline"), "{x:?} {y:?}");
+            assert!(svg.contains("stage 2"), "the marker's label: {x:?} {y:?}");
             assert!(
                 svg.contains("\nA\n</text>") && svg.contains("\nB\n</text>"),
                 "legend: {svg}"

@@ -432,6 +432,7 @@ fn workload(
             x_scale: Scale::Log,
             y_scale: Scale::Log,
             series: series(&tps),
+            markers: Vec::new(),
         },
     )?;
     page.chart(
@@ -443,6 +444,7 @@ fn workload(
             x_scale: Scale::Log,
             y_scale: Scale::Log,
             series: series(&p99),
+            markers: Vec::new(),
         },
     )?;
     page.html.push_str("</div>\n");
@@ -718,6 +720,19 @@ fn cell_details(page: &mut Page, w: &str, clients: u64, cell: &[&ReportRun]) -> 
             each(&|r| r.histogram().map(|h| spectrum(&h)).unwrap_or_default()),
         ),
     ];
+    // The boundaries of a load profile's stages, on the time charts.
+    let mut stage_marks: Vec<(f64, String)> = Vec::new();
+    for r in cell {
+        for s in &r.doc.stages {
+            if s.start_s > 0.0
+                && !stage_marks
+                    .iter()
+                    .any(|(at, _)| (*at - s.start_s).abs() < 1e-9)
+            {
+                stage_marks.push((s.start_s, format!("stage {}", s.index)));
+            }
+        }
+    }
     for (name, what, y, xs, ys, series) in charts {
         if series.is_empty() {
             continue;
@@ -735,6 +750,11 @@ fn cell_details(page: &mut Page, w: &str, clients: u64, cell: &[&ReportRun]) -> 
                 x_scale: xs,
                 y_scale: ys,
                 series,
+                markers: if xs == Scale::Nines {
+                    Vec::new()
+                } else {
+                    stage_marks.clone()
+                },
             },
         )?;
     }
