@@ -36,6 +36,9 @@ pub struct LogEvent<'a> {
     pub attrs: Vec<(&'a [u8], &'a [u8])>,
     /// A PostgreSQL statement (fingerprinted with PostgreSQL's literals).
     pub postgres: bool,
+    /// The values of an extended-protocol statement's `$1`.. placeholders,
+    /// as PostgreSQL's `DETAIL:  parameters:` gives them (`$1 = '5', $2 = NULL`).
+    pub params: Option<Cow<'a, [u8]>>,
 }
 
 /// A line that could not be read, with why.

@@ -275,6 +275,7 @@ impl GeneralParser {
                 thread_id: Some(thread),
                 attrs: Vec::new(),
                 postgres: false,
+                params: None,
             };
             emit(&ev);
         }

@@ -257,21 +257,27 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         ids,
         version: super::VERSION.to_string(),
     };
-    let out = if format == "json" {
-        serde_json::to_string_pretty(&dbmeter_digest::report::json(&d, &ro))
-            .map_err(|e| CliError::Failed(format!("cannot write JSON: {e}")))?
-            + "\n"
-    } else {
-        dbmeter_digest::report::text(&d, &ro)
+    // Written as it is made, a class at a time: a log of many classes is
+    // never held as one text.
+    let write = |w: &mut dyn std::io::Write| -> std::io::Result<()> {
+        if format == "json" {
+            dbmeter_digest::report::write_json(&d, &ro, w)?;
+        } else {
+            dbmeter_digest::report::write_text(&d, &ro, w)?;
+        }
+        w.flush()
     };
     match a.get("output") {
-        Some(path) => std::fs::write(path, out)
-            .map_err(|e| CliError::Failed(format!("cannot write --output {path}: {e}")))?,
+        Some(path) => {
+            let f = std::fs::File::create(path)
+                .map_err(|e| CliError::Failed(format!("cannot write --output {path}: {e}")))?;
+            write(&mut std::io::BufWriter::with_capacity(1 << 16, f))
+                .map_err(|e| CliError::Failed(format!("cannot write --output {path}: {e}")))?;
+        }
         None => {
-            use std::io::Write as _;
-            let mut o = std::io::stdout().lock();
+            let o = std::io::stdout().lock();
             // A closed pipe (`| head`) is not an error of the digest.
-            let _ = o.write_all(out.as_bytes()).and_then(|_| o.flush());
+            let _ = write(&mut std::io::BufWriter::with_capacity(1 << 16, o));
         }
     }
     Ok(0)
