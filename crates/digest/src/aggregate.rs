@@ -326,14 +326,14 @@ pub const MAX_DISTINCT: usize = 1000;
 pub struct StrCounts {
     first: Option<(Shared, u64)>,
     more: Option<Box<MoreStrs>>,
-    /// Events whose value was not kept (past MAX_DISTINCT distinct ones).
-    pub other: u64,
 }
 
 #[derive(Debug, Clone, Default)]
 struct MoreStrs {
     few: Vec<(Shared, u64)>,
     many: Option<HashMap<Shared, u64>>,
+    /// Events whose value was not kept (past MAX_DISTINCT distinct ones).
+    other: u64,
 }
 
 /// Values kept in the list before the hash map.
@@ -361,7 +361,7 @@ impl StrCounts {
             } else if m.len() + 1 < MAX_DISTINCT {
                 m.insert(share(), n);
             } else {
-                self.other += n;
+                more.other += n;
             }
             return;
         }
@@ -398,7 +398,14 @@ impl StrCounts {
         for (k, n) in o.all() {
             self.record_with(k, n, || k.clone());
         }
-        self.other += o.other;
+        if o.other() > 0 {
+            self.more.get_or_insert_with(Default::default).other += o.other();
+        }
+    }
+
+    /// Events whose value was not kept (past MAX_DISTINCT distinct ones).
+    pub fn other(&self) -> u64 {
+        self.more.as_ref().map_or(0, |m| m.other)
     }
 
     /// Most frequent first (ties by value).
@@ -679,7 +686,13 @@ impl Series {
                 self.buckets[i].1 += n;
                 self.buckets[i].2 += t;
             }
-            Err(i) => self.buckets.insert(i, (idx, n, t)),
+            Err(i) => {
+                // Most classes of a log of many are in one bucket.
+                if self.buckets.capacity() == 0 {
+                    self.buckets.reserve_exact(1);
+                }
+                self.buckets.insert(i, (idx, n, t));
+            }
         }
         self.fit();
     }
@@ -822,9 +835,11 @@ impl ClassStats {
         if self.count <= FEW_EVENTS
             && let Attrs::Few(few) = &mut self.attrs
         {
+            few.bytes.reserve(vals.len() * 12);
             for (id, v) in vals {
                 few.push(*id, *v, strings);
             }
+            few.bytes.shrink_to_fit();
             return;
         }
         let full = self.full(strings);

@@ -309,6 +309,8 @@ struct Record<'a> {
     host: Option<Cow<'a, [u8]>>,
     severity: Cow<'a, [u8]>,
     message: Cow<'a, [u8]>,
+    /// csvlog's and jsonlog's detail (a stderr log's `DETAIL:` is a record of its own).
+    detail: Option<Cow<'a, [u8]>>,
 }
 
 /// Whether the head of an input looks like a PostgreSQL log, and which.
@@ -403,11 +405,16 @@ struct Pending {
     db: Option<Vec<u8>>,
     host: Option<Vec<u8>>,
     query: Vec<u8>,
+    /// `$1 = '5', ...` from its `DETAIL:  parameters:`.
+    params: Option<Vec<u8>>,
 }
 
 #[derive(Debug, Default)]
 struct Session {
     stmt: Option<Pending>,
+    /// An `execute` with its duration (ms) in a stderr log, waiting for the
+    /// `DETAIL:  parameters:` entry that may follow it.
+    held: Option<(Pending, f64)>,
     /// Parse, bind and bare durations (ms) waiting for the next statement.
     carry_ms: f64,
     user: Option<Vec<u8>>,
@@ -453,10 +460,18 @@ impl PgParser {
 
     /// Counts the statements still waiting for a duration (at the end of a log).
     pub fn finish(&mut self, mut emit: impl FnMut(&LogEvent<'_>)) {
-        let mut left: Vec<Pending> = self.sessions.drain().filter_map(|(_, s)| s.stmt).collect();
-        left.sort_by_key(|p| p.offset);
-        for p in left {
-            emit_pending(&p, None, None, &mut emit);
+        let mut left: Vec<(Pending, Option<f64>)> = Vec::new();
+        for (_, s) in self.sessions.drain() {
+            if let Some((p, ms)) = s.held {
+                left.push((p, Some(ms / 1000.0)));
+            }
+            if let Some(p) = s.stmt {
+                left.push((p, None));
+            }
+        }
+        left.sort_by_key(|p| p.0.offset);
+        for (p, t) in left {
+            emit_pending(&p, t, None, &mut emit);
         }
     }
 
@@ -515,6 +530,7 @@ impl PgParser {
                 host: cow(f.host),
                 severity: Cow::Borrowed(sev),
                 message: Cow::Borrowed(message),
+                detail: None,
             };
             self.record(&rec, emit);
         }
@@ -579,6 +595,7 @@ impl PgParser {
                 host,
                 severity: fields[11].clone(),
                 message: fields[13].clone(),
+                detail: fields.get(14).filter(|d| !d.is_empty()).cloned(),
             };
             self.record(&rec, emit);
         }
@@ -609,6 +626,8 @@ impl PgParser {
             error_severity: Option<Cow<'a, str>>,
             #[serde(borrow)]
             message: Option<Cow<'a, str>>,
+            #[serde(borrow)]
+            detail: Option<Cow<'a, str>>,
         }
         fn bytes(c: Option<Cow<'_, str>>) -> Option<Cow<'_, [u8]>> {
             c.map(|c| match c {
@@ -659,6 +678,7 @@ impl PgParser {
                 host: bytes(j.remote_host),
                 severity: bytes(Some(sev)).unwrap_or_default(),
                 message: bytes(Some(msg)).unwrap_or_default(),
+                detail: bytes(j.detail),
             };
             self.record(&rec, emit);
         }
@@ -676,10 +696,34 @@ impl PgParser {
             _ => 0,
         };
         let sev: &[u8] = &r.severity;
+        if sev == b"DETAIL" {
+            // The parameters of the execute (or statement) just logged.
+            if let Some(sess) = self.sessions.get_mut(&key)
+                && let Some(p) = r.message.strip_prefix(b"parameters: ")
+            {
+                if let Some((mut held, ms)) = sess.held.take() {
+                    held.params = Some(p.to_vec());
+                    emit_pending(&held, Some(ms / 1000.0), r.pid, emit);
+                } else if let Some(stmt) = &mut sess.stmt {
+                    stmt.params = Some(p.to_vec());
+                }
+            }
+            return;
+        }
+        if let Some(sess) = self.sessions.get_mut(&key)
+            && let Some((held, ms)) = sess.held.take()
+        {
+            emit_pending(&held, Some(ms / 1000.0), r.pid, emit);
+        }
         if sev != b"LOG" {
             return;
         }
         let m: &[u8] = &r.message;
+        let params = r
+            .detail
+            .as_deref()
+            .and_then(|d| d.strip_prefix(b"parameters: "));
+        let stderr = self.kind == PgKind::Stderr;
         let sess = self.sessions.entry(key).or_default();
         for (have, new) in [
             (&mut sess.user, &r.user),
@@ -716,12 +760,29 @@ impl PgParser {
             }
             match statement(after) {
                 Some((Kind::Parse, _)) => sess.carry_ms += ms,
-                Some((_, q)) => {
+                Some((kind, q)) => {
                     if let Some(p) = sess.stmt.take() {
                         emit_pending(&p, None, r.pid, emit);
                     }
                     let t = ms + sess.carry_ms;
                     sess.carry_ms = 0.0;
+                    if matches!(kind, Kind::Execute) && stderr {
+                        // Its parameters, if any, are the next entry.
+                        sess.held = Some((
+                            Pending {
+                                line: r.line,
+                                offset: r.offset,
+                                ts: r.ts,
+                                user: sess.user.clone(),
+                                db: sess.db.clone(),
+                                host: sess.host.clone(),
+                                query: q.to_vec(),
+                                params: None,
+                            },
+                            t,
+                        ));
+                        return;
+                    }
                     let ev = LogEvent {
                         line: r.line,
                         offset: r.offset,
@@ -733,6 +794,7 @@ impl PgParser {
                         db: sess.db.as_deref().map(Cow::Borrowed),
                         thread_id: r.pid,
                         postgres: true,
+                        params: params.map(Cow::Borrowed),
                         ..Default::default()
                     };
                     emit(&ev);
@@ -742,7 +804,7 @@ impl PgParser {
             return;
         }
         match statement(m) {
-            Some((Kind::Statement, q)) => {
+            Some((Kind::Statement | Kind::Execute, q)) => {
                 if let Some(p) = sess.stmt.take() {
                     emit_pending(&p, None, r.pid, emit);
                 }
@@ -754,6 +816,7 @@ impl PgParser {
                     db: sess.db.clone(),
                     host: sess.host.clone(),
                     query: q.to_vec(),
+                    params: params.map(<[u8]>::to_vec),
                 });
             }
             Some((Kind::Parse, _)) => {}
@@ -771,8 +834,10 @@ impl PgParser {
 }
 
 enum Kind {
-    /// `statement:` or `execute NAME:`: a statement run.
+    /// `statement:`: a statement run.
     Statement,
+    /// `execute NAME:`: a statement run through the extended protocol.
+    Execute,
     /// `parse NAME:` or `bind NAME:`: a step of the extended protocol.
     Parse,
 }
@@ -783,7 +848,7 @@ fn statement(m: &[u8]) -> Option<(Kind, &[u8])> {
         return Some((Kind::Statement, q));
     }
     let (kind, rest) = if let Some(r) = m.strip_prefix(b"execute ") {
-        (Kind::Statement, r)
+        (Kind::Execute, r)
     } else if let Some(r) = m
         .strip_prefix(b"parse ")
         .or_else(|| m.strip_prefix(b"bind "))
@@ -817,6 +882,7 @@ fn emit_pending(
         db: p.db.as_deref().map(Cow::Borrowed),
         thread_id: pid,
         postgres: true,
+        params: p.params.as_deref().map(Cow::Borrowed),
         ..Default::default()
     };
     emit(&ev);
@@ -898,6 +964,7 @@ mod tests {
         db: Option<String>,
         host: Option<String>,
         pid: Option<u64>,
+        params: Option<String>,
     }
 
     fn run(kind: PgKind, prefix: &str, text: &str) -> (Vec<Ev>, Vec<BadLine>) {
@@ -915,6 +982,7 @@ mod tests {
                 db: s(&e.db),
                 host: s(&e.host),
                 pid: e.thread_id,
+                params: s(&e.params),
             })
         };
         // In two chunks cut where the reader would cut.
@@ -982,6 +1050,9 @@ this line is not from postgres
 2026-11-27 10:31:38.800 UTC [14] carol@crm ERROR:  division by zero
 2026-11-27 10:31:38.800 UTC [14] carol@crm STATEMENT:  SELECT 1/0
 2026-11-27 10:31:38.900 UTC [14] carol@crm LOG:  statement: COMMIT
+2026-11-27 10:31:39.000 UTC [16] dave@shop LOG:  execute S_2: SELECT c FROM t WHERE id = $1 AND k = $2
+2026-11-27 10:31:39.000 UTC [16] dave@shop DETAIL:  parameters: $1 = '9', $2 = 'it''s'
+2026-11-27 10:31:39.100 UTC [16] dave@shop LOG:  duration: 0.500 ms
 ";
 
     #[test]
@@ -1000,9 +1071,15 @@ this line is not from postgres
                 ("UPDATE t SET v = 'x' WHERE id = 1", Some(3.0)),
                 ("BEGIN", Some(0.01)),
                 ("SELECT 1/0", None),
+                ("SELECT c FROM t WHERE id = $1 AND k = $2", Some(0.5)),
                 ("COMMIT", None),
             ]
         );
+        // The parameters of the extended protocol's statements, from the
+        // DETAIL entry after the execute, or before its duration.
+        assert_eq!(evs[2].params.as_deref(), Some("$1 = '7'"));
+        assert_eq!(evs[6].params.as_deref(), Some("$1 = '9', $2 = 'it''s'"));
+        assert_eq!(evs[0].params, None);
         assert_eq!(evs[0].line, 2);
         assert_eq!(evs[2].line, 10);
         assert_eq!(
@@ -1031,6 +1108,8 @@ not,a,record
         assert_eq!(evs[0].user.as_deref(), Some("alice"));
         assert_eq!((evs[1].query.as_str(), evs[1].line), ("SELECT 1", 5));
         assert_eq!(evs[1].db.as_deref(), Some("crm"));
+        assert_eq!(evs[1].params.as_deref(), Some("$1 = '1'"));
+        assert_eq!(evs[0].params, None);
         assert_eq!(bads.len(), 1, "{bads:?}");
         assert_eq!(bads[0].line, 4);
         assert_eq!(looks_like(text.as_bytes()), Some(PgKind::Csv));

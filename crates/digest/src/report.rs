@@ -99,9 +99,23 @@ pub struct ReportOptions {
 /// A class as reported.
 pub struct Ranked<'a> {
     pub rank: usize,
-    pub key: String,
-    pub id: Option<String>,
+    /// The class's key as the aggregate holds it.
+    pub raw: &'a [u8],
+    /// Whether the key is a fingerprint (which has a query ID).
+    pub fingerprint: bool,
     pub stats: &'a ClassStats,
+}
+
+impl Ranked<'_> {
+    /// The fingerprint, or the database, user, host or table.
+    pub fn key(&self) -> String {
+        String::from_utf8_lossy(self.raw).into_owned()
+    }
+
+    /// The query ID (32 hex digits) of a fingerprint.
+    pub fn id(&self) -> Option<String> {
+        self.fingerprint.then(|| query_id_bytes(self.raw))
+    }
 }
 
 fn sort_value(c: &ClassStats, attr: Option<usize>, f: OrderFn) -> f64 {
@@ -148,18 +162,18 @@ pub fn ranked<'a>(d: &'a Digest, o: &ReportOptions) -> Vec<Ranked<'a>> {
         if o.limit > 0 && out.len() >= o.limit {
             break;
         }
-        let id = fp.then(|| query_id_bytes(k));
         if !o.ids.is_empty()
-            && !id
-                .as_deref()
-                .is_some_and(|id| o.ids.iter().any(|g| id_matches(g, id)))
+            && !(fp && {
+                let id = query_id_bytes(k);
+                o.ids.iter().any(|g| id_matches(g, &id))
+            })
         {
             continue;
         }
         out.push(Ranked {
             rank: i + 1,
-            key: String::from_utf8_lossy(k).into_owned(),
-            id,
+            raw: k,
+            fingerprint: fp,
             stats: c,
         });
     }
@@ -186,7 +200,7 @@ fn label(name: &str) -> String {
     l.chars().take(12).collect()
 }
 
-fn time_text(s: f64) -> String {
+pub fn time_text(s: f64) -> String {
     if s == 0.0 {
         "0".into()
     } else if s < 0.001 {
@@ -490,9 +504,10 @@ pub fn write_text(
             .sample
             .as_ref()
             .map(|x| String::from_utf8_lossy(&x.query).into_owned());
-        let idcol = match &r.id {
+        let key = r.key();
+        let idcol = match r.id() {
             Some(id) => format!("0x{id}"),
-            None => r.key.chars().take(34).collect(),
+            None => key.chars().take(34).collect(),
         };
         let _ = writeln!(
             s,
@@ -505,7 +520,7 @@ pub fn write_text(
             per,
             vm,
             if by == GroupBy::Fingerprint {
-                item(&r.key, sample.as_deref())
+                item(&key, sample.as_deref())
             } else {
                 String::new()
             }
@@ -546,7 +561,7 @@ pub fn write_text(
 }
 
 /// Variance-to-mean ratio of a class's times.
-fn vm(n: &NumStats) -> f64 {
+pub fn vm(n: &NumStats) -> f64 {
     let m = n.avg();
     if m > 0.0 {
         n.stddev() * n.stddev() / m
@@ -582,7 +597,7 @@ fn strings_line(s: &mut String, what: &str, v: &crate::aggregate::StrCounts, tot
     if sorted.is_empty() {
         return;
     }
-    if sorted.len() == 1 && v.other == 0 {
+    if sorted.len() == 1 && v.other() == 0 {
         let _ = writeln!(s, "# {what:<12} {}", sorted[0].0);
         return;
     }
@@ -596,12 +611,20 @@ fn strings_line(s: &mut String, what: &str, v: &crate::aggregate::StrCounts, tot
         s,
         "# {what:<12} {}{}",
         parts.join(", "),
-        if more > 0 || v.other > 0 {
-            format!("... {} more", more as u64 + v.other.min(1))
+        if more > 0 || v.other() > 0 {
+            format!("... {} more", more as u64 + v.other().min(1))
         } else {
             String::new()
         }
     );
+}
+
+/// One class's part of the text report (its header, attributes,
+/// distribution, tables and worst sample).
+pub fn class_block(d: &Digest, r: &Ranked<'_>) -> String {
+    let mut s = String::new();
+    class_text(&mut s, d, r, &d.aggregate.global, &attribute_order(d));
+    s
 }
 
 fn class_text(
@@ -617,7 +640,7 @@ fn class_text(
         let f = file_name(d, x.file);
         format!(" at byte {} ({f} line {})", x.offset, x.line)
     });
-    match &r.id {
+    match r.id() {
         Some(id) => {
             let _ = writeln!(
                 s,
@@ -635,7 +658,7 @@ fn class_text(
                 qps(c),
                 concurrency(c),
                 d.aggregate.group_by.name(),
-                r.key
+                r.key()
             );
         }
     }
@@ -748,9 +771,16 @@ fn class_text(
     if let Some(db) = &db {
         let _ = writeln!(s, "USE `{db}`;");
     }
+    let params = sample
+        .params
+        .as_ref()
+        .map(|p| String::from_utf8_lossy(p).into_owned());
+    if let Some(p) = &params {
+        let _ = writeln!(s, "# Parameters: {p}");
+    }
     if explainable(&q) && !q.trim_end().ends_with("\\G") {
         let _ = writeln!(s, "# EXPLAIN");
-        let _ = writeln!(s, "EXPLAIN {}\\G", q.trim_end());
+        let _ = writeln!(s, "EXPLAIN {}\\G", explain_statement(&q, params.as_deref()));
     } else {
         let _ = writeln!(s, "{}\\G", q.trim_end());
     }
@@ -795,8 +825,8 @@ fn counts_json(v: &crate::aggregate::StrCounts) -> Value {
     for (k, n) in v.sorted() {
         m.insert(k, n.into());
     }
-    if v.other > 0 {
-        m.insert("(other)".into(), v.other.into());
+    if v.other() > 0 {
+        m.insert("(other)".into(), v.other().into());
     }
     Value::Object(m)
 }
@@ -839,8 +869,8 @@ fn class_json(d: &Digest, r: &Ranked<'_>, order: &[(usize, String)], total_time:
     let qt = qt.as_deref();
     json!({
         "rank": r.rank,
-        "id": r.id,
-        "key": r.key,
+        "id": r.id(),
+        "key": r.key(),
         "query_count": c.count,
         "ts_min": ts_json(c.ts_min),
         "ts_max": ts_json(c.ts_max),
@@ -979,7 +1009,7 @@ pub fn write_json(
 }
 
 /// The total Query_time of every event.
-fn total_time(d: &Digest) -> f64 {
+pub fn total_time(d: &Digest) -> f64 {
     d.aggregate
         .global
         .num_summary(QUERY_TIME)
@@ -1140,5 +1170,25 @@ mod tests {
             item("create table a", Some("create table a(id int)")),
             "CREATE TABLE a"
         );
+    }
+
+    #[test]
+    fn parameters_go_into_the_explained_statement() {
+        let p = "$1 = '5', $2 = NULL, $10 = 'a,''b'''";
+        assert_eq!(
+            parse_params(p),
+            [
+                (1, "'5'".to_string()),
+                (2, "NULL".to_string()),
+                (10, "'a,''b'''".to_string())
+            ]
+        );
+        let q =
+            "SELECT '$1', \"$2\" FROM t WHERE a = $1 AND b IS $2 AND c = $10 -- $1\n AND d = $3";
+        assert_eq!(
+            explain_statement(q, Some(p)),
+            "SELECT '$1', \"$2\" FROM t WHERE a = '5' AND b IS NULL AND c = 'a,''b''' -- $1\n AND d = $3"
+        );
+        assert_eq!(explain_statement("SELECT $1 ", None), "SELECT $1");
     }
 }

@@ -10,7 +10,7 @@ use dbmeter_digest::{GroupBy, LogFormat, Options, TimeFilter, event, fingerprint
 
 pub const PAGE: Page = Page {
     usage: &[
-        "digest LOG... [--group-by=fingerprint|db|user|host] [--order-by=ATTR:FUNC] [--limit=N] [--since=T] [--until=T] [--format=text|json] [--output=FILE]",
+        "digest LOG... [--group-by=fingerprint|db|user|host] [--order-by=ATTR:FUNC] [--limit=N] [--since=T] [--until=T] [--format=text|json|html] [--output=FILE]",
     ],
     about: &[
         "Reads MySQL/MariaDB query logs (the slow query log with every attribute line, \
@@ -79,8 +79,10 @@ pub const PAGE: Page = Page {
         ),
         opt(
             "format",
-            "text|json",
-            "json: the dbmeter.digest document (docs/digest.md)",
+            "text|json|html",
+            "json: the dbmeter.digest document (docs/digest.md); html: one page that \
+             stands alone, with charts of the statements and query time over time, the \
+             top classes and their share of the time, the profile and the classes",
         )
         .default("text"),
         opt("output", "FILE", "write to FILE instead of standard output"),
@@ -102,6 +104,10 @@ pub const PAGE: Page = Page {
         Example {
             what: "Last night's compressed log, by database, as JSON",
             command: "digest slow.log.1.gz --group-by=db --format=json --output=digest.json",
+        },
+        Example {
+            what: "A page with charts to open in a browser",
+            command: "digest slow.log --format=html --output=digest.html",
         },
         Example {
             what: "One class by its pt-query-digest ID, worst single runs first",
@@ -148,7 +154,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             "which log? e.g. `dbmeter digest /var/lib/mysql/host-slow.log` (- for standard input; `dbmeter help digest`)".into(),
         ));
     }
-    let format = a.format(&["text", "json"], "digest")?;
+    let format = a.format(&["text", "json", "html"], "digest")?;
     let group_by = match a.get("group-by") {
         None => GroupBy::Fingerprint,
         Some(g) => GroupBy::parse(g).ok_or_else(|| {
@@ -262,6 +268,8 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     let write = |w: &mut dyn std::io::Write| -> std::io::Result<()> {
         if format == "json" {
             dbmeter_digest::report::write_json(&d, &ro, w)?;
+        } else if format == "html" {
+            dbmeter_report::html::digest::write_page(&d, &ro, w)?;
         } else {
             dbmeter_digest::report::write_text(&d, &ro, w)?;
         }
