@@ -568,7 +568,8 @@ fn ten_pow(k: u8) -> f64 {
 
 /// The digits and decimals that make `v` again, if it has few.
 fn as_decimal(v: f64) -> Option<(u64, u8)> {
-    if !(v >= 0.0) || v >= 9.0e15 {
+    // NaN, negative or too large: its 8 bytes.
+    if !(0.0..9.0e15).contains(&v) {
         return None;
     }
     for k in 0..=12u8 {

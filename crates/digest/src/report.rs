@@ -162,12 +162,12 @@ pub fn ranked<'a>(d: &'a Digest, o: &ReportOptions) -> Vec<Ranked<'a>> {
         if o.limit > 0 && out.len() >= o.limit {
             break;
         }
-        if !o.ids.is_empty()
-            && !(fp && {
+        let wanted = o.ids.is_empty()
+            || fp && {
                 let id = query_id_bytes(k);
                 o.ids.iter().any(|g| id_matches(g, &id))
-            })
-        {
+            };
+        if !wanted {
             continue;
         }
         out.push(Ranked {
