@@ -84,15 +84,27 @@ pub const SCALE: f64 = 1e6;
 #[derive(Debug, Clone, Default)]
 pub struct Hist {
     /// Made when a second bucket is seen (most classes of a log of many
-    /// classes have one value per attribute). Boxed: 8 bytes where none is
-    /// needed, against a map's 32, in every attribute of every class.
-    #[allow(clippy::box_collection)]
-    buckets: Option<Box<HashMap<u32, u64, BuildHasherDefault<KeyHasher>>>>,
+    /// classes have one value per attribute).
+    buckets: Option<Buckets>,
     /// A run of the same bucket not yet in `buckets` (attributes repeat
     /// their values: this spares most lookups).
     run_key: u32,
     run_n: u64,
 }
+
+type BucketMap = HashMap<u32, u64, BuildHasherDefault<KeyHasher>>;
+
+/// A histogram's buckets: a few in a sorted list of exactly their size (8
+/// bytes each, where a hash map takes about 30), more in a hash map.
+#[derive(Debug, Clone)]
+enum Buckets {
+    /// Sorted by key; counts below 2^32.
+    Few(Box<[(u32, u32)]>),
+    Many(Box<BucketMap>),
+}
+
+/// Buckets kept in the list before the hash map.
+const FEW_BUCKETS: usize = 64;
 
 /// A multiplicative hash for the histograms' u32 keys (SipHash costs more
 /// than the rest of recording a value).
@@ -152,39 +164,76 @@ impl Hist {
 
     fn flush(&mut self) {
         if self.run_n > 0 {
-            *self
-                .buckets
-                .get_or_insert_with(Default::default)
-                .entry(self.run_key)
-                .or_insert(0) += self.run_n;
+            self.add_bucket(self.run_key, self.run_n);
             self.run_n = 0;
         }
     }
 
+    /// Adds `n` to bucket `k`.
+    fn add_bucket(&mut self, k: u32, n: u64) {
+        let small = n <= u32::MAX as u64;
+        let few = match &mut self.buckets {
+            None if small => {
+                self.buckets = Some(Buckets::Few(Box::new([(k, n as u32)])));
+                return;
+            }
+            None => Box::default(),
+            Some(Buckets::Many(m)) => {
+                *m.entry(k).or_insert(0) += n;
+                return;
+            }
+            Some(Buckets::Few(f)) => match f.binary_search_by_key(&k, |e| e.0) {
+                Ok(i) if f[i].1 as u64 + n <= u32::MAX as u64 => {
+                    f[i].1 += n as u32;
+                    return;
+                }
+                Err(i) if small && f.len() < FEW_BUCKETS => {
+                    let mut v = Vec::with_capacity(f.len() + 1);
+                    v.extend_from_slice(&f[..i]);
+                    v.push((k, n as u32));
+                    v.extend_from_slice(&f[i..]);
+                    *f = v.into_boxed_slice();
+                    return;
+                }
+                _ => std::mem::take(f),
+            },
+        };
+        let mut m: BucketMap = few.iter().map(|&(k, c)| (k, c as u64)).collect();
+        *m.entry(k).or_insert(0) += n;
+        self.buckets = Some(Buckets::Many(Box::new(m)));
+    }
+
     /// Every bucket with its count, the pending run included (any order).
     fn all(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
-        self.buckets
-            .iter()
-            .flat_map(|b| b.iter())
-            .map(|(k, n)| (*k, *n))
+        let (few, many) = match &self.buckets {
+            None => (None, None),
+            Some(Buckets::Few(f)) => (Some(f), None),
+            Some(Buckets::Many(m)) => (None, Some(m)),
+        };
+        few.into_iter()
+            .flat_map(|f| f.iter().map(|&(k, n)| (k, n as u64)))
+            .chain(
+                many.into_iter()
+                    .flat_map(|m| m.iter().map(|(k, n)| (*k, *n))),
+            )
             .chain((self.run_n > 0).then_some((self.run_key, self.run_n)))
     }
 
     pub fn merge(&mut self, o: &Hist) {
         self.flush();
         for (k, n) in o.all() {
-            *self
-                .buckets
-                .get_or_insert_with(Default::default)
-                .entry(k)
-                .or_insert(0) += n;
+            self.add_bucket(k, n);
         }
     }
 
     /// The buckets in order of value.
     fn sorted(&self) -> Vec<(u32, u64)> {
-        let mut m: HashMap<u32, u64> =
-            HashMap::with_capacity(self.buckets.as_ref().map_or(0, |b| b.len()) + 1);
+        let len = match &self.buckets {
+            None => 0,
+            Some(Buckets::Few(f)) => f.len(),
+            Some(Buckets::Many(m)) => m.len(),
+        };
+        let mut m: HashMap<u32, u64> = HashMap::with_capacity(len + 1);
         for (k, n) in self.all() {
             *m.entry(k).or_insert(0) += n;
         }
@@ -521,7 +570,7 @@ impl AttrStats {
 }
 
 /// Events a class keeps as read before it makes its statistics.
-pub const FEW_EVENTS: u64 = 8;
+pub const FEW_EVENTS: u64 = 16;
 
 /// The values of a class's first events, in their order, a few bytes each:
 /// per value its attribute id (a varint), a kind byte and the value. A
@@ -1309,6 +1358,72 @@ mod tests {
         let sorted = keys.clone();
         keys.sort();
         assert_eq!(keys, sorted, "keys follow values");
+    }
+
+    #[test]
+    fn histogram_from_a_list_to_a_map() {
+        // 30 buckets in the list, then 200 in the map: the same answers.
+        for n in [30u64, 200] {
+            let mut a = Hist::default();
+            let mut b = Hist::default();
+            for v in 1..=n {
+                a.record(v);
+                a.record(v);
+                b.record(n + 1 - v);
+            }
+            a.merge(&b);
+            assert_eq!(a.buckets(), n as usize);
+            assert_eq!(a.quantile(0.5, 3 * n), n / 2);
+            assert_eq!(a.quantile(1.0, 3 * n), n);
+            assert_eq!(a.decades().iter().sum::<u64>(), 3 * n);
+            assert_eq!(
+                matches!(a.buckets, Some(Buckets::Many(_))),
+                n > FEW_BUCKETS as u64
+            );
+        }
+        // A count past 2^32 in one bucket.
+        let mut h = Hist::default();
+        h.record(5);
+        let big = Hist {
+            run_key: key_of(5),
+            run_n: 1 << 33,
+            ..Default::default()
+        };
+        h.merge(&big);
+        assert_eq!(h.sorted(), [(5, (1 << 33) + 1)]);
+    }
+
+    #[test]
+    fn few_values_are_kept_bit_for_bit() {
+        let mut f = Few::default();
+        let mut strings = Interner::default();
+        let vals = [0.000490, 12.5, 1e-7, 0.1 + 0.2, 3.0, -2.0, 1e300, f64::NAN];
+        for (i, v) in vals.iter().enumerate() {
+            f.push(i, Val::Num(*v), &mut strings);
+        }
+        f.push(300, Val::Word(b"InnoDB"), &mut strings);
+        f.push(301, Val::Yes, &mut strings);
+        let mut back: Vec<(usize, String)> = Vec::new();
+        f.each(|id, v| {
+            back.push((
+                id,
+                match v {
+                    Val::Num(x) => format!("n{}", x.to_bits()),
+                    Val::Word(w) => format!("w{}", String::from_utf8_lossy(w)),
+                    Val::Yes => "yes".into(),
+                    Val::No => "no".into(),
+                },
+            ))
+        });
+        for (i, v) in vals.iter().enumerate() {
+            assert_eq!(back[i], (i, format!("n{}", v.to_bits())), "{v}");
+        }
+        assert_eq!(back[8], (300, "wInnoDB".to_string()));
+        assert_eq!(back[9], (301, "yes".to_string()));
+        // The decimals logs write take a few bytes: 0.000490 is 49e-5.
+        let mut g = Few::default();
+        g.push(3, Val::Num(0.000490), &mut strings);
+        assert_eq!(g.bytes, [3, 5, 49]);
     }
 
     #[test]
