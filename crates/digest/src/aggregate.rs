@@ -540,6 +540,37 @@ impl Val<'_> {
     }
 }
 
+/// A value of the event being added, as [`Val`], with a word by its place
+/// in the event's attributes (so that the list of an event's values is kept
+/// from one event to the next, not made for each).
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Num(f64),
+    Yes,
+    No,
+    Word(usize),
+}
+
+impl Slot {
+    fn of(v: &[u8], at: usize) -> Slot {
+        match Val::of(v) {
+            Val::Num(f) => Slot::Num(f),
+            Val::Yes => Slot::Yes,
+            Val::No => Slot::No,
+            Val::Word(_) => Slot::Word(at),
+        }
+    }
+
+    fn get<'a>(self, e: &LogEvent<'a>) -> Val<'a> {
+        match self {
+            Slot::Num(f) => Val::Num(f),
+            Slot::Yes => Val::Yes,
+            Slot::No => Val::No,
+            Slot::Word(j) => Val::Word(e.attrs[j].1),
+        }
+    }
+}
+
 impl AttrStats {
     pub fn record(&mut self, v: &[u8], strings: &mut Interner) {
         self.record_val(Val::of(v), strings);
@@ -881,33 +912,33 @@ impl ClassStats {
     }
 
     /// Records the values of one event (`count` already counts it).
-    fn record(&mut self, vals: &[(usize, Val<'_>)], strings: &mut Interner) {
+    fn record(&mut self, e: &LogEvent<'_>, vals: &[(usize, Slot)], strings: &mut Interner) {
         if self.count <= FEW_EVENTS
             && let Attrs::Few(few) = &mut self.attrs
         {
             few.bytes.reserve(vals.len() * 12);
             for (id, v) in vals {
-                few.push(*id, *v, strings);
+                few.push(*id, v.get(e), strings);
             }
             few.bytes.shrink_to_fit();
             return;
         }
         let full = self.full(strings);
         for (id, v) in vals {
-            attr_in(full, *id).record_val(*v, strings);
+            attr_in(full, *id).record_val(v.get(e), strings);
         }
     }
 
     fn add(
         &mut self,
         e: &LogEvent<'_>,
-        vals: &[(usize, Val<'_>)],
+        vals: &[(usize, Slot)],
         file: u32,
         keep_sample: bool,
         strings: &mut Interner,
     ) {
         self.count += 1;
-        self.record(vals, strings);
+        self.record(e, vals, strings);
         if let Some(ts) = e.ts {
             self.ts_min = Some(self.ts_min.map_or(ts, |m| m.min(ts)));
             self.ts_max = Some(self.ts_max.map_or(ts, |m| m.max(ts)));
@@ -1141,6 +1172,7 @@ pub struct Aggregate {
     /// The strings the classes share.
     pub strings: Interner,
     ids: Vec<usize>,
+    vals: Vec<(usize, Slot)>,
     last_attrs: Vec<(Box<[u8]>, usize)>,
     key: Vec<u8>,
 }
@@ -1158,6 +1190,7 @@ impl Aggregate {
             events_filtered: 0,
             strings: Interner::default(),
             ids: Vec::new(),
+            vals: Vec::new(),
             last_attrs: Vec::new(),
             key: Vec::new(),
         };
@@ -1226,30 +1259,31 @@ impl Aggregate {
         }
         self.last_attrs = last;
         // The event's values, read once for its class and the overall.
-        let mut vals: Vec<(usize, Val<'_>)> = Vec::with_capacity(e.attrs.len() + 5);
+        let mut vals = std::mem::take(&mut self.vals);
+        vals.clear();
         if let Some(t) = e.query_time {
-            vals.push((QUERY_TIME, Val::Num(t)));
+            vals.push((QUERY_TIME, Slot::Num(t)));
         }
         if let Some(t) = e.lock_time {
-            vals.push((LOCK_TIME, Val::Num(t)));
+            vals.push((LOCK_TIME, Slot::Num(t)));
         }
         // pt-query-digest counts no rows for administrator commands.
         let rows = |v: Option<u64>| if e.admin { v.map(|_| 0) } else { v };
         if let Some(r) = rows(e.rows_sent) {
-            vals.push((ROWS_SENT, Val::Num(r as f64)));
+            vals.push((ROWS_SENT, Slot::Num(r as f64)));
         }
         if let Some(r) = rows(e.rows_examined) {
-            vals.push((ROWS_EXAMINED, Val::Num(r as f64)));
+            vals.push((ROWS_EXAMINED, Slot::Num(r as f64)));
         }
-        vals.push((QUERY_LENGTH, Val::Num(e.query.len() as f64)));
-        for ((k, v), id) in e.attrs.iter().zip(&ids) {
+        vals.push((QUERY_LENGTH, Slot::Num(e.query.len() as f64)));
+        for (j, ((k, v), id)) in e.attrs.iter().zip(&ids).enumerate() {
             if *id == usize::MAX {
                 continue;
             }
             if e.admin && (*k == b"Rows_affected" || *k == b"Rows_read") {
-                vals.push((*id, Val::Num(0.0)));
+                vals.push((*id, Slot::Num(0.0)));
             } else {
-                vals.push((*id, Val::of(v)));
+                vals.push((*id, Slot::of(v, j)));
             }
         }
         let strings = &mut self.strings;
@@ -1287,6 +1321,7 @@ impl Aggregate {
                 }
                 self.global.add(e, &vals, file, false, strings);
                 self.ids = ids;
+                self.vals = vals;
                 return;
             }
         };
@@ -1300,6 +1335,7 @@ impl Aggregate {
         }
         self.global.add(e, &vals, file, false, strings);
         self.ids = ids;
+        self.vals = vals;
     }
 
     /// Adds another aggregate (of another part of the input).
