@@ -319,38 +319,40 @@ pub fn write_page(d: &Digest, o: &ReportOptions, w: &mut dyn Write) -> std::io::
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dbmeter_digest::{Aggregate, GroupBy, LogEvent, TimeFilter};
+    use dbmeter_digest::{GroupBy, Options, TimeFilter};
 
     #[test]
     fn a_page_with_charts_profile_and_classes() {
-        let mut agg = Aggregate::new(GroupBy::Fingerprint, TimeFilter::default());
-        let t0 = 1_795_775_498_000_000i64;
+        // A slow log of three classes, an event every 10 s.
+        let mut log = String::new();
         for i in 0..600i64 {
             let q = match i % 3 {
                 0 => format!("SELECT c FROM sbtest1 WHERE id = {i}"),
                 1 => format!("UPDATE t SET a = {i} WHERE id < 3"),
                 _ => "SELECT 'x' < \"y\"".to_string(),
             };
-            let e = LogEvent {
-                query: q.as_bytes(),
-                query_time: Some(0.001 * (1 + i % 3) as f64),
-                ts: Some(t0 + i * 10_000_000),
-                ..Default::default()
-            };
-            agg.add(&e, 0);
+            log.push_str(&format!(
+                "# User@Host: app[app] @ localhost []\n# Query_time: 0.00{}  Lock_time: 0.000001  \
+                 Rows_sent: 1  Rows_examined: 1\nSET timestamp={};\n{q};\n",
+                1 + i % 3,
+                1_795_775_498 + i * 10
+            ));
         }
-        let d = Digest {
-            aggregate: agg,
-            files: vec![dbmeter_digest::FileInfo {
-                name: "slow.log".into(),
-                format: dbmeter_digest::LogFormat::MysqlSlow,
-                compression: dbmeter_digest::input::Compression::None,
-                bytes: 1,
-                size: Some(1),
-            }],
-            malformed: Default::default(),
-            elapsed: std::time::Duration::from_millis(5),
-        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("slow.log");
+        std::fs::write(&path, log).unwrap();
+        let d = dbmeter_digest::digest(
+            &[path.to_str().unwrap().to_string()],
+            &Options {
+                group_by: GroupBy::Fingerprint,
+                filter: TimeFilter::default(),
+                threads: 2,
+                format: None,
+                log_line_prefix: None,
+            },
+            &|_| {},
+        )
+        .unwrap();
         let mut out = Vec::new();
         write_page(&d, &ReportOptions::default(), &mut out).unwrap();
         let html = String::from_utf8(out).unwrap();
