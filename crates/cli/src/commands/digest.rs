@@ -234,12 +234,18 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             None => None,
         },
     };
+    // A bar to the end when the bytes to read are known (files, not
+    // compressed); else the bytes read so far. Drawn on a terminal only.
+    let total = plain_size(&a.words);
     let bar =
-        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-    if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{spinner} digest: {bytes} read, {bytes_per_sec} ({elapsed})",
-    ) {
-        bar.set_style(style);
+        indicatif::ProgressBar::with_draw_target(total, indicatif::ProgressDrawTarget::stderr());
+    let template = if total.is_some() {
+        "digest: [{bar:20}] {bytes}/{total_bytes} read, {bytes_per_sec}, ETA {eta}"
+    } else {
+        "{spinner} digest: {bytes} read, {bytes_per_sec} ({elapsed})"
+    };
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
     }
     let d = dbmeter_digest::digest(&a.words, &opts, &|n| bar.set_position(n))
         .map_err(|e| CliError::Failed(e.to_string()));
@@ -291,9 +297,51 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     Ok(0)
 }
 
+/// The bytes the digest will read, when every input is a file that is not
+/// compressed (told by its first bytes, as the digest tells it).
+fn plain_size(inputs: &[String]) -> Option<u64> {
+    use std::io::Read as _;
+    let mut total = 0u64;
+    for name in inputs {
+        if name == "-" {
+            return None;
+        }
+        let mut f = std::fs::File::open(name).ok()?;
+        let meta = f.metadata().ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        let mut head = [0u8; 4];
+        let n = f.read(&mut head).ok()?;
+        if head[..n].starts_with(&[0x1f, 0x8b]) || head[..n] == [0x28, 0xb5, 0x2f, 0xfd] {
+            return None;
+        }
+        total += meta.len();
+    }
+    Some(total)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bar_only_for_plain_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("slow.log");
+        std::fs::write(&plain, "# Query_time: 1\nselect 1;\n").unwrap();
+        let gz = dir.path().join("slow.log.gz");
+        std::fs::write(&gz, [0x1f, 0x8b, 8, 0]).unwrap();
+        let zst = dir.path().join("slow.log.zst");
+        std::fs::write(&zst, [0x28, 0xb5, 0x2f, 0xfd, 0]).unwrap();
+        let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+        assert_eq!(plain_size(&[s(&plain), s(&plain)]), Some(52));
+        assert_eq!(plain_size(&[s(&plain), s(&gz)]), None);
+        assert_eq!(plain_size(&[s(&zst)]), None);
+        assert_eq!(plain_size(&[s(&plain), "-".into()]), None);
+        assert_eq!(plain_size(&[s(&dir.path().join("nope"))]), None);
+        assert_eq!(plain_size(&[s(dir.path())]), None);
+    }
 
     #[test]
     fn times() {
