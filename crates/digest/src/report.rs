@@ -831,6 +831,22 @@ fn counts_json(v: &crate::aggregate::StrCounts) -> Value {
     Value::Object(m)
 }
 
+/// Events and query time per time bucket, at the overall buckets' width:
+/// `{"width_s": W, "buckets": [[start (Unix seconds), events, Query_time sum], ...]}`.
+fn series_json(c: &ClassStats, shift: u8) -> Value {
+    let mut s = c.series.clone();
+    s.coarsen_to(shift);
+    let w = s.width_s();
+    json!({
+        "width_s": w,
+        "buckets": s
+            .buckets
+            .iter()
+            .map(|&(i, n, t)| json!([i * w, n, t]))
+            .collect::<Vec<_>>(),
+    })
+}
+
 fn ts_json(t: Option<i64>) -> Value {
     t.map_or(Value::Null, |t| Value::String(format_ts(t)))
 }
@@ -884,6 +900,7 @@ fn class_json(d: &Digest, r: &Ranked<'_>, order: &[(usize, String)], total_time:
         "users": counts_json(&c.users),
         "hosts": counts_json(&c.hosts),
         "sample": sample,
+        "time_buckets": series_json(c, d.aggregate.global.series.shift),
     })
 }
 
@@ -927,6 +944,7 @@ fn json_head(d: &Digest, o: &ReportOptions, order: &[(usize, String)]) -> Map<St
             "concurrency": concurrency(g),
             "attributes": attrs_json(g, order),
             "query_time_histogram": g.num_stats(QUERY_TIME).map(|n| n.hist.decades().to_vec()),
+            "time_buckets": series_json(g, g.series.shift),
         },
     });
     match head {

@@ -264,6 +264,20 @@ fn mariadb_slow_and_general_logs_match_the_workload_and_pt_query_digest() {
         .filter_map(Value::as_u64)
         .sum();
     assert_eq!(hist, 10 * events);
+    // Events per time bucket: all of them, overall and in the class.
+    let in_buckets = |v: &Value| -> u64 {
+        v["time_buckets"]["buckets"]
+            .as_array()
+            .expect("time buckets")
+            .iter()
+            .filter_map(|b| b[1].as_u64())
+            .sum()
+    };
+    assert_eq!(in_buckets(point), 10 * events);
+    assert_eq!(
+        Some(in_buckets(&doc["global"])),
+        doc["global"]["query_count"].as_u64()
+    );
 
     // The text report names the same classes.
     let text = s.ok(&["digest", &slow_s, "--limit=3"]).stdout;
