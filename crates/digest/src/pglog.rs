@@ -412,14 +412,50 @@ struct Pending {
 #[derive(Debug, Default)]
 struct Session {
     stmt: Option<Pending>,
-    /// An `execute` with its duration (ms) in a stderr log, waiting for the
-    /// `DETAIL:  parameters:` entry that may follow it.
-    held: Option<(Pending, f64)>,
+    /// An `execute` with its duration in a stderr log, waiting for the
+    /// `DETAIL:  parameters:` entry that may follow it; its statement in
+    /// `held_query` (kept from one to the next).
+    held: Option<Held>,
+    held_query: Vec<u8>,
     /// Parse, bind and bare durations (ms) waiting for the next statement.
     carry_ms: f64,
     user: Option<Vec<u8>>,
     db: Option<Vec<u8>>,
     host: Option<Vec<u8>>,
+}
+
+/// An `execute` waiting for its parameters.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    line: u64,
+    offset: u64,
+    ts: Option<i64>,
+    ms: f64,
+}
+
+/// Counts a held `execute` of `s`, with its parameters if they came.
+fn emit_held(
+    s: &Session,
+    h: &Held,
+    params: Option<&[u8]>,
+    pid: Option<u64>,
+    emit: &mut dyn FnMut(&LogEvent<'_>),
+) {
+    let ev = LogEvent {
+        line: h.line,
+        offset: h.offset,
+        ts: h.ts,
+        query: trim_statement(&s.held_query),
+        query_time: Some(h.ms / 1000.0),
+        user: s.user.as_deref().map(Cow::Borrowed),
+        host: s.host.as_deref().map(Cow::Borrowed),
+        db: s.db.as_deref().map(Cow::Borrowed),
+        thread_id: pid,
+        postgres: true,
+        params: params.map(Cow::Borrowed),
+        ..Default::default()
+    };
+    emit(&ev);
 }
 
 /// Reads a PostgreSQL log in order, chunk after chunk.
@@ -462,8 +498,18 @@ impl PgParser {
     pub fn finish(&mut self, mut emit: impl FnMut(&LogEvent<'_>)) {
         let mut left: Vec<(Pending, Option<f64>)> = Vec::new();
         for (_, s) in self.sessions.drain() {
-            if let Some((p, ms)) = s.held {
-                left.push((p, Some(ms / 1000.0)));
+            if let Some(h) = s.held {
+                let p = Pending {
+                    line: h.line,
+                    offset: h.offset,
+                    ts: h.ts,
+                    user: s.user.clone(),
+                    db: s.db.clone(),
+                    host: s.host.clone(),
+                    query: s.held_query.clone(),
+                    params: None,
+                };
+                left.push((p, Some(h.ms / 1000.0)));
             }
             if let Some(p) = s.stmt {
                 left.push((p, None));
@@ -701,9 +747,8 @@ impl PgParser {
             if let Some(sess) = self.sessions.get_mut(&key)
                 && let Some(p) = r.message.strip_prefix(b"parameters: ")
             {
-                if let Some((mut held, ms)) = sess.held.take() {
-                    held.params = Some(p.to_vec());
-                    emit_pending(&held, Some(ms / 1000.0), r.pid, emit);
+                if let Some(h) = sess.held.take() {
+                    emit_held(sess, &h, Some(p), r.pid, emit);
                 } else if let Some(stmt) = &mut sess.stmt {
                     stmt.params = Some(p.to_vec());
                 }
@@ -711,9 +756,9 @@ impl PgParser {
             return;
         }
         if let Some(sess) = self.sessions.get_mut(&key)
-            && let Some((held, ms)) = sess.held.take()
+            && let Some(h) = sess.held.take()
         {
-            emit_pending(&held, Some(ms / 1000.0), r.pid, emit);
+            emit_held(sess, &h, None, r.pid, emit);
         }
         if sev != b"LOG" {
             return;
@@ -768,19 +813,14 @@ impl PgParser {
                     sess.carry_ms = 0.0;
                     if matches!(kind, Kind::Execute) && stderr {
                         // Its parameters, if any, are the next entry.
-                        sess.held = Some((
-                            Pending {
-                                line: r.line,
-                                offset: r.offset,
-                                ts: r.ts,
-                                user: sess.user.clone(),
-                                db: sess.db.clone(),
-                                host: sess.host.clone(),
-                                query: q.to_vec(),
-                                params: None,
-                            },
-                            t,
-                        ));
+                        sess.held_query.clear();
+                        sess.held_query.extend_from_slice(q);
+                        sess.held = Some(Held {
+                            line: r.line,
+                            offset: r.offset,
+                            ts: r.ts,
+                            ms: t,
+                        });
                         return;
                     }
                     let ev = LogEvent {
