@@ -10,13 +10,19 @@ The statements are sysbench's OLTP ones and others with literals, IN lists of
 varying length, multi-row INSERTs, comments and strings, from a few dozen
 classes, over several users, hosts and databases. Deterministic for a seed.
 
-usage: gen_slowlog.py SIZE_MB [SEED]
+With CLASSES, every statement is instead one of CLASSES distinct classes (a
+point select, update or range on its own table, named in letters so that the
+fingerprints differ), taken in turn: a log of many classes, each seen
+SIZE_MB / (CLASSES * ~0.9 KB) times.
+
+usage: gen_slowlog.py SIZE_MB [SEED [CLASSES]]
 """
 import random
 import sys
 
 size = int(sys.argv[1]) * 1_000_000
 rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 42)
+classes = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 
 TABLES = [f"sbtest{i}" for i in range(1, 9)]
 DBS = ["shop", "sbtest", "reports", "auth"]
@@ -26,6 +32,27 @@ USERS = [("app", "web1", "10.0.0.1"), ("app", "web2", "10.0.0.2"), ("batch", "cr
 
 def lit_str(n=12):
     return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789-") for _ in range(n))
+
+
+def letters(n):
+    """A name without digits (pt-query-digest's fingerprint makes digits ?)."""
+    out = ""
+    while True:
+        out += chr(ord("a") + n % 26)
+        n //= 26
+        if n == 0:
+            return out
+
+
+def class_stmt(c):
+    t = "t_" + letters(c)
+    i = rng.randint(1, 1_000_000)
+    shape = c % 3
+    if shape == 0:
+        return f"SELECT c FROM {t} WHERE id={i}", 1, 1, 0
+    if shape == 1:
+        return f"UPDATE {t} SET k=k+1 WHERE id={i}", 0, 1, 1
+    return f"SELECT c FROM {t} WHERE id BETWEEN {i} AND {i + 99}", 100, 100, 0
 
 
 def stmt():
@@ -95,7 +122,7 @@ def main():
         user, host, ip = USERS[n % len(USERS)]
         thread = 10 + (n * 7) % 64
         db = DBS[thread % len(DBS)]
-        q, sent, examined, affected = stmt()
+        q, sent, examined, affected = class_stmt((n - 1) % classes) if classes else stmt()
         qt = rng.lognormvariate(-8.5, 1.6)
         parts = []
         if ts != last_second:

@@ -22,6 +22,13 @@
 #   SKIP_PT=1            dbmeter only
 #   PG_MB=200            size of the generated PostgreSQL stderr log (0: no PostgreSQL case)
 #   SKIP_PGBADGER=1      dbmeter only on the PostgreSQL log
+#   MANY_CLASSES=200000  classes of the many-classes log (0: no such case)
+#   MANY_MB=110          its size (110 MB: each class about once)
+#
+# The many-classes case: bench/gen_slowlog.py's CLASSES mode writes a log of
+# MANY_CLASSES distinct fingerprints taken in turn; dbmeter digests it with
+# --limit=0 (every class written out) and its peak RSS is shown; the classes
+# it found must be the ones written.
 #
 # The PostgreSQL case: bench/gen_pglog.py writes a stderr log (Debian's
 # log_line_prefix, log_min_duration_statement=0, simple and extended protocol,
@@ -55,6 +62,8 @@ SEED="${SEED:-42}"
 SKIP_PT="${SKIP_PT:-0}"
 PG_MB="${PG_MB:-200}"
 SKIP_PGBADGER="${SKIP_PGBADGER:-0}"
+MANY_CLASSES="${MANY_CLASSES:-200000}"
+MANY_MB="${MANY_MB:-110}"
 OUT="$ROOT/bench/out/logs"
 
 # shellcheck source=bench/lib.sh
@@ -63,6 +72,8 @@ require_positive SIZE_MB PT_MB SEED
 require_flag SKIP_PT
 require_flag SKIP_PGBADGER
 case "$PG_MB" in '' | *[!0-9]*) die "PG_MB=$PG_MB: expected a number of MB (0 for none)" ;; esac
+case "$MANY_CLASSES" in '' | *[!0-9]*) die "MANY_CLASSES=$MANY_CLASSES: expected a number (0 for none)" ;; esac
+require_positive MANY_MB
 if [ "$PG_MB" -gt 0 ] && [ "$SKIP_PGBADGER" != 1 ] && [ "${REPLAY_ONLY:-0}" != 1 ]; then
     command -v pgbadger >/dev/null ||
         die "pgbadger not found (Debian package pgbadger), or SKIP_PGBADGER=1 or PG_MB=0"
@@ -263,6 +274,36 @@ else:
         print("  ", d)
     sys.exit(1)
 EOF
+
+MANY_STATUS=0
+if [ "$MANY_CLASSES" -gt 0 ]; then
+    MANY="$OUT/slow-${MANY_MB}MB-${MANY_CLASSES}classes-s$SEED.log"
+    if [ ! -s "$MANY" ]; then
+        log "generating a ${MANY_MB} MB slow log of ${MANY_CLASSES} classes: $MANY"
+        python3 "$ROOT/bench/gen_slowlog.py" "$MANY_MB" "$SEED" "$MANY_CLASSES" > "$MANY.tmp"
+        mv "$MANY.tmp" "$MANY"
+    fi
+    read -r M_WALL M_CPU M_RSS < <(measure dbmeter-many "$OUT/dbmeter-many.stdout" \
+        "$DBMETER_BIN" digest "$MANY" --format=json --limit=0 --output=/dev/null)
+    "$DBMETER_BIN" digest "$MANY" --format=json --limit=1 > "$OUT/dbmeter-many.json"
+    python3 - "$(mb_of "$MANY")" "$M_WALL" "$M_CPU" "$M_RSS" "$MANY" "$MANY_CLASSES" \
+        "$OUT/dbmeter-many.json" <<'EOF' || MANY_STATUS=1
+import json, sys
+(mb, w, c, rss) = map(float, sys.argv[1:5])
+log, classes, ours = sys.argv[5], int(sys.argv[6]), json.load(open(sys.argv[7]))["global"]
+events = sum(1 for line in open(log, "rb") if line.startswith(b"SET timestamp="))
+want = min(events, classes)
+print(f"\nmany classes: {mb:.1f} MB, {events} events of {want} classes, --limit=0")
+print(f"{'dbmeter digest':26} {mb:8.1f} {w:8.2f} {c:8.2f} {mb / w if w else 0:10.1f} "
+      f"{mb / c if c else 0:9.1f} {rss / 1024:7.1f}MB")
+if (ours["query_count"], ours["unique_query_count"]) == (events, want):
+    print(f"classes: {want} as written")
+else:
+    print(f"classes DIFFER: {ours['unique_query_count']} found, {want} written")
+    sys.exit(1)
+EOF
+fi
+[ "$MANY_STATUS" = 0 ] || SLOW_STATUS=1
 
 [ "$PG_MB" -gt 0 ] || exit "$SLOW_STATUS"
 PGLOG="$OUT/pg-stderr-${PG_MB}MB-s$SEED.log"

@@ -2,14 +2,44 @@
 //! sum, min, max, sum of squares and a sparse log histogram (values kept to
 //! 1 part in 2048, better than 3 significant digits), from which the
 //! percentiles come; first and last seen; the worst sample; the databases,
-//! users and hosts. A class's memory depends on the number of distinct
-//! values at that precision, never on the number of events, and aggregates
-//! merge exactly (the parallel readers each make one and they are added).
+//! users and hosts; events and time per time bucket. A class's memory
+//! depends on the number of distinct values at that precision, never on the
+//! number of events, and aggregates merge exactly (the parallel readers each
+//! make one and they are added).
+//!
+//! A log of many classes has mostly classes of one or a few events: a class
+//! keeps its first [`FEW_EVENTS`] events' values as read, a few bytes each
+//! ([`Few`]), and makes the statistics above only past them, by recording
+//! the kept values in their order (so that nothing differs from a class
+//! that made them from its first event). Strings (databases, users, hosts,
+//! word values) are shared between the classes of an aggregate.
 
 use crate::event::LogEvent;
 use crate::fingerprint::{fingerprint_bytes, pg_fingerprint_bytes};
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+/// A string shared by the classes that have it.
+pub type Shared = Arc<[u8]>;
+
+/// The strings of an aggregate, each kept once.
+#[derive(Debug, Clone, Default)]
+pub struct Interner {
+    set: HashSet<Shared>,
+}
+
+impl Interner {
+    pub fn get(&mut self, v: &[u8]) -> Shared {
+        if let Some(s) = self.set.get(v) {
+            return s.clone();
+        }
+        let s: Shared = v.into();
+        self.set.insert(s.clone());
+        s
+    }
+}
 
 /// What classes are made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,15 +84,27 @@ pub const SCALE: f64 = 1e6;
 #[derive(Debug, Clone, Default)]
 pub struct Hist {
     /// Made when a second bucket is seen (most classes of a log of many
-    /// classes have one value per attribute). Boxed: 8 bytes where none is
-    /// needed, against a map's 32, in every attribute of every class.
-    #[allow(clippy::box_collection)]
-    buckets: Option<Box<HashMap<u32, u64, BuildHasherDefault<KeyHasher>>>>,
+    /// classes have one value per attribute).
+    buckets: Option<Buckets>,
     /// A run of the same bucket not yet in `buckets` (attributes repeat
     /// their values: this spares most lookups).
     run_key: u32,
     run_n: u64,
 }
+
+type BucketMap = HashMap<u32, u64, BuildHasherDefault<KeyHasher>>;
+
+/// A histogram's buckets: a few in a sorted list of exactly their size (8
+/// bytes each, where a hash map takes about 30), more in a hash map.
+#[derive(Debug, Clone)]
+enum Buckets {
+    /// Sorted by key; counts below 2^32.
+    Few(Box<[(u32, u32)]>),
+    Many(Box<BucketMap>),
+}
+
+/// Buckets kept in the list before the hash map.
+const FEW_BUCKETS: usize = 64;
 
 /// A multiplicative hash for the histograms' u32 keys (SipHash costs more
 /// than the rest of recording a value).
@@ -122,39 +164,76 @@ impl Hist {
 
     fn flush(&mut self) {
         if self.run_n > 0 {
-            *self
-                .buckets
-                .get_or_insert_with(Default::default)
-                .entry(self.run_key)
-                .or_insert(0) += self.run_n;
+            self.add_bucket(self.run_key, self.run_n);
             self.run_n = 0;
         }
     }
 
+    /// Adds `n` to bucket `k`.
+    fn add_bucket(&mut self, k: u32, n: u64) {
+        let small = n <= u32::MAX as u64;
+        let few = match &mut self.buckets {
+            None if small => {
+                self.buckets = Some(Buckets::Few(Box::new([(k, n as u32)])));
+                return;
+            }
+            None => Box::default(),
+            Some(Buckets::Many(m)) => {
+                *m.entry(k).or_insert(0) += n;
+                return;
+            }
+            Some(Buckets::Few(f)) => match f.binary_search_by_key(&k, |e| e.0) {
+                Ok(i) if f[i].1 as u64 + n <= u32::MAX as u64 => {
+                    f[i].1 += n as u32;
+                    return;
+                }
+                Err(i) if small && f.len() < FEW_BUCKETS => {
+                    let mut v = Vec::with_capacity(f.len() + 1);
+                    v.extend_from_slice(&f[..i]);
+                    v.push((k, n as u32));
+                    v.extend_from_slice(&f[i..]);
+                    *f = v.into_boxed_slice();
+                    return;
+                }
+                _ => std::mem::take(f),
+            },
+        };
+        let mut m: BucketMap = few.iter().map(|&(k, c)| (k, c as u64)).collect();
+        *m.entry(k).or_insert(0) += n;
+        self.buckets = Some(Buckets::Many(Box::new(m)));
+    }
+
     /// Every bucket with its count, the pending run included (any order).
     fn all(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
-        self.buckets
-            .iter()
-            .flat_map(|b| b.iter())
-            .map(|(k, n)| (*k, *n))
+        let (few, many) = match &self.buckets {
+            None => (None, None),
+            Some(Buckets::Few(f)) => (Some(f), None),
+            Some(Buckets::Many(m)) => (None, Some(m)),
+        };
+        few.into_iter()
+            .flat_map(|f| f.iter().map(|&(k, n)| (k, n as u64)))
+            .chain(
+                many.into_iter()
+                    .flat_map(|m| m.iter().map(|(k, n)| (*k, *n))),
+            )
             .chain((self.run_n > 0).then_some((self.run_key, self.run_n)))
     }
 
     pub fn merge(&mut self, o: &Hist) {
         self.flush();
         for (k, n) in o.all() {
-            *self
-                .buckets
-                .get_or_insert_with(Default::default)
-                .entry(k)
-                .or_insert(0) += n;
+            self.add_bucket(k, n);
         }
     }
 
     /// The buckets in order of value.
     fn sorted(&self) -> Vec<(u32, u64)> {
-        let mut m: HashMap<u32, u64> =
-            HashMap::with_capacity(self.buckets.as_ref().map_or(0, |b| b.len()) + 1);
+        let len = match &self.buckets {
+            None => 0,
+            Some(Buckets::Few(f)) => f.len(),
+            Some(Buckets::Many(m)) => m.len(),
+        };
+        let mut m: HashMap<u32, u64> = HashMap::with_capacity(len + 1);
         for (k, n) in self.all() {
             *m.entry(k).or_insert(0) += n;
         }
@@ -290,58 +369,92 @@ impl NumStats {
 pub const MAX_DISTINCT: usize = 1000;
 
 /// Values of a string attribute (databases, users, hosts...) and how often.
-/// A few values are kept in a list (most classes have one database, user
-/// and host), more in a hash map.
+/// The first value is kept in place (most classes have one database, user
+/// and host), a few more in a list, more in a hash map.
 #[derive(Debug, Clone, Default)]
 pub struct StrCounts {
-    few: Vec<(Box<[u8]>, u64)>,
-    /// Boxed: 8 bytes in the many classes that need none.
-    #[allow(clippy::box_collection)]
-    many: Option<Box<HashMap<Box<[u8]>, u64>>>,
+    first: Option<(Shared, u64)>,
+    more: Option<Box<MoreStrs>>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct MoreStrs {
+    few: Vec<(Shared, u64)>,
+    many: Option<HashMap<Shared, u64>>,
     /// Events whose value was not kept (past MAX_DISTINCT distinct ones).
-    pub other: u64,
+    other: u64,
 }
 
 /// Values kept in the list before the hash map.
 const FEW: usize = 8;
 
 impl StrCounts {
-    pub fn record(&mut self, v: &[u8], n: u64) {
-        if let Some(m) = &mut self.many {
+    /// Counts `n` events of value `v`; `share` makes the shared string when
+    /// the value is new here.
+    pub fn record_with(&mut self, v: &[u8], n: u64, share: impl FnOnce() -> Shared) {
+        match &mut self.first {
+            None => {
+                self.first = Some((share(), n));
+                return;
+            }
+            Some(f) if *f.0 == *v => {
+                f.1 += n;
+                return;
+            }
+            Some(_) => {}
+        }
+        let more = self.more.get_or_insert_with(Default::default);
+        if let Some(m) = &mut more.many {
             if let Some(c) = m.get_mut(v) {
                 *c += n;
-            } else if m.len() < MAX_DISTINCT {
-                m.insert(v.into(), n);
+            } else if m.len() + 1 < MAX_DISTINCT {
+                m.insert(share(), n);
             } else {
-                self.other += n;
+                more.other += n;
             }
             return;
         }
-        if let Some(e) = self.few.iter_mut().find(|e| *e.0 == *v) {
+        if let Some(e) = more.few.iter_mut().find(|e| *e.0 == *v) {
             e.1 += n;
-        } else if self.few.len() < FEW {
-            self.few.push((v.into(), n));
+        } else if more.few.len() < FEW {
+            more.few.push((share(), n));
         } else {
-            let mut m: HashMap<Box<[u8]>, u64> = self.few.drain(..).collect();
-            m.insert(v.into(), n);
-            self.few = Vec::new();
-            self.many = Some(Box::new(m));
+            let mut m: HashMap<Shared, u64> = more.few.drain(..).collect();
+            m.insert(share(), n);
+            more.few = Vec::new();
+            more.many = Some(m);
         }
     }
 
-    fn all(&self) -> impl Iterator<Item = (&[u8], u64)> {
-        self.few.iter().map(|(k, n)| (&**k, *n)).chain(
-            self.many
-                .iter()
-                .flat_map(|m| m.iter().map(|(k, n)| (&**k, *n))),
-        )
+    pub fn record(&mut self, v: &[u8], n: u64, strings: &mut Interner) {
+        self.record_with(v, n, || strings.get(v));
+    }
+
+    fn all(&self) -> impl Iterator<Item = (&Shared, u64)> {
+        let more = self.more.as_deref();
+        self.first
+            .iter()
+            .map(|(k, n)| (k, *n))
+            .chain(more.into_iter().flat_map(|m| {
+                m.few
+                    .iter()
+                    .map(|(k, n)| (k, *n))
+                    .chain(m.many.iter().flat_map(|h| h.iter().map(|(k, n)| (k, *n))))
+            }))
     }
 
     pub fn merge(&mut self, o: &StrCounts) {
         for (k, n) in o.all() {
-            self.record(k, n);
+            self.record_with(k, n, || k.clone());
         }
-        self.other += o.other;
+        if o.other() > 0 {
+            self.more.get_or_insert_with(Default::default).other += o.other();
+        }
+    }
+
+    /// Events whose value was not kept (past MAX_DISTINCT distinct ones).
+    pub fn other(&self) -> u64 {
+        self.more.as_ref().map_or(0, |m| m.other)
     }
 
     /// Most frequent first (ties by value).
@@ -404,16 +517,74 @@ fn number_slow(v: &[u8]) -> Option<f64> {
     f.is_finite().then_some(f)
 }
 
-impl AttrStats {
-    pub fn record(&mut self, v: &[u8]) {
+/// A value of an attribute as read: pt-query-digest's number, Yes, No or a word.
+#[derive(Debug, Clone, Copy)]
+enum Val<'a> {
+    Num(f64),
+    Yes,
+    No,
+    Word(&'a [u8]),
+}
+
+impl Val<'_> {
+    fn of(v: &[u8]) -> Val<'_> {
         if let Some(f) = number(v) {
-            self.num.get_or_insert_with(NumStats::default).record(f);
+            Val::Num(f)
         } else if v == b"Yes" {
-            self.yes += 1;
+            Val::Yes
         } else if v == b"No" {
-            self.no += 1;
+            Val::No
         } else {
-            self.words.get_or_insert_with(Default::default).record(v, 1);
+            Val::Word(v)
+        }
+    }
+}
+
+/// A value of the event being added, as [`Val`], with a word by its place
+/// in the event's attributes (so that the list of an event's values is kept
+/// from one event to the next, not made for each).
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Num(f64),
+    Yes,
+    No,
+    Word(usize),
+}
+
+impl Slot {
+    fn of(v: &[u8], at: usize) -> Slot {
+        match Val::of(v) {
+            Val::Num(f) => Slot::Num(f),
+            Val::Yes => Slot::Yes,
+            Val::No => Slot::No,
+            Val::Word(_) => Slot::Word(at),
+        }
+    }
+
+    fn get<'a>(self, e: &LogEvent<'a>) -> Val<'a> {
+        match self {
+            Slot::Num(f) => Val::Num(f),
+            Slot::Yes => Val::Yes,
+            Slot::No => Val::No,
+            Slot::Word(j) => Val::Word(e.attrs[j].1),
+        }
+    }
+}
+
+impl AttrStats {
+    pub fn record(&mut self, v: &[u8], strings: &mut Interner) {
+        self.record_val(Val::of(v), strings);
+    }
+
+    fn record_val(&mut self, v: Val<'_>, strings: &mut Interner) {
+        match v {
+            Val::Num(f) => self.num.get_or_insert_with(NumStats::default).record(f),
+            Val::Yes => self.yes += 1,
+            Val::No => self.no += 1,
+            Val::Word(w) => self
+                .words
+                .get_or_insert_with(Default::default)
+                .record(w, 1, strings),
         }
     }
 
@@ -429,13 +600,247 @@ impl AttrStats {
     }
 }
 
+/// Events a class keeps as read before it makes its statistics.
+pub const FEW_EVENTS: u64 = 16;
+
+/// The values of a class's first events, in their order, a few bytes each:
+/// per value its attribute id (a varint), a kind byte and the value. A
+/// number that is a decimal of at most 15 digits (as logs write them) is
+/// its digits (a varint) and the count of decimals, from which the same
+/// `f64` is made again, bit for bit; any other number its 8 bytes.
+#[derive(Debug, Clone, Default)]
+pub struct Few {
+    bytes: Vec<u8>,
+    words: Vec<Shared>,
+}
+
+const K_RAW: u8 = 16;
+const K_YES: u8 = 17;
+const K_NO: u8 = 18;
+const K_WORD: u8 = 19;
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_varint(b: &[u8], pos: &mut usize) -> u64 {
+    let mut v = 0u64;
+    let mut shift = 0;
+    while let Some(&x) = b.get(*pos) {
+        *pos += 1;
+        v |= ((x & 0x7f) as u64) << shift;
+        if x & 0x80 == 0 {
+            break;
+        }
+        shift += 7;
+    }
+    v
+}
+
+/// `10^k` as the decoder divides by it.
+fn ten_pow(k: u8) -> f64 {
+    10f64.powi(k as i32)
+}
+
+/// The digits and decimals that make `v` again, if it has few.
+fn as_decimal(v: f64) -> Option<(u64, u8)> {
+    // NaN, negative or too large: its 8 bytes.
+    if !(0.0..9.0e15).contains(&v) {
+        return None;
+    }
+    for k in 0..=12u8 {
+        let m = (v * ten_pow(k)).round();
+        if m >= 9.0e15 {
+            return None;
+        }
+        if m / ten_pow(k) == v {
+            return Some((m as u64, k));
+        }
+    }
+    None
+}
+
+impl Few {
+    fn push(&mut self, id: usize, v: Val<'_>, strings: &mut Interner) {
+        let b = &mut self.bytes;
+        put_varint(b, id as u64);
+        match v {
+            Val::Num(f) => match as_decimal(f) {
+                Some((m, k)) => {
+                    b.push(k);
+                    put_varint(b, m);
+                }
+                None => {
+                    b.push(K_RAW);
+                    b.extend_from_slice(&f.to_le_bytes());
+                }
+            },
+            Val::Yes => b.push(K_YES),
+            Val::No => b.push(K_NO),
+            Val::Word(w) => {
+                b.push(K_WORD);
+                let i = match self.words.iter().position(|x| **x == *w) {
+                    Some(i) => i,
+                    None => {
+                        self.words.push(strings.get(w));
+                        self.words.len() - 1
+                    }
+                };
+                put_varint(b, i as u64);
+            }
+        }
+    }
+
+    /// Every value kept, in order: (attribute id, value).
+    fn each(&self, mut f: impl FnMut(usize, Val<'_>)) {
+        let b = &self.bytes;
+        let mut pos = 0;
+        while pos < b.len() {
+            let id = get_varint(b, &mut pos) as usize;
+            let k = b[pos];
+            pos += 1;
+            let v = match k {
+                K_RAW => {
+                    let mut x = [0u8; 8];
+                    x.copy_from_slice(&b[pos..pos + 8]);
+                    pos += 8;
+                    Val::Num(f64::from_le_bytes(x))
+                }
+                K_YES => Val::Yes,
+                K_NO => Val::No,
+                K_WORD => {
+                    let i = get_varint(b, &mut pos) as usize;
+                    Val::Word(&self.words[i])
+                }
+                k => Val::Num(get_varint(b, &mut pos) as f64 / ten_pow(k)),
+            };
+            f(id, v);
+        }
+    }
+}
+
+/// A class's attributes: as read while it has few events, then per
+/// attribute (by id, the aggregate's `names`).
+#[derive(Debug, Clone)]
+enum Attrs {
+    Few(Few),
+    Full(Vec<Option<AttrStats>>),
+}
+
+impl Default for Attrs {
+    fn default() -> Self {
+        Attrs::Few(Few::default())
+    }
+}
+
+/// Time buckets a series keeps at most: past them, the buckets are made
+/// twice as wide.
+pub const SERIES_BUCKETS: i64 = 240;
+
+/// Events and their total time per time bucket. A bucket is 2^`shift`
+/// seconds, aligned on the epoch (so that two series are added exactly,
+/// the finer one made as coarse as the other first).
+#[derive(Debug, Clone, Default)]
+pub struct Series {
+    pub shift: u8,
+    /// (seconds since the epoch >> shift, events, Query_time sum), in order.
+    pub buckets: Vec<(i64, u64, f64)>,
+}
+
+impl Series {
+    fn add(&mut self, secs: i64, n: u64, t: f64) {
+        let idx = secs >> self.shift;
+        match self.buckets.last_mut() {
+            Some(l) if l.0 == idx => {
+                l.1 += n;
+                l.2 += t;
+                return;
+            }
+            _ => {}
+        }
+        match self.buckets.binary_search_by_key(&idx, |b| b.0) {
+            Ok(i) => {
+                self.buckets[i].1 += n;
+                self.buckets[i].2 += t;
+            }
+            Err(i) => {
+                // Most classes of a log of many are in one bucket.
+                if self.buckets.capacity() == 0 {
+                    self.buckets.reserve_exact(1);
+                }
+                self.buckets.insert(i, (idx, n, t));
+            }
+        }
+        self.fit();
+    }
+
+    fn fit(&mut self) {
+        while let (Some(f), Some(l)) = (self.buckets.first(), self.buckets.last()) {
+            if l.0 - f.0 < SERIES_BUCKETS {
+                break;
+            }
+            self.coarsen_to(self.shift + 1);
+        }
+    }
+
+    /// Makes the buckets 2^`shift` seconds wide (never narrower).
+    pub fn coarsen_to(&mut self, shift: u8) {
+        if shift <= self.shift {
+            return;
+        }
+        let d = (shift - self.shift) as u32;
+        let mut out: Vec<(i64, u64, f64)> = Vec::with_capacity(self.buckets.len());
+        for &(i, n, t) in &self.buckets {
+            let j = i >> d;
+            match out.last_mut() {
+                Some(l) if l.0 == j => {
+                    l.1 += n;
+                    l.2 += t;
+                }
+                _ => out.push((j, n, t)),
+            }
+        }
+        self.buckets = out;
+        self.shift = shift;
+    }
+
+    pub fn merge(&mut self, o: &Series) {
+        let shift = self.shift.max(o.shift);
+        self.coarsen_to(shift);
+        let mut o = o.clone();
+        o.coarsen_to(shift);
+        for (i, n, t) in o.buckets {
+            match self.buckets.binary_search_by_key(&i, |b| b.0) {
+                Ok(j) => {
+                    self.buckets[j].1 += n;
+                    self.buckets[j].2 += t;
+                }
+                Err(j) => self.buckets.insert(j, (i, n, t)),
+            }
+        }
+        self.fit();
+    }
+
+    /// Seconds a bucket spans.
+    pub fn width_s(&self) -> i64 {
+        1i64 << self.shift
+    }
+}
+
 /// The worst event of a class (the longest; the first when none has a time).
 #[derive(Debug, Clone)]
 pub struct Sample {
     pub query: Box<[u8]>,
     pub query_time: Option<f64>,
     pub ts: Option<i64>,
-    pub db: Option<Box<[u8]>>,
+    pub db: Option<Shared>,
+    /// The values of its `$1`.. placeholders, as PostgreSQL logged them
+    /// (`$1 = '5', $2 = NULL`).
+    pub params: Option<Box<[u8]>>,
     pub file: u32,
     pub line: u64,
     pub offset: u64,
@@ -480,70 +885,74 @@ const NOT_MEASURES: &[&[u8]] = &[
 #[derive(Debug, Clone, Default)]
 pub struct ClassStats {
     pub count: u64,
-    /// By attribute id (the aggregate's `names`).
-    pub attrs: Vec<Option<AttrStats>>,
+    attrs: Attrs,
     pub ts_min: Option<i64>,
     pub ts_max: Option<i64>,
     pub databases: StrCounts,
     pub users: StrCounts,
     pub hosts: StrCounts,
     pub sample: Option<Sample>,
+    /// Events and time per time bucket.
+    pub series: Series,
 }
 
 impl ClassStats {
-    fn attr(&mut self, id: usize) -> &mut AttrStats {
-        if self.attrs.len() <= id {
-            self.attrs.resize(id + 1, None);
+    /// The statistics of every attribute (made from the kept values when
+    /// there are few).
+    fn full(&mut self, strings: &mut Interner) -> &mut Vec<Option<AttrStats>> {
+        if let Attrs::Few(few) = &self.attrs {
+            let mut v: Vec<Option<AttrStats>> = Vec::new();
+            few.each(|id, val| attr_in(&mut v, id).record_val(val, strings));
+            self.attrs = Attrs::Full(v);
         }
-        self.attrs[id].get_or_insert_with(AttrStats::default)
+        match &mut self.attrs {
+            Attrs::Full(v) => v,
+            Attrs::Few(_) => unreachable!("made full above"),
+        }
     }
 
-    fn num(&mut self, id: usize, v: f64) {
-        self.attr(id)
-            .num
-            .get_or_insert_with(NumStats::default)
-            .record(v);
+    /// Records the values of one event (`count` already counts it).
+    fn record(&mut self, e: &LogEvent<'_>, vals: &[(usize, Slot)], strings: &mut Interner) {
+        if self.count <= FEW_EVENTS
+            && let Attrs::Few(few) = &mut self.attrs
+        {
+            few.bytes.reserve(vals.len() * 12);
+            for (id, v) in vals {
+                few.push(*id, v.get(e), strings);
+            }
+            few.bytes.shrink_to_fit();
+            return;
+        }
+        let full = self.full(strings);
+        for (id, v) in vals {
+            attr_in(full, *id).record_val(v.get(e), strings);
+        }
     }
 
-    fn add(&mut self, e: &LogEvent<'_>, ids: &[usize], file: u32, keep_sample: bool) {
+    fn add(
+        &mut self,
+        e: &LogEvent<'_>,
+        vals: &[(usize, Slot)],
+        file: u32,
+        keep_sample: bool,
+        strings: &mut Interner,
+    ) {
         self.count += 1;
-        if let Some(t) = e.query_time {
-            self.num(QUERY_TIME, t);
-        }
-        if let Some(t) = e.lock_time {
-            self.num(LOCK_TIME, t);
-        }
-        // pt-query-digest counts no rows for administrator commands.
-        let rows = |v: Option<u64>| if e.admin { v.map(|_| 0) } else { v };
-        if let Some(r) = rows(e.rows_sent) {
-            self.num(ROWS_SENT, r as f64);
-        }
-        if let Some(r) = rows(e.rows_examined) {
-            self.num(ROWS_EXAMINED, r as f64);
-        }
-        self.num(QUERY_LENGTH, e.query.len() as f64);
-        for ((k, v), id) in e.attrs.iter().zip(ids) {
-            if *id == usize::MAX {
-                continue;
-            }
-            if e.admin && (*k == b"Rows_affected" || *k == b"Rows_read") {
-                self.attr(*id).record(b"0");
-            } else {
-                self.attr(*id).record(v);
-            }
-        }
+        self.record(e, vals, strings);
         if let Some(ts) = e.ts {
             self.ts_min = Some(self.ts_min.map_or(ts, |m| m.min(ts)));
             self.ts_max = Some(self.ts_max.map_or(ts, |m| m.max(ts)));
+            self.series
+                .add(ts.div_euclid(1_000_000), 1, e.query_time.unwrap_or(0.0));
         }
         if let Some(d) = &e.db {
-            self.databases.record(d, 1);
+            self.databases.record(d, 1, strings);
         }
         if let Some(u) = &e.user {
-            self.users.record(u, 1);
+            self.users.record(u, 1, strings);
         }
         if let Some(h) = &e.host {
-            self.hosts.record(h, 1);
+            self.hosts.record(h, 1, strings);
         }
         if keep_sample {
             let worse = match (&self.sample, e.query_time) {
@@ -556,7 +965,8 @@ impl ClassStats {
                     query: e.query.into(),
                     query_time: e.query_time,
                     ts: e.ts,
-                    db: e.db.as_deref().map(Into::into),
+                    db: e.db.as_deref().map(|d| strings.get(d)),
+                    params: e.params.as_deref().map(Into::into),
                     file,
                     line: e.line,
                     offset: e.offset,
@@ -566,11 +976,28 @@ impl ClassStats {
     }
 
     /// Adds `o`, whose attribute ids map to ours through `map`.
-    fn merge(&mut self, o: &ClassStats, map: &[usize]) {
+    fn merge(&mut self, o: &ClassStats, map: &[usize], strings: &mut Interner) {
+        let before = self.count;
         self.count += o.count;
-        for (i, a) in o.attrs.iter().enumerate() {
-            if let Some(a) = a {
-                self.attr(map[i]).merge(a);
+        match &o.attrs {
+            Attrs::Few(f) => {
+                if self.count <= FEW_EVENTS
+                    && let Attrs::Few(mine) = &mut self.attrs
+                {
+                    f.each(|id, v| mine.push(map[id], v, strings));
+                } else {
+                    let full = self.full(strings);
+                    f.each(|id, v| attr_in(full, map[id]).record_val(v, strings));
+                }
+            }
+            Attrs::Full(attrs) => {
+                let _ = before;
+                let full = self.full(strings);
+                for (i, a) in attrs.iter().enumerate() {
+                    if let Some(a) = a {
+                        attr_in(full, map[i]).merge(a);
+                    }
+                }
             }
         }
         self.ts_min = match (self.ts_min, o.ts_min) {
@@ -584,6 +1011,7 @@ impl ClassStats {
         self.databases.merge(&o.databases);
         self.users.merge(&o.users);
         self.hosts.merge(&o.hosts);
+        self.series.merge(&o.series);
         if let Some(s) = &o.sample {
             let take = match &self.sample {
                 None => true,
@@ -602,9 +1030,88 @@ impl ClassStats {
         }
     }
 
-    pub fn attr_stats(&self, id: usize) -> Option<&AttrStats> {
-        self.attrs.get(id).and_then(Option::as_ref)
+    /// Renumbers the attributes (a class moved from another aggregate).
+    fn remap(&mut self, map: &[usize], strings: &mut Interner) {
+        match &mut self.attrs {
+            Attrs::Few(f) => {
+                let mut n = Few::default();
+                f.each(|id, v| n.push(map[id], v, strings));
+                *f = n;
+            }
+            Attrs::Full(v) => {
+                let mut attrs = Vec::new();
+                for (i, a) in v.drain(..).enumerate() {
+                    if let Some(a) = a {
+                        let to = map[i];
+                        if attrs.len() <= to {
+                            attrs.resize(to + 1, None);
+                        }
+                        attrs[to] = Some(a);
+                    }
+                }
+                *v = attrs;
+            }
+        }
     }
+
+    /// One attribute's statistics (made from the kept values when there are
+    /// few).
+    pub fn attr_stats(&self, id: usize) -> Option<Cow<'_, AttrStats>> {
+        match &self.attrs {
+            Attrs::Full(v) => v.get(id).and_then(Option::as_ref).map(Cow::Borrowed),
+            Attrs::Few(f) => {
+                let mut a: Option<AttrStats> = None;
+                let mut strings = Interner::default();
+                f.each(|i, v| {
+                    if i == id {
+                        a.get_or_insert_with(AttrStats::default)
+                            .record_val(v, &mut strings);
+                    }
+                });
+                a.map(Cow::Owned)
+            }
+        }
+    }
+
+    /// One attribute's numbers.
+    pub fn num_stats(&self, id: usize) -> Option<Cow<'_, NumStats>> {
+        match self.attr_stats(id)? {
+            Cow::Borrowed(a) => a.num.as_ref().map(Cow::Borrowed),
+            Cow::Owned(a) => a.num.map(Cow::Owned),
+        }
+    }
+
+    /// The count, sum, min and max of one attribute's numbers (cheaper than
+    /// [`ClassStats::num_stats`] while the values are few).
+    pub fn num_summary(&self, id: usize) -> Option<(u64, f64, f64, f64)> {
+        match &self.attrs {
+            Attrs::Full(v) => v
+                .get(id)
+                .and_then(Option::as_ref)
+                .and_then(|a| a.num.as_ref())
+                .map(|n| (n.count, n.sum, n.min, n.max)),
+            Attrs::Few(f) => {
+                let mut s: Option<(u64, f64, f64, f64)> = None;
+                f.each(|i, v| {
+                    if let (true, Val::Num(x)) = (i == id, v) {
+                        let e = s.get_or_insert((0, 0.0, f64::INFINITY, f64::NEG_INFINITY));
+                        e.0 += 1;
+                        e.1 += x;
+                        e.2 = e.2.min(x);
+                        e.3 = e.3.max(x);
+                    }
+                });
+                s
+            }
+        }
+    }
+}
+
+fn attr_in(v: &mut Vec<Option<AttrStats>>, id: usize) -> &mut AttrStats {
+    if v.len() <= id {
+        v.resize(id + 1, None);
+    }
+    v[id].get_or_insert_with(AttrStats::default)
 }
 
 /// The tables of an event's statement as `db.tbl` (`tbl` when neither the
@@ -655,13 +1162,17 @@ pub struct Aggregate {
     /// Attribute names by id.
     pub names: Vec<Box<[u8]>>,
     index: HashMap<Box<[u8]>, usize>,
-    /// By class key (the fingerprint, or the db, user, host).
-    pub classes: HashMap<Box<[u8]>, ClassStats>,
+    /// By class key (the fingerprint, or the db, user, host). Boxed: the
+    /// table's free slots cost a pointer, not a class.
+    pub classes: HashMap<Box<[u8]>, Box<ClassStats>>,
     pub global: ClassStats,
     /// Events read, and events left out by --since/--until.
     pub events_read: u64,
     pub events_filtered: u64,
+    /// The strings the classes share.
+    pub strings: Interner,
     ids: Vec<usize>,
+    vals: Vec<(usize, Slot)>,
     last_attrs: Vec<(Box<[u8]>, usize)>,
     key: Vec<u8>,
 }
@@ -677,7 +1188,9 @@ impl Aggregate {
             global: ClassStats::default(),
             events_read: 0,
             events_filtered: 0,
+            strings: Interner::default(),
             ids: Vec::new(),
+            vals: Vec::new(),
             last_attrs: Vec::new(),
             key: Vec::new(),
         };
@@ -745,6 +1258,35 @@ impl Aggregate {
             ids.push(id);
         }
         self.last_attrs = last;
+        // The event's values, read once for its class and the overall.
+        let mut vals = std::mem::take(&mut self.vals);
+        vals.clear();
+        if let Some(t) = e.query_time {
+            vals.push((QUERY_TIME, Slot::Num(t)));
+        }
+        if let Some(t) = e.lock_time {
+            vals.push((LOCK_TIME, Slot::Num(t)));
+        }
+        // pt-query-digest counts no rows for administrator commands.
+        let rows = |v: Option<u64>| if e.admin { v.map(|_| 0) } else { v };
+        if let Some(r) = rows(e.rows_sent) {
+            vals.push((ROWS_SENT, Slot::Num(r as f64)));
+        }
+        if let Some(r) = rows(e.rows_examined) {
+            vals.push((ROWS_EXAMINED, Slot::Num(r as f64)));
+        }
+        vals.push((QUERY_LENGTH, Slot::Num(e.query.len() as f64)));
+        for (j, ((k, v), id)) in e.attrs.iter().zip(&ids).enumerate() {
+            if *id == usize::MAX {
+                continue;
+            }
+            if e.admin && (*k == b"Rows_affected" || *k == b"Rows_read") {
+                vals.push((*id, Slot::Num(0.0)));
+            } else {
+                vals.push((*id, Slot::of(v, j)));
+            }
+        }
+        let strings = &mut self.strings;
         let key: &[u8] = match self.group_by {
             GroupBy::Fingerprint => {
                 self.key = if e.postgres {
@@ -769,29 +1311,31 @@ impl Aggregate {
             GroupBy::Table => {
                 for k in &table_keys {
                     match self.classes.get_mut(k.as_slice()) {
-                        Some(c) => c.add(e, &ids, file, true),
+                        Some(c) => c.add(e, &vals, file, true, strings),
                         None => {
-                            let mut c = ClassStats::default();
-                            c.add(e, &ids, file, true);
+                            let mut c = Box::<ClassStats>::default();
+                            c.add(e, &vals, file, true, strings);
                             self.classes.insert(k.as_slice().into(), c);
                         }
                     }
                 }
-                self.global.add(e, &ids, file, false);
+                self.global.add(e, &vals, file, false, strings);
                 self.ids = ids;
+                self.vals = vals;
                 return;
             }
         };
         match self.classes.get_mut(key) {
-            Some(c) => c.add(e, &ids, file, true),
+            Some(c) => c.add(e, &vals, file, true, strings),
             None => {
-                let mut c = ClassStats::default();
-                c.add(e, &ids, file, true);
+                let mut c = Box::<ClassStats>::default();
+                c.add(e, &vals, file, true, strings);
                 self.classes.insert(key.into(), c);
             }
         }
-        self.global.add(e, &ids, file, false);
+        self.global.add(e, &vals, file, false, strings);
         self.ids = ids;
+        self.vals = vals;
     }
 
     /// Adds another aggregate (of another part of the input).
@@ -799,25 +1343,16 @@ impl Aggregate {
         let map: Vec<usize> = o.names.iter().map(|n| self.id_of(n)).collect();
         self.events_read += o.events_read;
         self.events_filtered += o.events_filtered;
-        self.global.merge(&o.global, &map);
+        let strings = &mut self.strings;
+        self.global.merge(&o.global, &map, strings);
         let same_ids = map.iter().enumerate().all(|(i, m)| i == *m);
         for (k, mut c) in o.classes {
             match self.classes.get_mut(&k) {
-                Some(m) => m.merge(&c, &map),
+                Some(m) => m.merge(&c, &map, strings),
                 None => {
                     // Moved, not copied: a log of many classes is not held twice.
                     if !same_ids {
-                        let mut attrs = Vec::new();
-                        for (i, a) in c.attrs.drain(..).enumerate() {
-                            if let Some(a) = a {
-                                let to = map[i];
-                                if attrs.len() <= to {
-                                    attrs.resize(to + 1, None);
-                                }
-                                attrs[to] = Some(a);
-                            }
-                        }
-                        c.attrs = attrs;
+                        c.remap(&map, strings);
                     }
                     self.classes.insert(k, c);
                 }
@@ -859,6 +1394,72 @@ mod tests {
         let sorted = keys.clone();
         keys.sort();
         assert_eq!(keys, sorted, "keys follow values");
+    }
+
+    #[test]
+    fn histogram_from_a_list_to_a_map() {
+        // 30 buckets in the list, then 200 in the map: the same answers.
+        for n in [30u64, 200] {
+            let mut a = Hist::default();
+            let mut b = Hist::default();
+            for v in 1..=n {
+                a.record(v);
+                a.record(v);
+                b.record(n + 1 - v);
+            }
+            a.merge(&b);
+            assert_eq!(a.buckets(), n as usize);
+            assert_eq!(a.quantile(0.5, 3 * n), n / 2);
+            assert_eq!(a.quantile(1.0, 3 * n), n);
+            assert_eq!(a.decades().iter().sum::<u64>(), 3 * n);
+            assert_eq!(
+                matches!(a.buckets, Some(Buckets::Many(_))),
+                n > FEW_BUCKETS as u64
+            );
+        }
+        // A count past 2^32 in one bucket.
+        let mut h = Hist::default();
+        h.record(5);
+        let big = Hist {
+            run_key: key_of(5),
+            run_n: 1 << 33,
+            ..Default::default()
+        };
+        h.merge(&big);
+        assert_eq!(h.sorted(), [(5, (1 << 33) + 1)]);
+    }
+
+    #[test]
+    fn few_values_are_kept_bit_for_bit() {
+        let mut f = Few::default();
+        let mut strings = Interner::default();
+        let vals = [0.000490, 12.5, 1e-7, 0.1 + 0.2, 3.0, -2.0, 1e300, f64::NAN];
+        for (i, v) in vals.iter().enumerate() {
+            f.push(i, Val::Num(*v), &mut strings);
+        }
+        f.push(300, Val::Word(b"InnoDB"), &mut strings);
+        f.push(301, Val::Yes, &mut strings);
+        let mut back: Vec<(usize, String)> = Vec::new();
+        f.each(|id, v| {
+            back.push((
+                id,
+                match v {
+                    Val::Num(x) => format!("n{}", x.to_bits()),
+                    Val::Word(w) => format!("w{}", String::from_utf8_lossy(w)),
+                    Val::Yes => "yes".into(),
+                    Val::No => "no".into(),
+                },
+            ))
+        });
+        for (i, v) in vals.iter().enumerate() {
+            assert_eq!(back[i], (i, format!("n{}", v.to_bits())), "{v}");
+        }
+        assert_eq!(back[8], (300, "wInnoDB".to_string()));
+        assert_eq!(back[9], (301, "yes".to_string()));
+        // The decimals logs write take a few bytes: 0.000490 is 49e-5.
+        let mut g = Few::default();
+        g.push(3, Val::Num(0.000490), &mut strings);
+        assert_eq!(g.bytes, [3, 5, 49]);
     }
 
     #[test]

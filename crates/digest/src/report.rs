@@ -8,7 +8,9 @@ use crate::aggregate::{
 use crate::event::format_ts;
 use crate::fingerprint::{id_matches, query_id_bytes};
 use crate::tables::{explainable, tables};
+use serde::ser::{SerializeMap, SerializeSeq};
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// The statistic classes are ranked by.
@@ -97,27 +99,44 @@ pub struct ReportOptions {
 /// A class as reported.
 pub struct Ranked<'a> {
     pub rank: usize,
-    pub key: String,
-    pub id: Option<String>,
+    /// The class's key as the aggregate holds it.
+    pub raw: &'a [u8],
+    /// Whether the key is a fingerprint (which has a query ID).
+    pub fingerprint: bool,
     pub stats: &'a ClassStats,
+}
+
+impl Ranked<'_> {
+    /// The fingerprint, or the database, user, host or table.
+    pub fn key(&self) -> String {
+        String::from_utf8_lossy(self.raw).into_owned()
+    }
+
+    /// The query ID (32 hex digits) of a fingerprint.
+    pub fn id(&self) -> Option<String> {
+        self.fingerprint.then(|| query_id_bytes(self.raw))
+    }
 }
 
 fn sort_value(c: &ClassStats, attr: Option<usize>, f: OrderFn) -> f64 {
     if f == OrderFn::Count {
         return c.count as f64;
     }
-    let Some(n) = attr
-        .and_then(|a| c.attr_stats(a))
-        .and_then(|a| a.num.as_ref())
-    else {
+    let Some((count, sum, min, max)) = attr.and_then(|a| c.num_summary(a)) else {
         return 0.0;
     };
     match f {
-        OrderFn::Sum => n.sum,
-        OrderFn::Min => n.min,
-        OrderFn::Max => n.max,
-        OrderFn::Avg => n.avg(),
-        OrderFn::Count => n.count as f64,
+        OrderFn::Sum => sum,
+        OrderFn::Min => min,
+        OrderFn::Max => max,
+        OrderFn::Avg => {
+            if count == 0 {
+                0.0
+            } else {
+                sum / count as f64
+            }
+        }
+        OrderFn::Count => count as f64,
     }
 }
 
@@ -126,44 +145,37 @@ pub fn ranked<'a>(d: &'a Digest, o: &ReportOptions) -> Vec<Ranked<'a>> {
     let agg = &d.aggregate;
     let attr = agg.id(&o.order_by.attribute);
     let fp = agg.group_by == GroupBy::Fingerprint;
-    let mut v: Vec<(f64, Ranked<'a>)> = agg
+    // Keys and IDs are made for the classes shown only (a log may have
+    // hundreds of thousands).
+    let mut v: Vec<(f64, &'a [u8], &'a ClassStats)> = agg
         .classes
         .iter()
-        .map(|(k, c)| {
-            let key = String::from_utf8_lossy(k).into_owned();
-            let id = fp.then(|| query_id_bytes(k));
-            (
-                sort_value(c, attr, o.order_by.func),
-                Ranked {
-                    rank: 0,
-                    key,
-                    id,
-                    stats: c,
-                },
-            )
-        })
+        .map(|(k, c)| (sort_value(c, attr, o.order_by.func), &**k, &**c))
         .collect();
     v.sort_by(|a, b| {
         b.0.total_cmp(&a.0)
-            .then_with(|| b.1.stats.count.cmp(&a.1.stats.count))
-            .then_with(|| a.1.key.cmp(&b.1.key))
+            .then_with(|| b.2.count.cmp(&a.2.count))
+            .then_with(|| a.1.cmp(b.1))
     });
-    let mut out: Vec<Ranked<'a>> = v
-        .into_iter()
-        .enumerate()
-        .map(|(i, (_, mut r))| {
-            r.rank = i + 1;
-            r
-        })
-        .collect();
-    if !o.ids.is_empty() {
-        out.retain(|r| {
-            r.id.as_deref()
-                .is_some_and(|id| o.ids.iter().any(|g| id_matches(g, id)))
+    let mut out = Vec::new();
+    for (i, (_, k, c)) in v.into_iter().enumerate() {
+        if o.limit > 0 && out.len() >= o.limit {
+            break;
+        }
+        let wanted = o.ids.is_empty()
+            || fp && {
+                let id = query_id_bytes(k);
+                o.ids.iter().any(|g| id_matches(g, &id))
+            };
+        if !wanted {
+            continue;
+        }
+        out.push(Ranked {
+            rank: i + 1,
+            raw: k,
+            fingerprint: fp,
+            stats: c,
         });
-    }
-    if o.limit > 0 {
-        out.truncate(o.limit);
     }
     out
 }
@@ -188,7 +200,7 @@ fn label(name: &str) -> String {
     l.chars().take(12).collect()
 }
 
-fn time_text(s: f64) -> String {
+pub fn time_text(s: f64) -> String {
     if s == 0.0 {
         "0".into()
     } else if s < 0.001 {
@@ -287,10 +299,7 @@ fn qps(c: &ClassStats) -> f64 {
 }
 
 fn concurrency(c: &ClassStats) -> f64 {
-    let t = c
-        .attr_stats(QUERY_TIME)
-        .and_then(|a| a.num.as_ref())
-        .map_or(0.0, |n| n.sum);
+    let t = c.num_summary(QUERY_TIME).map_or(0.0, |n| n.1);
     span_s(c).map_or(0.0, |s| t / s)
 }
 
@@ -384,6 +393,18 @@ fn summary_line(d: &Digest, version: &str) -> String {
 
 /// The text report.
 pub fn text(d: &Digest, o: &ReportOptions) -> String {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write_text(d, o, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Writes the text report to `w`, a class at a time.
+pub fn write_text(
+    d: &Digest,
+    o: &ReportOptions,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     let mut s = String::new();
     let agg = &d.aggregate;
     let g = &agg.global;
@@ -442,7 +463,7 @@ pub fn text(d: &Digest, o: &ReportOptions) -> String {
         "# ============     ======= ======= ======= ======= ======= ======= ======="
     );
     for (i, name) in &order {
-        if let Some(n) = g.attr_stats(*i).and_then(|a| a.num.as_ref()) {
+        if let Some(n) = g.num_stats(*i) {
             let v = |x: f64| value_text(name, x);
             let _ = writeln!(
                 s,
@@ -461,10 +482,7 @@ pub fn text(d: &Digest, o: &ReportOptions) -> String {
     booleans(&mut s, g, &order);
     // The profile.
     let ranked = ranked(d, o);
-    let total_time = g
-        .attr_stats(QUERY_TIME)
-        .and_then(|a| a.num.as_ref())
-        .map_or(0.0, |n| n.sum);
+    let total_time = g.num_stats(QUERY_TIME).map_or(0.0, |n| n.sum);
     let by = agg.group_by;
     let id_head = if by == GroupBy::Fingerprint {
         "Query ID"
@@ -488,7 +506,8 @@ pub fn text(d: &Digest, o: &ReportOptions) -> String {
     );
     for r in &ranked {
         let c = r.stats;
-        let qt = c.attr_stats(QUERY_TIME).and_then(|a| a.num.as_ref());
+        let qt = c.num_stats(QUERY_TIME);
+        let qt = qt.as_deref();
         let sum = qt.map_or(0.0, |n| n.sum);
         let per = qt.map_or(0.0, |n| n.avg());
         let vm = qt.map_or(0.0, vm);
@@ -496,9 +515,10 @@ pub fn text(d: &Digest, o: &ReportOptions) -> String {
             .sample
             .as_ref()
             .map(|x| String::from_utf8_lossy(&x.query).into_owned());
-        let idcol = match &r.id {
+        let key = r.key();
+        let idcol = match r.id() {
             Some(id) => format!("0x{id}"),
-            None => r.key.chars().take(34).collect(),
+            None => key.chars().take(34).collect(),
         };
         let _ = writeln!(
             s,
@@ -511,7 +531,7 @@ pub fn text(d: &Digest, o: &ReportOptions) -> String {
             per,
             vm,
             if by == GroupBy::Fingerprint {
-                item(&r.key, sample.as_deref())
+                item(&key, sample.as_deref())
             } else {
                 String::new()
             }
@@ -522,7 +542,7 @@ pub fn text(d: &Digest, o: &ReportOptions) -> String {
         let rest_time = total_time
             - ranked
                 .iter()
-                .filter_map(|r| r.stats.attr_stats(QUERY_TIME).and_then(|a| a.num.as_ref()))
+                .filter_map(|r| r.stats.num_stats(QUERY_TIME))
                 .map(|n| n.sum)
                 .sum::<f64>();
         let rest_count = g.count - shown;
@@ -542,14 +562,17 @@ pub fn text(d: &Digest, o: &ReportOptions) -> String {
             agg.classes.len() - ranked.len()
         );
     }
+    w.write_all(s.as_bytes())?;
     for r in &ranked {
+        s.clear();
         class_text(&mut s, d, r, g, &order);
+        w.write_all(s.as_bytes())?;
     }
-    s
+    Ok(())
 }
 
 /// Variance-to-mean ratio of a class's times.
-fn vm(n: &NumStats) -> f64 {
+pub fn vm(n: &NumStats) -> f64 {
     let m = n.avg();
     if m > 0.0 {
         n.stddev() * n.stddev() / m
@@ -559,7 +582,7 @@ fn vm(n: &NumStats) -> f64 {
 }
 
 fn booleans(s: &mut String, c: &ClassStats, order: &[(usize, String)]) {
-    let bools: Vec<(&String, &AttrStats)> = order
+    let bools: Vec<(&String, Cow<'_, AttrStats>)> = order
         .iter()
         .filter_map(|(i, n)| c.attr_stats(*i).map(|a| (n, a)))
         .filter(|(_, a)| a.num.is_none() && a.yes + a.no > 0)
@@ -585,7 +608,7 @@ fn strings_line(s: &mut String, what: &str, v: &crate::aggregate::StrCounts, tot
     if sorted.is_empty() {
         return;
     }
-    if sorted.len() == 1 && v.other == 0 {
+    if sorted.len() == 1 && v.other() == 0 {
         let _ = writeln!(s, "# {what:<12} {}", sorted[0].0);
         return;
     }
@@ -599,12 +622,20 @@ fn strings_line(s: &mut String, what: &str, v: &crate::aggregate::StrCounts, tot
         s,
         "# {what:<12} {}{}",
         parts.join(", "),
-        if more > 0 || v.other > 0 {
-            format!("... {} more", more as u64 + v.other.min(1))
+        if more > 0 || v.other() > 0 {
+            format!("... {} more", more as u64 + v.other().min(1))
         } else {
             String::new()
         }
     );
+}
+
+/// One class's part of the text report (its header, attributes,
+/// distribution, tables and worst sample).
+pub fn class_block(d: &Digest, r: &Ranked<'_>) -> String {
+    let mut s = String::new();
+    class_text(&mut s, d, r, &d.aggregate.global, &attribute_order(d));
+    s
 }
 
 fn class_text(
@@ -620,7 +651,7 @@ fn class_text(
         let f = file_name(d, x.file);
         format!(" at byte {} ({f} line {})", x.offset, x.line)
     });
-    match &r.id {
+    match r.id() {
         Some(id) => {
             let _ = writeln!(
                 s,
@@ -638,12 +669,12 @@ fn class_text(
                 qps(c),
                 concurrency(c),
                 d.aggregate.group_by.name(),
-                r.key
+                r.key()
             );
         }
     }
-    if let Some(n) = c.attr_stats(QUERY_TIME).and_then(|a| a.num.as_ref()) {
-        let _ = writeln!(s, "# Scores: V/M = {:.2}", vm(n));
+    if let Some(n) = c.num_stats(QUERY_TIME) {
+        let _ = writeln!(s, "# Scores: V/M = {:.2}", vm(&n));
     }
     let _ = writeln!(s, "# Time range: {}", time_range(c));
     let _ = writeln!(
@@ -662,13 +693,10 @@ fn class_text(
         c.count
     );
     for (i, name) in order {
-        let Some(n) = c.attr_stats(*i).and_then(|a| a.num.as_ref()) else {
+        let Some(n) = c.num_stats(*i) else {
             continue;
         };
-        let gs = g
-            .attr_stats(*i)
-            .and_then(|a| a.num.as_ref())
-            .map_or(0.0, |x| x.sum);
+        let gs = g.num_stats(*i).map_or(0.0, |x| x.sum);
         let v = |x: f64| value_text(name, x);
         let _ = writeln!(
             s,
@@ -690,7 +718,7 @@ fn class_text(
     strings_line(s, "Databases", &c.databases, c.count);
     strings_line(s, "Hosts", &c.hosts, c.count);
     strings_line(s, "Users", &c.users, c.count);
-    if let Some(n) = c.attr_stats(QUERY_TIME).and_then(|a| a.num.as_ref()) {
+    if let Some(n) = c.num_stats(QUERY_TIME) {
         let _ = writeln!(s, "# Query_time distribution");
         let dec = n.hist.decades();
         let top = dec.iter().copied().max().unwrap_or(0).max(1);
@@ -754,9 +782,16 @@ fn class_text(
     if let Some(db) = &db {
         let _ = writeln!(s, "USE `{db}`;");
     }
+    let params = sample
+        .params
+        .as_ref()
+        .map(|p| String::from_utf8_lossy(p).into_owned());
+    if let Some(p) = &params {
+        let _ = writeln!(s, "# Parameters: {p}");
+    }
     if explainable(&q) && !q.trim_end().ends_with("\\G") {
         let _ = writeln!(s, "# EXPLAIN");
-        let _ = writeln!(s, "EXPLAIN {}\\G", q.trim_end());
+        let _ = writeln!(s, "EXPLAIN {}\\G", explain_statement(&q, params.as_deref()));
     } else {
         let _ = writeln!(s, "{}\\G", q.trim_end());
     }
@@ -801,66 +836,89 @@ fn counts_json(v: &crate::aggregate::StrCounts) -> Value {
     for (k, n) in v.sorted() {
         m.insert(k, n.into());
     }
-    if v.other > 0 {
-        m.insert("(other)".into(), v.other.into());
+    if v.other() > 0 {
+        m.insert("(other)".into(), v.other().into());
     }
     Value::Object(m)
+}
+
+/// Events and query time per time bucket, at the overall buckets' width:
+/// `{"width_s": W, "buckets": [[start (Unix seconds), events, Query_time sum], ...]}`.
+fn series_json(c: &ClassStats, shift: u8) -> Value {
+    let mut s = c.series.clone();
+    s.coarsen_to(shift);
+    let w = s.width_s();
+    json!({
+        "width_s": w,
+        "buckets": s
+            .buckets
+            .iter()
+            .map(|&(i, n, t)| json!([i * w, n, t]))
+            .collect::<Vec<_>>(),
+    })
 }
 
 fn ts_json(t: Option<i64>) -> Value {
     t.map_or(Value::Null, |t| Value::String(format_ts(t)))
 }
 
-/// The JSON document (schema `dbmeter.digest`, version 1; docs/digest.md).
-pub fn json(d: &Digest, o: &ReportOptions) -> Value {
+/// One class's JSON object.
+fn class_json(d: &Digest, r: &Ranked<'_>, order: &[(usize, String)], total_time: f64) -> Value {
+    let c = r.stats;
+    let sample = c.sample.as_ref().map(|x| {
+        let q = String::from_utf8_lossy(&x.query).into_owned();
+        let tabs = tables(&q);
+        let db = x
+            .db
+            .as_ref()
+            .map(|b| String::from_utf8_lossy(b).into_owned());
+        let params = x
+            .params
+            .as_ref()
+            .map(|p| String::from_utf8_lossy(p).into_owned());
+        json!({
+            "query": q,
+            "query_time": x.query_time,
+            "ts": ts_json(x.ts),
+            "db": db,
+            "file": file_name(d, x.file),
+            "line": x.line,
+            "byte": x.offset,
+            "params": params,
+            "explain": explainable(&q).then(|| format!("EXPLAIN {}", explain_statement(&q, params.as_deref()))),
+            "show_create_table": tabs.iter().map(|t| match (&db, t.contains("`.`")) {
+                (Some(db), false) => format!("SHOW CREATE TABLE `{db}`.{t}"),
+                _ => format!("SHOW CREATE TABLE {t}"),
+            }).collect::<Vec<_>>(),
+        })
+    });
+    let qt = c.num_stats(QUERY_TIME);
+    let qt = qt.as_deref();
+    json!({
+        "rank": r.rank,
+        "id": r.id(),
+        "key": r.key(),
+        "query_count": c.count,
+        "ts_min": ts_json(c.ts_min),
+        "ts_max": ts_json(c.ts_max),
+        "qps": qps(c),
+        "concurrency": concurrency(c),
+        "response_time_pct": pct(qt.map_or(0.0, |n| n.sum), total_time),
+        "vm": qt.map_or(0.0, vm),
+        "attributes": attrs_json(c, order),
+        "query_time_histogram": qt.map(|n| n.hist.decades().to_vec()),
+        "databases": counts_json(&c.databases),
+        "users": counts_json(&c.users),
+        "hosts": counts_json(&c.hosts),
+        "sample": sample,
+        "time_buckets": series_json(c, d.aggregate.global.series.shift),
+    })
+}
+
+/// The document without its classes.
+fn json_head(d: &Digest, o: &ReportOptions, order: &[(usize, String)]) -> Map<String, Value> {
     let agg = &d.aggregate;
     let g = &agg.global;
-    let order = attribute_order(d);
-    let ranked = ranked(d, o);
-    let classes: Vec<Value> = ranked
-        .iter()
-        .map(|r| {
-            let c = r.stats;
-            let sample = c.sample.as_ref().map(|x| {
-                let q = String::from_utf8_lossy(&x.query).into_owned();
-                let tabs = tables(&q);
-                let db = x.db.as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
-                json!({
-                    "query": q,
-                    "query_time": x.query_time,
-                    "ts": ts_json(x.ts),
-                    "db": db,
-                    "file": file_name(d, x.file),
-                    "line": x.line,
-                    "byte": x.offset,
-                    "explain": explainable(&q).then(|| format!("EXPLAIN {}", q.trim_end())),
-                    "show_create_table": tabs.iter().map(|t| match (&db, t.contains("`.`")) {
-                        (Some(db), false) => format!("SHOW CREATE TABLE `{db}`.{t}"),
-                        _ => format!("SHOW CREATE TABLE {t}"),
-                    }).collect::<Vec<_>>(),
-                })
-            });
-            let qt = c.attr_stats(QUERY_TIME).and_then(|a| a.num.as_ref());
-            json!({
-                "rank": r.rank,
-                "id": r.id,
-                "key": r.key,
-                "query_count": c.count,
-                "ts_min": ts_json(c.ts_min),
-                "ts_max": ts_json(c.ts_max),
-                "qps": qps(c),
-                "concurrency": concurrency(c),
-                "response_time_pct": pct(qt.map_or(0.0, |n| n.sum), g.attr_stats(QUERY_TIME).and_then(|a| a.num.as_ref()).map_or(0.0, |n| n.sum)),
-                "vm": qt.map_or(0.0, vm),
-                "attributes": attrs_json(c, &order),
-                "query_time_histogram": qt.map(|n| n.hist.decades().to_vec()),
-                "databases": counts_json(&c.databases),
-                "users": counts_json(&c.users),
-                "hosts": counts_json(&c.hosts),
-                "sample": sample,
-            })
-        })
-        .collect();
     let files: Vec<Value> = d
         .files
         .iter()
@@ -878,7 +936,7 @@ pub fn json(d: &Digest, o: &ReportOptions) -> Value {
             v
         })
         .collect();
-    json!({
+    let head = json!({
         "schema": "dbmeter.digest",
         "schema_version": 1,
         "dbmeter": o.version,
@@ -899,11 +957,216 @@ pub fn json(d: &Digest, o: &ReportOptions) -> Value {
             "ts_max": ts_json(g.ts_max),
             "qps": qps(g),
             "concurrency": concurrency(g),
-            "attributes": attrs_json(g, &order),
-            "query_time_histogram": g.attr_stats(QUERY_TIME).and_then(|a| a.num.as_ref()).map(|n| n.hist.decades().to_vec()),
+            "attributes": attrs_json(g, order),
+            "query_time_histogram": g.num_stats(QUERY_TIME).map(|n| n.hist.decades().to_vec()),
+            "time_buckets": series_json(g, g.series.shift),
         },
-        "classes": classes,
-    })
+    });
+    match head {
+        Value::Object(m) => m,
+        _ => unreachable!("an object literal"),
+    }
+}
+
+/// The JSON document (schema `dbmeter.digest`, version 1; docs/digest.md).
+pub fn json(d: &Digest, o: &ReportOptions) -> Value {
+    let order = attribute_order(d);
+    let total = total_time(d);
+    let mut m = json_head(d, o, &order);
+    let classes: Vec<Value> = ranked(d, o)
+        .iter()
+        .map(|r| class_json(d, r, &order, total))
+        .collect();
+    m.insert("classes".into(), Value::Array(classes));
+    Value::Object(m)
+}
+
+/// The document's fields in order, its classes made one at a time as they
+/// are written (a log of many classes is never held as one JSON value).
+struct JsonDoc<'a> {
+    d: &'a Digest,
+    head: Map<String, Value>,
+    ranked: Vec<Ranked<'a>>,
+    order: Vec<(usize, String)>,
+    total: f64,
+}
+
+struct JsonClasses<'a, 'b>(&'b JsonDoc<'a>);
+
+impl serde::Serialize for JsonClasses<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let doc = self.0;
+        let mut seq = s.serialize_seq(Some(doc.ranked.len()))?;
+        for r in &doc.ranked {
+            seq.serialize_element(&class_json(doc.d, r, &doc.order, doc.total))?;
+        }
+        seq.end()
+    }
+}
+
+impl serde::Serialize for JsonDoc<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // In the order of the keys, as a JSON value's map writes them.
+        let mut m = s.serialize_map(Some(self.head.len() + 1))?;
+        let mut classes_done = false;
+        for (k, v) in &self.head {
+            if !classes_done && k.as_str() > "classes" {
+                m.serialize_entry("classes", &JsonClasses(self))?;
+                classes_done = true;
+            }
+            m.serialize_entry(k, v)?;
+        }
+        if !classes_done {
+            m.serialize_entry("classes", &JsonClasses(self))?;
+        }
+        m.end()
+    }
+}
+
+/// Writes the JSON document (pretty, as `json` would be printed) to `w`.
+pub fn write_json(
+    d: &Digest,
+    o: &ReportOptions,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let order = attribute_order(d);
+    let doc = JsonDoc {
+        d,
+        head: json_head(d, o, &order),
+        ranked: ranked(d, o),
+        order,
+        total: total_time(d),
+    };
+    serde_json::to_writer_pretty(&mut *w, &doc).map_err(std::io::Error::other)?;
+    w.write_all(b"\n")
+}
+
+/// The total Query_time of every event.
+pub fn total_time(d: &Digest) -> f64 {
+    d.aggregate
+        .global
+        .num_summary(QUERY_TIME)
+        .map_or(0.0, |n| n.1)
+}
+
+/// `$1 = '5', $2 = NULL` as (number, value) pairs.
+pub fn parse_params(p: &str) -> Vec<(usize, String)> {
+    let b = p.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        while i < b.len() && (b[i] == b' ' || b[i] == b',') {
+            i += 1;
+        }
+        if i >= b.len() || b[i] != b'$' {
+            break;
+        }
+        let start = i + 1;
+        let mut j = start;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        let Ok(n) = p[start..j].parse::<usize>() else {
+            break;
+        };
+        let Some(rest) = p[j..].strip_prefix(" = ") else {
+            break;
+        };
+        let v0 = j + 3;
+        let mut k = v0;
+        if b.get(k) == Some(&b'\'') {
+            // A quoted value, '' inside.
+            k += 1;
+            loop {
+                match b.get(k) {
+                    None => break,
+                    Some(b'\'') if b.get(k + 1) == Some(&b'\'') => k += 2,
+                    Some(b'\'') => {
+                        k += 1;
+                        break;
+                    }
+                    Some(_) => k += 1,
+                }
+            }
+        } else {
+            let _ = rest;
+            while k < b.len() && b[k] != b',' {
+                k += 1;
+            }
+        }
+        out.push((n, p[v0..k].trim_end().to_string()));
+        i = k;
+    }
+    out
+}
+
+/// The statement with its `$N` placeholders replaced by the logged values
+/// (outside quotes and comments), for a ready EXPLAIN; as it is without them.
+pub fn explain_statement(q: &str, params: Option<&str>) -> String {
+    let q = q.trim_end();
+    let Some(p) = params else {
+        return q.to_string();
+    };
+    let vals = parse_params(p);
+    if vals.is_empty() {
+        return q.to_string();
+    }
+    let b = q.as_bytes();
+    let mut out = String::with_capacity(q.len() + p.len());
+    let mut i = 0;
+    let mut copied = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' => {
+                let quote = b[i];
+                i += 1;
+                while i < b.len() {
+                    if b[i] == quote {
+                        if b.get(i + 1) == Some(&quote) {
+                            i += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 2;
+            }
+            b'$' if b.get(i + 1).is_some_and(u8::is_ascii_digit)
+                && (i == 0
+                    || !(b[i - 1].is_ascii_alphanumeric()
+                        || b[i - 1] == b'_'
+                        || b[i - 1] == b'$')) =>
+            {
+                let mut j = i + 1;
+                while j < b.len() && b[j].is_ascii_digit() {
+                    j += 1;
+                }
+                let n: usize = q[i + 1..j].parse().unwrap_or(0);
+                if let Some((_, v)) = vals.iter().find(|(k, _)| *k == n) {
+                    out.push_str(&q[copied..i]);
+                    out.push_str(v);
+                    copied = j;
+                }
+                i = j;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&q[copied.min(q.len())..]);
+    out
 }
 
 #[cfg(test)]
@@ -940,5 +1203,25 @@ mod tests {
             item("create table a", Some("create table a(id int)")),
             "CREATE TABLE a"
         );
+    }
+
+    #[test]
+    fn parameters_go_into_the_explained_statement() {
+        let p = "$1 = '5', $2 = NULL, $10 = 'a,''b'''";
+        assert_eq!(
+            parse_params(p),
+            [
+                (1, "'5'".to_string()),
+                (2, "NULL".to_string()),
+                (10, "'a,''b'''".to_string())
+            ]
+        );
+        let q =
+            "SELECT '$1', \"$2\" FROM t WHERE a = $1 AND b IS $2 AND c = $10 -- $1\n AND d = $3";
+        assert_eq!(
+            explain_statement(q, Some(p)),
+            "SELECT '$1', \"$2\" FROM t WHERE a = '5' AND b IS NULL AND c = 'a,''b''' -- $1\n AND d = $3"
+        );
+        assert_eq!(explain_statement("SELECT $1 ", None), "SELECT $1");
     }
 }

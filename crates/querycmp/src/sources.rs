@@ -272,8 +272,8 @@ pub fn from_logs(logs: &[String], limit: usize) -> Result<(Vec<Query>, Vec<Strin
     let mut classes: Vec<_> = d.aggregate.classes.iter().collect();
     let total = |c: &dbmeter_digest::aggregate::ClassStats| {
         c.attr_stats(QUERY_TIME)
-            .and_then(|a| a.num.as_ref())
-            .map_or(0.0, |n| n.sum)
+            .and_then(|a| a.num.as_ref().map(|n| n.sum))
+            .unwrap_or(0.0)
     };
     classes.sort_by(|x, y| {
         total(y.1)

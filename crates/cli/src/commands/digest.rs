@@ -10,7 +10,7 @@ use dbmeter_digest::{GroupBy, LogFormat, Options, TimeFilter, event, fingerprint
 
 pub const PAGE: Page = Page {
     usage: &[
-        "digest LOG... [--group-by=fingerprint|db|user|host] [--order-by=ATTR:FUNC] [--limit=N] [--since=T] [--until=T] [--format=text|json] [--output=FILE]",
+        "digest LOG... [--group-by=fingerprint|db|user|host] [--order-by=ATTR:FUNC] [--limit=N] [--since=T] [--until=T] [--format=text|json|html] [--output=FILE]",
     ],
     about: &[
         "Reads MySQL/MariaDB query logs (the slow query log with every attribute line, \
@@ -79,8 +79,10 @@ pub const PAGE: Page = Page {
         ),
         opt(
             "format",
-            "text|json",
-            "json: the dbmeter.digest document (docs/digest.md)",
+            "text|json|html",
+            "json: the dbmeter.digest document (docs/digest.md); html: one page that \
+             stands alone, with charts of the statements and query time over time, the \
+             top classes and their share of the time, the profile and the classes",
         )
         .default("text"),
         opt("output", "FILE", "write to FILE instead of standard output"),
@@ -102,6 +104,10 @@ pub const PAGE: Page = Page {
         Example {
             what: "Last night's compressed log, by database, as JSON",
             command: "digest slow.log.1.gz --group-by=db --format=json --output=digest.json",
+        },
+        Example {
+            what: "A page with charts to open in a browser",
+            command: "digest slow.log --format=html --output=digest.html",
         },
         Example {
             what: "One class by its pt-query-digest ID, worst single runs first",
@@ -148,7 +154,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             "which log? e.g. `dbmeter digest /var/lib/mysql/host-slow.log` (- for standard input; `dbmeter help digest`)".into(),
         ));
     }
-    let format = a.format(&["text", "json"], "digest")?;
+    let format = a.format(&["text", "json", "html"], "digest")?;
     let group_by = match a.get("group-by") {
         None => GroupBy::Fingerprint,
         Some(g) => GroupBy::parse(g).ok_or_else(|| {
@@ -228,12 +234,18 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             None => None,
         },
     };
+    // A bar to the end when the bytes to read are known (files, not
+    // compressed); else the bytes read so far. Drawn on a terminal only.
+    let total = plain_size(&a.words);
     let bar =
-        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-    if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{spinner} digest: {bytes} read, {bytes_per_sec} ({elapsed})",
-    ) {
-        bar.set_style(style);
+        indicatif::ProgressBar::with_draw_target(total, indicatif::ProgressDrawTarget::stderr());
+    let template = if total.is_some() {
+        "digest: [{bar:20}] {bytes}/{total_bytes} read, {bytes_per_sec}, ETA {eta}"
+    } else {
+        "{spinner} digest: {bytes} read, {bytes_per_sec} ({elapsed})"
+    };
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
     }
     let d = dbmeter_digest::digest(&a.words, &opts, &|n| bar.set_position(n))
         .map_err(|e| CliError::Failed(e.to_string()));
@@ -257,29 +269,79 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         ids,
         version: super::VERSION.to_string(),
     };
-    let out = if format == "json" {
-        serde_json::to_string_pretty(&dbmeter_digest::report::json(&d, &ro))
-            .map_err(|e| CliError::Failed(format!("cannot write JSON: {e}")))?
-            + "\n"
-    } else {
-        dbmeter_digest::report::text(&d, &ro)
+    // Written as it is made, a class at a time: a log of many classes is
+    // never held as one text.
+    let write = |w: &mut dyn std::io::Write| -> std::io::Result<()> {
+        if format == "json" {
+            dbmeter_digest::report::write_json(&d, &ro, w)?;
+        } else if format == "html" {
+            dbmeter_report::html::digest::write_page(&d, &ro, w)?;
+        } else {
+            dbmeter_digest::report::write_text(&d, &ro, w)?;
+        }
+        w.flush()
     };
     match a.get("output") {
-        Some(path) => std::fs::write(path, out)
-            .map_err(|e| CliError::Failed(format!("cannot write --output {path}: {e}")))?,
+        Some(path) => {
+            let f = std::fs::File::create(path)
+                .map_err(|e| CliError::Failed(format!("cannot write --output {path}: {e}")))?;
+            write(&mut std::io::BufWriter::with_capacity(1 << 16, f))
+                .map_err(|e| CliError::Failed(format!("cannot write --output {path}: {e}")))?;
+        }
         None => {
-            use std::io::Write as _;
-            let mut o = std::io::stdout().lock();
+            let o = std::io::stdout().lock();
             // A closed pipe (`| head`) is not an error of the digest.
-            let _ = o.write_all(out.as_bytes()).and_then(|_| o.flush());
+            let _ = write(&mut std::io::BufWriter::with_capacity(1 << 16, o));
         }
     }
     Ok(0)
 }
 
+/// The bytes the digest will read, when every input is a file that is not
+/// compressed (told by its first bytes, as the digest tells it).
+fn plain_size(inputs: &[String]) -> Option<u64> {
+    use std::io::Read as _;
+    let mut total = 0u64;
+    for name in inputs {
+        if name == "-" {
+            return None;
+        }
+        let mut f = std::fs::File::open(name).ok()?;
+        let meta = f.metadata().ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        let mut head = [0u8; 4];
+        let n = f.read(&mut head).ok()?;
+        if head[..n].starts_with(&[0x1f, 0x8b]) || head[..n] == [0x28, 0xb5, 0x2f, 0xfd] {
+            return None;
+        }
+        total += meta.len();
+    }
+    Some(total)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bar_only_for_plain_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("slow.log");
+        std::fs::write(&plain, "# Query_time: 1\nselect 1;\n").unwrap();
+        let gz = dir.path().join("slow.log.gz");
+        std::fs::write(&gz, [0x1f, 0x8b, 8, 0]).unwrap();
+        let zst = dir.path().join("slow.log.zst");
+        std::fs::write(&zst, [0x28, 0xb5, 0x2f, 0xfd, 0]).unwrap();
+        let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+        assert_eq!(plain_size(&[s(&plain), s(&plain)]), Some(52));
+        assert_eq!(plain_size(&[s(&plain), s(&gz)]), None);
+        assert_eq!(plain_size(&[s(&zst)]), None);
+        assert_eq!(plain_size(&[s(&plain), "-".into()]), None);
+        assert_eq!(plain_size(&[s(&dir.path().join("nope"))]), None);
+        assert_eq!(plain_size(&[s(dir.path())]), None);
+    }
 
     #[test]
     fn times() {

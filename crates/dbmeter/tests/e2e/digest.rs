@@ -4,6 +4,7 @@
 //! fingerprints and counts pt-query-digest's (percona-toolkit) on the same
 //! log. Malformed lines, compressed and piped input, usage errors.
 
+use crate::common::browser::{chromium, headless, pixels_of, screenshot};
 use crate::common::*;
 use dbmeter_server::{Flavor, Server};
 use dbmeter_testkit::servers::{ask, client_on, start_with};
@@ -263,6 +264,20 @@ fn mariadb_slow_and_general_logs_match_the_workload_and_pt_query_digest() {
         .filter_map(Value::as_u64)
         .sum();
     assert_eq!(hist, 10 * events);
+    // Events per time bucket: all of them, overall and in the class.
+    let in_buckets = |v: &Value| -> u64 {
+        v["time_buckets"]["buckets"]
+            .as_array()
+            .expect("time buckets")
+            .iter()
+            .filter_map(|b| b[1].as_u64())
+            .sum()
+    };
+    assert_eq!(in_buckets(point), 10 * events);
+    assert_eq!(
+        Some(in_buckets(&doc["global"])),
+        doc["global"]["query_count"].as_u64()
+    );
 
     // The text report names the same classes.
     let text = s.ok(&["digest", &slow_s, "--limit=3"]).stdout;
@@ -287,6 +302,10 @@ fn mariadb_slow_and_general_logs_match_the_workload_and_pt_query_digest() {
             "--id={given}"
         );
     }
+
+    // The HTML page: a row per class, charts over time, of the top classes
+    // and of their shares, drawn by a browser with nothing from the network.
+    html_page(&s, &slow_s, &id, classes(&doc).len());
 
     // pt-query-digest on the same log: the same IDs, fingerprints and counts.
     if let Some(pt) = PT_QUERY_DIGEST.find_or_skip() {
@@ -437,6 +456,52 @@ fn mariadb_slow_and_general_logs_match_the_workload_and_pt_query_digest() {
 }
 
 /// gzip of `data` (the e2e binary has no gzip crate: the system's gzip).
+/// `dbmeter digest LOG --format=html --limit=0`: its class rows, and its
+/// four charts in headless Chromium's DOM and on a screenshot.
+fn html_page(s: &Scratch, log: &str, id: &str, n_classes: usize) {
+    let page = s.path("digest.html");
+    let page_s = page.to_str().expect("utf-8 path");
+    s.ok(&[
+        "digest",
+        log,
+        "--format=html",
+        "--limit=0",
+        &format!("--output={page_s}"),
+    ]);
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert_eq!(html.matches("<tr class=\"class-row\">").count(), n_classes);
+    assert!(html.contains(&format!("0x{id}")), "the class's ID");
+    assert!(!html.contains("src=\"http") && !html.contains("href=\"http"));
+    let Some(browser) = chromium() else { return };
+    let dom = headless(&browser, s, &["--dump-dom"], &page);
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert_eq!(dom.matches("<svg").count(), 4, "four charts");
+    for chart in [
+        "statements-per-second",
+        "query-time-per-second",
+        "top-classes",
+        "time-share",
+    ] {
+        assert!(dom.contains(&format!("id=\"{chart}\"")), "{chart}");
+    }
+    assert!(dom.contains("<polyline"), "lines over time");
+    // Ten classes by time, and ten shares and the rest's.
+    assert!(n_classes > 10);
+    assert_eq!(dom.matches("class=\"bar\"").count(), 21);
+    assert_eq!(dom.matches("<tr class=\"class-row\">").count(), n_classes);
+    assert_eq!(dom.matches("<details id=\"class-").count(), n_classes);
+    // The bars are drawn: the first class's colour (#4e79a7).
+    let shot = screenshot(&browser, s, &page, 1200, 2400);
+    let blue = pixels_of(&shot, (78, 121, 167));
+    assert!(blue > 2000, "bars drawn: {blue} pixels");
+}
+
 fn flate2_gz(data: &[u8]) -> Vec<u8> {
     let mut child = std::process::Command::new("gzip")
         .arg("-c")
@@ -786,6 +851,8 @@ fn postgres_stderr_csv_and_json_logs_match_the_workload() {
             ("log_filename", "digest.log"),
             ("log_min_duration_statement", "0"),
             ("log_line_prefix", "%m [%p] %q%u@%d "),
+            // Its calls per statement are checked against the classes.
+            ("shared_preload_libraries", "pg_stat_statements"),
         ],
     ) else {
         return;
@@ -858,6 +925,7 @@ fn postgres_stderr_csv_and_json_logs_match_the_workload() {
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+    let pgss = pg_stat_statements_calls(&server);
     for (file, format) in files
         .iter()
         .zip(["postgres-stderr", "postgres-csv", "postgres-json"])
@@ -924,7 +992,79 @@ fn postgres_stderr_csv_and_json_logs_match_the_workload() {
             .find(|c| c["key"] == "select b from digest_t where a = ?")
             .expect("the pairs' class");
         assert!(c.to_string().contains("\"postgres\""), "{format}: {c}");
+        // pgbench -M prepared: the worst sample's bind parameter, and the
+        // EXPLAIN with its value.
+        let c = doc["classes"]
+            .as_array()
+            .expect("classes")
+            .iter()
+            .find(|c| c["key"] == "select abalance from pgbench_accounts where aid = ?")
+            .expect("pgbench's select");
+        let params = c["sample"]["params"].as_str().unwrap_or_default();
+        let value = params.strip_prefix("$1 = ").unwrap_or_default();
+        assert!(
+            value.len() > 2 && value.starts_with('\'') && value.ends_with('\''),
+            "{format}: {c}"
+        );
+        assert_eq!(
+            c["sample"]["explain"],
+            format!("EXPLAIN SELECT abalance FROM pgbench_accounts WHERE aid = {value}"),
+            "{format}"
+        );
+        // pg_stat_statements counted the same calls for every class the
+        // test ran.
+        let mut ran: Vec<&str> = vec![
+            "select c from sbtest? where id=?",
+            "select c from sbtest? where id between ? and ?",
+            "select sum(k) from sbtest? where id between ? and ?",
+            "select c from sbtest? where id between ? and ? order by c",
+            "select distinct c from sbtest? where id between ? and ? order by c",
+            "update sbtest? set k=k? where id=?",
+            "update sbtest? set c=? where id=?",
+            "delete from sbtest? where id=?",
+            "select b from digest_t where a = ?",
+            "select abalance from pgbench_accounts where aid = ?",
+        ];
+        let hand = pg_hand_written();
+        ran.extend(hand.iter().map(|(fp, _)| *fp));
+        for fp in ran {
+            // pg_stat_statements writes the 1 of k=k+1 as a placeholder too.
+            let theirs = match fp {
+                "update sbtest? set k=k? where id=?" => "update sbtest? set k=k?? where id=?",
+                fp => fp,
+            };
+            assert_eq!(
+                Some(count_of(&doc, fp)),
+                pgss.get(theirs).copied(),
+                "{format} class {fp}: pg_stat_statements has {pgss:?}"
+            );
+        }
     }
+}
+
+/// pg_stat_statements' calls, summed by the fingerprint of its statements.
+fn pg_stat_statements_calls(server: &Server) -> BTreeMap<String, u64> {
+    ask(server, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    // Hex, so that statements over several lines stay one row each.
+    let rows = ask(
+        server,
+        "SELECT calls || ' ' || encode(convert_to(query, 'UTF8'), 'hex') FROM pg_stat_statements",
+    );
+    let mut out = BTreeMap::new();
+    for row in rows.lines() {
+        let (calls, hex) = row.split_once(' ').expect("calls and query");
+        let query: Vec<u8> = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("hex"))
+            .collect();
+        let query = String::from_utf8_lossy(&query);
+        let query = query.trim_end().trim_end_matches(';');
+        let fp = String::from_utf8_lossy(&dbmeter_digest::fingerprint::pg_fingerprint_bytes(
+            query.as_bytes(),
+        ))
+        .into_owned();
+        *out.entry(fp).or_insert(0) += calls.parse::<u64>().expect("calls");
+    }
+    out
 }
 
 #[test]
@@ -1042,4 +1182,91 @@ fn postgres_log_statement_and_log_duration_pairs_with_the_extended_protocol() {
         "{}",
         r.stderr
     );
+}
+
+#[test]
+fn progress_shows_on_a_terminal_only() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    use std::sync::{Arc, Mutex};
+    let s = Scratch::new();
+    let event = |i: usize| {
+        format!(
+            "# User@Host: app[app] @ localhost []\n# Query_time: 0.000100  Lock_time: 0.000001  \
+             Rows_sent: 1  Rows_examined: 1\nSET timestamp=1795775498;\nSELECT c FROM t WHERE id = {i};\n"
+        )
+    };
+    let part = |from: usize, to: usize| -> String { (from..to).map(event).collect() };
+    let (half, all) = (20_000, 30_000);
+    // The log comes through a pipe the test writes: the first part, then,
+    // once the terminal shows the bytes read, the rest (so that the line is
+    // seen whatever the machine's speed).
+    let fifo = s.path("slow.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let mut child = Command::new("script")
+        .args([
+            "-qec",
+            &format!(
+                "{} digest {} --format=json --output=out.json",
+                bin(),
+                fifo.display()
+            ),
+            "/dev/null",
+        ])
+        .current_dir(s.dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("script (util-linux)");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut stdout = child.stdout.take().expect("script's output");
+    let reader = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                seen.lock().expect("output").extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    let mut w = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&fifo)
+        .expect("open the pipe");
+    w.write_all(part(0, half).as_bytes()).expect("write");
+    let t = std::time::Instant::now();
+    let shown = |seen: &Mutex<Vec<u8>>| {
+        let out = String::from_utf8_lossy(&seen.lock().expect("output")).into_owned();
+        out.contains(" read, ") && out.contains("/s")
+    };
+    while !shown(&seen) {
+        assert!(
+            t.elapsed().as_secs() < 120,
+            "no progress line: {:?}",
+            String::from_utf8_lossy(&seen.lock().expect("output"))
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    w.write_all(part(half, all).as_bytes()).expect("write");
+    drop(w);
+    let status = child.wait().expect("script");
+    reader.join().expect("reader");
+    let out = String::from_utf8_lossy(&seen.lock().expect("output")).into_owned();
+    assert!(status.success(), "{out}");
+    assert!(out.contains("digest: "), "{out:?}");
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("out.json")).expect("out.json"))
+            .expect("JSON");
+    assert_eq!(doc["global"]["query_count"], all as u64);
+
+    // Not on a terminal: nothing of it.
+    let log = s.path("slow.log");
+    std::fs::write(&log, part(0, 100)).expect("write the log");
+    let r = s.ok(&["digest", log.to_str().expect("utf-8 path"), "--format=json"]);
+    assert!(!r.stderr.contains(" read, "), "{}", r.stderr);
+    assert!(!r.stderr.contains('\x1b'), "{:?}", r.stderr);
 }

@@ -8,6 +8,7 @@
 pub mod bars;
 pub mod charts;
 mod data;
+pub mod digest;
 
 pub use data::{OsPoint, ReportRun, spectrum};
 use dbmeter_stats::median;
@@ -78,7 +79,7 @@ fn num(v: Option<f64>) -> String {
     }
 }
 
-const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1120px;color:#222;padding:0 16px}\
+pub(crate) const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1120px;color:#222;padding:0 16px}\
 h1{font-size:1.6em;margin-bottom:0}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:4px}h3{margin-top:1.4em}\
 .sub{color:#666;margin-top:4px}table{border-collapse:collapse;margin:8px 0;font-size:0.92em}\
 td,th{border:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}th{background:#f4f4f4}\
