@@ -1135,23 +1135,76 @@ fn table_keys(e: &LogEvent<'_>) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Events kept or dropped by time.
-#[derive(Debug, Clone, Copy, Default)]
+/// Events kept or dropped: by time (`--since`, `--until`) and by an
+/// expression over each event's attributes (`--filter`).
+#[derive(Debug, Clone, Default)]
 pub struct TimeFilter {
     /// Microseconds since the epoch, inclusive.
     pub since: Option<i64>,
     /// Exclusive.
     pub until: Option<i64>,
+    /// `--filter`: an event is kept when it holds (see [`event_value`]).
+    pub expr: Option<std::sync::Arc<dbmeter_filter::Expr>>,
 }
 
 impl TimeFilter {
-    fn keeps(&self, ts: Option<i64>) -> bool {
+    fn keeps_time(&self, ts: Option<i64>) -> bool {
         if self.since.is_none() && self.until.is_none() {
             return true;
         }
         let Some(t) = ts else { return false };
         self.since.is_none_or(|s| t >= s) && self.until.is_none_or(|u| t < u)
     }
+
+    fn keeps(&self, e: &LogEvent<'_>) -> bool {
+        self.keeps_time(e.ts)
+            && self
+                .expr
+                .as_ref()
+                .is_none_or(|x| x.eval(&|name: &str| event_value(e, name)))
+    }
+}
+
+/// The value of `name` in an event, for `--filter`: `Query_time` and
+/// `Lock_time` (seconds), `Rows_sent`, `Rows_examined`, `Query_length`,
+/// `db`, `user`, `host`, `arg` (the statement), `fingerprint`,
+/// `thread_id`, `ts` (`YYYY-MM-DD HH:MM:SS`, UTC), `admin` (1 for an
+/// administrator command), and every other attribute of the log by its name
+/// (a number when it reads as one). Names are matched ignoring case.
+pub fn event_value(e: &LogEvent<'_>, name: &str) -> Option<dbmeter_filter::Value> {
+    use dbmeter_filter::Value;
+    let text = |b: &[u8]| Value::Str(String::from_utf8_lossy(b).into_owned());
+    let n = name.to_ascii_lowercase();
+    Some(match n.as_str() {
+        "query_time" => Value::Num(e.query_time?),
+        "lock_time" => Value::Num(e.lock_time?),
+        "rows_sent" => Value::Num(e.rows_sent? as f64),
+        "rows_examined" => Value::Num(e.rows_examined? as f64),
+        "query_length" => Value::Num(e.query.len() as f64),
+        "db" => text(e.db.as_deref()?),
+        "user" => text(e.user.as_deref()?),
+        "host" => text(e.host.as_deref()?),
+        "arg" | "query" => text(e.query),
+        "fingerprint" => text(&if e.postgres {
+            pg_fingerprint_bytes(e.query)
+        } else {
+            fingerprint_bytes(e.query)
+        }),
+        "thread_id" => Value::Num(e.thread_id? as f64),
+        "ts" => Value::Str(crate::event::format_ts(e.ts?)),
+        "admin" => Value::Num(if e.admin { 1.0 } else { 0.0 }),
+        _ => {
+            let (_, v) = e
+                .attrs
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name.as_bytes()))?;
+            let s = String::from_utf8_lossy(v);
+            match s.trim().parse::<f64>() {
+                Ok(x) if x.is_finite() => Value::Num(x),
+                _ => Value::Str(s.into_owned()),
+            }
+        }
+    })
 }
 
 /// The classes of a log (or of a part of it) and the overall aggregate.
@@ -1217,7 +1270,7 @@ impl Aggregate {
     /// Adds one event of input number `file`.
     pub fn add(&mut self, e: &LogEvent<'_>, file: u32) {
         self.events_read += 1;
-        if !self.filter.keeps(e.ts) {
+        if !self.filter.keeps(e) {
             self.events_filtered += 1;
             return;
         }
@@ -1562,6 +1615,7 @@ mod tests {
             TimeFilter {
                 since: Some(150_000),
                 until: None,
+                expr: None,
             },
         );
         for e in &all {
@@ -1569,6 +1623,20 @@ mod tests {
         }
         assert_eq!(by_db.classes[&b"a"[..]].count, 2);
         assert_eq!(by_db.events_filtered, 1);
+        // --filter: an expression over each event's attributes.
+        let only_b = TimeFilter {
+            expr: Some(std::sync::Arc::new(
+                dbmeter_filter::Expr::parse("DB = b or fingerprint ~ 'nothing'").unwrap(),
+            )),
+            ..TimeFilter::default()
+        };
+        let mut filtered = Aggregate::new(GroupBy::Db, only_b);
+        for e in &all {
+            filtered.add(e, 0);
+        }
+        let keys: Vec<&[u8]> = filtered.classes.keys().map(|k| &k[..]).collect();
+        assert_eq!(keys, [&b"b"[..]]);
+        assert_eq!(filtered.events_filtered + filtered.global.count, all.len() as u64);
         let mut by_table = Aggregate::new(GroupBy::Table, TimeFilter::default());
         by_table.add(
             &ev("select * from t1 join other.t2 using (id)", 0.1, "a"),

@@ -212,7 +212,7 @@ pub fn digest(
                 let names = &names;
                 s.spawn(move || {
                     let mut part = Part {
-                        agg: Aggregate::new(opts.group_by, opts.filter),
+                        agg: Aggregate::new(opts.group_by, opts.filter.clone()),
                         malformed: MalformedLines::default(),
                     };
                     loop {
@@ -245,7 +245,7 @@ pub fn digest(
             })
             .collect();
         let mut own = Part {
-            agg: Aggregate::new(opts.group_by, opts.filter),
+            agg: Aggregate::new(opts.group_by, opts.filter.clone()),
             malformed: MalformedLines::default(),
         };
         let read = read_inputs(&names, opts, &tx, &mut own, progress);

@@ -60,6 +60,16 @@ pub const PAGE: Page = Page {
         ),
         opt("until", "TIME", "only statements before TIME (as --since)"),
         opt(
+            "filter",
+            "EXPR",
+            "only statements for which EXPR holds, over each statement's attributes: \
+             Query_time (seconds; 250ms works), Lock_time, Rows_sent, Rows_examined, \
+             Query_length, db, user, host, arg (the statement), fingerprint, thread_id, ts, \
+             admin, and any attribute of the log by name; = != < <= > >= ~ (contains), \
+             and, or, not, parentheses: e.g. 'Query_time > 1 and db = shop' \
+             (pt-query-digest's --filter, without Perl)",
+        ),
+        opt(
             "log-format",
             "auto|mysql-slow|mysql-general|postgres-stderr|postgres-csv|postgres-json",
             "the format of the logs, when it cannot be told from their first 256 KiB",
@@ -186,9 +196,17 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             "--id selects classes of fingerprints: it goes with --group-by=fingerprint".into(),
         ));
     }
+    let expr = match a.get("filter") {
+        None => None,
+        Some(f) => Some(std::sync::Arc::new(
+            dbmeter_filter::Expr::parse(f)
+                .map_err(|e| CliError::Usage(format!("--filter '{f}': {e}")))?,
+        )),
+    };
     let filter = TimeFilter {
         since: a.get("since").map(|v| parse_time("since", v)).transpose()?,
         until: a.get("until").map(|v| parse_time("until", v)).transpose()?,
+        expr,
     };
     if let (Some(s), Some(u)) = (filter.since, filter.until)
         && s >= u

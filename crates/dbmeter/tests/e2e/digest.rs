@@ -333,6 +333,41 @@ fn mariadb_slow_and_general_logs_match_the_workload_and_pt_query_digest() {
         );
         assert_eq!(ours, theirs);
         assert_eq!(ptdoc["global"]["query_count"], doc["global"]["query_count"]);
+
+        // --filter keeps the same statements as pt-query-digest's Perl one.
+        let ours = s
+            .ok(&[
+                "digest",
+                &slow_s,
+                "--limit=0",
+                "--format=json",
+                "--filter",
+                "Rows_examined > 0 and arg ~ digest_t and not (Query_time > 100)",
+            ])
+            .json();
+        let out = std::process::Command::new(PT_QUERY_DIGEST.find().expect("found above"))
+            .args([
+                "--limit=100%:1000000",
+                "--output=json",
+                "--no-version-check",
+                "--filter",
+                "($event->{Rows_examined} || 0) > 0 && $event->{arg} =~ m/digest_t/i && !($event->{Query_time} > 100)",
+                &slow_s,
+            ])
+            .output()
+            .expect("run pt-query-digest");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ptdoc: Value = serde_json::from_slice(&out.stdout).expect("pt-query-digest's JSON");
+        let (ours, theirs) = (classes(&ours), pt_classes(&ptdoc));
+        assert!(
+            !ours.is_empty() && ours.len() < classes(&doc).len(),
+            "{ours:#?}"
+        );
+        assert_eq!(ours, theirs);
     }
 
     // Compressed and piped, the same digest.
@@ -726,6 +761,11 @@ fn usage_and_input_errors() {
             "not one of sum",
         ),
         (&["digest", "x.log", "--since=soon"][..], 2, "--since=soon"),
+        (
+            &["digest", "x.log", "--filter=Query_time >"][..],
+            2,
+            "--filter 'Query_time >': column",
+        ),
         (&["digest", "x.log", "--format=csv"][..], 2, "--format=csv"),
         (&["digest", "missing.log"][..], 1, "cannot read missing.log"),
         (
