@@ -1636,7 +1636,10 @@ mod tests {
         }
         let keys: Vec<&[u8]> = filtered.classes.keys().map(|k| &k[..]).collect();
         assert_eq!(keys, [&b"b"[..]]);
-        assert_eq!(filtered.events_filtered + filtered.global.count, all.len() as u64);
+        assert_eq!(
+            filtered.events_filtered + filtered.global.count,
+            all.len() as u64
+        );
         let mut by_table = Aggregate::new(GroupBy::Table, TimeFilter::default());
         by_table.add(
             &ev("select * from t1 join other.t2 using (id)", 0.1, "a"),

@@ -759,7 +759,90 @@ fn cell_details(page: &mut Page, w: &str, clients: u64, cell: &[&ReportRun]) -> 
             },
         )?;
     }
+    capacity_charts(page, &base, w, cell)?;
     page.html.push_str("</div></details>\n");
+    Ok(())
+}
+
+/// A capacity search's steps (`--find-capacity`): achieved throughput and
+/// p99 against the offered rate (or the users), a line per run.
+fn capacity_charts(
+    page: &mut Page,
+    base: &str,
+    w: &str,
+    cell: &[&ReportRun],
+) -> Result<(), String> {
+    let searches: Vec<(&ReportRun, &dbmeter_result::capacity::CapacityResult)> = cell
+        .iter()
+        .filter_map(|r| r.doc.capacity.as_ref().map(|c| (*r, c)))
+        .collect();
+    let Some((_, first)) = searches.first() else {
+        return Ok(());
+    };
+    let users = first.mode == "users";
+    let x_of = |s: &dbmeter_result::capacity::CapacityStep| {
+        if users {
+            Some(s.users as f64)
+        } else {
+            s.offered_per_s
+        }
+    };
+    let lines =
+        |y: &dyn Fn(&dbmeter_result::capacity::CapacityStep) -> Option<f64>| -> Vec<Series> {
+            searches
+                .iter()
+                .map(|(r, c)| {
+                    let mut points: Vec<(f64, f64)> = c
+                        .steps
+                        .iter()
+                        .filter_map(|s| Some((x_of(s)?, y(s)?)))
+                        .collect();
+                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    Series {
+                        name: run_label(r),
+                        points,
+                    }
+                })
+                .filter(|s| !s.points.is_empty())
+                .collect()
+        };
+    let x_label = if users { "users" } else { "offered per second" };
+    for (name, what, y_label, y_scale, series) in [
+        (
+            "capacity-throughput",
+            "capacity search: achieved throughput",
+            "per second",
+            Scale::Linear,
+            lines(&|s| Some(s.achieved_per_s)),
+        ),
+        (
+            "capacity-p99",
+            "capacity search: 99th percentile latency",
+            "ms",
+            Scale::Log,
+            lines(&|s| s.p99_ms),
+        ),
+    ] {
+        if series.is_empty() {
+            continue;
+        }
+        page.chart(
+            format!("{base}-{name}"),
+            &LineChart {
+                title: format!("{w}: {what}"),
+                x_label: x_label.into(),
+                y_label: y_label.into(),
+                x_scale: Scale::Linear,
+                y_scale,
+                series,
+                markers: searches
+                    .iter()
+                    .filter(|_| !users)
+                    .filter_map(|(_, c)| c.capacity.map(|v| (v, format!("capacity {v:.0}/s"))))
+                    .collect(),
+            },
+        )?;
+    }
     Ok(())
 }
 
@@ -831,5 +914,53 @@ mod tests {
         assert!(names.contains(&"point_lookups-4-tps.svg"), "{names:?}");
         assert_eq!(r.html.matches("<svg").count(), r.charts.len());
         assert!(r.html.contains("150 tps"));
+    }
+
+    #[test]
+    fn a_capacity_search_has_its_charts_and_stages_their_marks() {
+        let mut searched = run(1, "a", 2, 180.0);
+        searched.doc.capacity = Some(dbmeter_result::capacity::CapacityResult {
+            mode: "rate".into(),
+            capacity: Some(180.0),
+            steps: [(50.0, 12.0), (100.0, 14.0), (200.0, 900.0), (180.0, 30.0)]
+                .iter()
+                .map(|&(r, p)| dbmeter_result::capacity::CapacityStep {
+                    offered_per_s: Some(r),
+                    users: 2,
+                    achieved_per_s: r.min(190.0),
+                    p99_ms: Some(p),
+                    met: p < 100.0,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        });
+        searched.doc.stages = vec![dbmeter_result::StageResult {
+            index: 2,
+            start_s: 0.5,
+            end_s: 1.0,
+            ..Default::default()
+        }];
+        let r = render(&ReportInput {
+            title: "cap".into(),
+            subtitle: String::new(),
+            runs: vec![searched],
+            sections: Vec::new(),
+        })
+        .unwrap();
+        let names: Vec<&str> = r.charts.iter().map(|c| c.0.as_str()).collect();
+        assert!(
+            names.contains(&"point_lookups-2-capacity-throughput.svg"),
+            "{names:?}"
+        );
+        assert!(
+            names.contains(&"point_lookups-2-capacity-p99.svg"),
+            "{names:?}"
+        );
+        assert!(r.html.contains("capacity 180/s"), "the capacity's mark");
+        assert!(
+            r.html.contains("stage 2"),
+            "the stage's mark on the time charts"
+        );
     }
 }
