@@ -17,6 +17,7 @@ pub mod event;
 pub mod fingerprint;
 pub mod general;
 pub mod input;
+pub mod params;
 pub mod pglog;
 pub mod report;
 mod scan;

@@ -1049,124 +1049,14 @@ pub fn total_time(d: &Digest) -> f64 {
         .map_or(0.0, |n| n.1)
 }
 
-/// `$1 = '5', $2 = NULL` as (number, value) pairs.
-pub fn parse_params(p: &str) -> Vec<(usize, String)> {
-    let b = p.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        while i < b.len() && (b[i] == b' ' || b[i] == b',') {
-            i += 1;
-        }
-        if i >= b.len() || b[i] != b'$' {
-            break;
-        }
-        let start = i + 1;
-        let mut j = start;
-        while j < b.len() && b[j].is_ascii_digit() {
-            j += 1;
-        }
-        let Ok(n) = p[start..j].parse::<usize>() else {
-            break;
-        };
-        let Some(rest) = p[j..].strip_prefix(" = ") else {
-            break;
-        };
-        let v0 = j + 3;
-        let mut k = v0;
-        if b.get(k) == Some(&b'\'') {
-            // A quoted value, '' inside.
-            k += 1;
-            loop {
-                match b.get(k) {
-                    None => break,
-                    Some(b'\'') if b.get(k + 1) == Some(&b'\'') => k += 2,
-                    Some(b'\'') => {
-                        k += 1;
-                        break;
-                    }
-                    Some(_) => k += 1,
-                }
-            }
-        } else {
-            let _ = rest;
-            while k < b.len() && b[k] != b',' {
-                k += 1;
-            }
-        }
-        out.push((n, p[v0..k].trim_end().to_string()));
-        i = k;
-    }
-    out
-}
-
 /// The statement with its `$N` placeholders replaced by the logged values
 /// (outside quotes and comments), for a ready EXPLAIN; as it is without them.
 pub fn explain_statement(q: &str, params: Option<&str>) -> String {
     let q = q.trim_end();
-    let Some(p) = params else {
-        return q.to_string();
-    };
-    let vals = parse_params(p);
-    if vals.is_empty() {
-        return q.to_string();
-    }
-    let b = q.as_bytes();
-    let mut out = String::with_capacity(q.len() + p.len());
-    let mut i = 0;
-    let mut copied = 0;
-    while i < b.len() {
-        match b[i] {
-            b'\'' | b'"' => {
-                let quote = b[i];
-                i += 1;
-                while i < b.len() {
-                    if b[i] == quote {
-                        if b.get(i + 1) == Some(&quote) {
-                            i += 2;
-                            continue;
-                        }
-                        break;
-                    }
-                    i += 1;
-                }
-                i += 1;
-            }
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                    i += 1;
-                }
-                i += 2;
-            }
-            b'$' if b.get(i + 1).is_some_and(u8::is_ascii_digit)
-                && (i == 0
-                    || !(b[i - 1].is_ascii_alphanumeric()
-                        || b[i - 1] == b'_'
-                        || b[i - 1] == b'$')) =>
-            {
-                let mut j = i + 1;
-                while j < b.len() && b[j].is_ascii_digit() {
-                    j += 1;
-                }
-                let n: usize = q[i + 1..j].parse().unwrap_or(0);
-                if let Some((_, v)) = vals.iter().find(|(k, _)| *k == n) {
-                    out.push_str(&q[copied..i]);
-                    out.push_str(v);
-                    copied = j;
-                }
-                i = j;
-            }
-            _ => i += 1,
-        }
-    }
-    out.push_str(&q[copied.min(q.len())..]);
-    out
+    params
+        .and_then(crate::params::parse_params)
+        .and_then(|v| crate::params::fill(q, &v, true))
+        .unwrap_or_else(|| q.to_string())
 }
 
 #[cfg(test)]
@@ -1208,14 +1098,10 @@ mod tests {
     #[test]
     fn parameters_go_into_the_explained_statement() {
         let p = "$1 = '5', $2 = NULL, $10 = 'a,''b'''";
-        assert_eq!(
-            parse_params(p),
-            [
-                (1, "'5'".to_string()),
-                (2, "NULL".to_string()),
-                (10, "'a,''b'''".to_string())
-            ]
-        );
+        let v = crate::params::parse_params(p).unwrap();
+        assert_eq!(v[0].as_deref(), Some("'5'"));
+        assert_eq!(v[1].as_deref(), Some("NULL"));
+        assert_eq!(v[9].as_deref(), Some("'a,''b'''"));
         let q =
             "SELECT '$1', \"$2\" FROM t WHERE a = $1 AND b IS $2 AND c = $10 -- $1\n AND d = $3";
         assert_eq!(
