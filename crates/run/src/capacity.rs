@@ -139,7 +139,9 @@ impl Search<'_> {
         }
         let o = &self.req.options;
         let mut r = self.req.clone();
-        r.assertions.clear();
+        // The run checks the SLOs' names before it starts (a kind the
+        // workload does not have is a usage error) and judges them.
+        r.assertions = self.req.slos.clone();
         r.store = None;
         r.options.set("time", &o.f64("step-time").to_string());
         r.options
@@ -147,7 +149,10 @@ impl Search<'_> {
         r.options.set("threads", &users.to_string());
         r.options
             .set("rate", &rate.map_or("0".to_string(), |x| format!("{x:.3}")));
-        let outcome = run(&r, &self.quiet, self.stop)?;
+        let outcome = run(&r, &self.quiet, self.stop).map_err(|e| match e {
+            RunError::Usage(m) => RunError::Usage(m.replacen("--assert '", "--slo '", 1)),
+            other => other,
+        })?;
         let doc = &outcome.document;
         let (met, why) = judge(doc, &self.req.slos, users);
         let s = CapacityStep {

@@ -139,6 +139,17 @@ pub(crate) fn execute(inv: Invocation, layout: Layout) -> Result<i32, CliError> 
             ))),
         })
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(s) = slos.iter().find(|s| {
+        !matches!(
+            s.metric,
+            dbmeter_result::verdict::Metric::Latency(_) | dbmeter_result::verdict::Metric::Errors
+        )
+    }) {
+        return Err(CliError::Usage(format!(
+            "--slo: '{}' limits no latency or errors; an SLO is a latency (p99, p95, avg, max, pN, or KIND.p99) or errors (a count, or a share with %)",
+            s.text
+        )));
+    }
     match inv.command {
         Command::Version => {
             println!("dbmeter {VERSION}");

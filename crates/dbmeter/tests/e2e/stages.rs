@@ -389,6 +389,14 @@ fn capacity_search_finds_a_known_limit() {
             "--slo 'p99<=fast'",
         ),
         (vec!["--slo=p99:10ms"], "add --find-capacity"),
+        (
+            vec!["--find-capacity", "--slo=tps:5"],
+            "limits no latency or errors",
+        ),
+        (
+            vec!["--find-capacity", "--slo=NewOrder.p99:5ms"],
+            "no kind named 'NewOrder'",
+        ),
         (vec!["--find-capacity=maybe"], "find-capacity"),
     ] {
         let mut a = vec!["run", "noop"];
