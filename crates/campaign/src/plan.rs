@@ -2,6 +2,7 @@
 //! will take.
 
 use crate::spec::{Campaign, Order};
+use dbmeter_benchmarks::options::canonical;
 use std::time::Duration;
 
 /// One run of the matrix.
@@ -68,9 +69,32 @@ pub fn cells(c: &Campaign) -> Vec<Cell> {
 
 /// Time for `n` runs: warm-up, measurement, the pause after each, and a
 /// few seconds to connect and report.
-pub fn estimate(c: &Campaign, n: usize) -> Duration {
+pub fn estimate(c: &Campaign, cells: &[Cell]) -> Duration {
     const OVERHEAD_S: f64 = 2.0;
-    Duration::from_secs_f64(n as f64 * (c.warmup + c.duration + c.pause + OVERHEAD_S))
+    let secs: f64 = cells
+        .iter()
+        .map(|cell| run_seconds(c, cell) + c.pause + OVERHEAD_S)
+        .sum();
+    Duration::from_secs_f64(secs)
+}
+
+/// How long a cell's run lasts: the campaign's warm-up and duration, or
+/// the length of the load profile (`stages`, `rate-stages`) its options
+/// give, which replaces them.
+fn run_seconds(c: &Campaign, cell: &Cell) -> f64 {
+    let own = c
+        .options
+        .iter()
+        .chain(&c.workloads[cell.workload].options)
+        .chain(&c.targets[cell.target].options);
+    let profile = own
+        .filter(|(k, v)| {
+            matches!(canonical(k).as_str(), "stages" | "rate-stages") && !v.trim().is_empty()
+        })
+        .filter_map(|(_, v)| dbmeter_engine::Profile::parse(v, f64::MAX).ok())
+        .map(|p| p.duration_s())
+        .next_back();
+    profile.unwrap_or(c.warmup + c.duration)
 }
 
 /// `1h02m`, `4m05s`, `12s`.
@@ -127,7 +151,7 @@ name = "noop"
         let c = campaign("sequential");
         let cs = cells(&c);
         assert!(cs[..4].iter().all(|x| x.target == 0));
-        assert_eq!(estimate(&c, cs.len()), Duration::from_secs(8 * 18));
+        assert_eq!(estimate(&c, &cs), Duration::from_secs(8 * 18));
         assert_eq!(human(Duration::from_secs(3725)), "1h02m");
     }
 }

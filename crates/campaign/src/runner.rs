@@ -178,7 +178,7 @@ pub fn describe(c: &Campaign, store: &str, all: &[Cell], skipped: usize) -> Stri
     }
     s.push_str(&format!(
         "estimated duration: {} (without prepares)\n",
-        human(estimate(c, all.len()))
+        human(estimate(c, all))
     ));
     s
 }
@@ -474,7 +474,7 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
         } else {
             String::new()
         },
-        human(estimate(c, todo.len())),
+        human(estimate(c, &todo)),
         spec
     ));
     if todo.is_empty() {
@@ -544,7 +544,7 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
             }
             let (t, w) = (&c.targets[cell.target], &c.workloads[cell.workload]);
             let eta = if i == 0 {
-                human(estimate(c, todo.len()))
+                human(estimate(c, &todo))
             } else {
                 let per = began.elapsed().as_secs_f64() / i as f64;
                 human(Duration::from_secs_f64(per * (todo.len() - i) as f64))

@@ -193,6 +193,14 @@ options = { table-size = 100, stages = "0s:1,1s:1,0s:2,1s:2" }
 "#,
     )
     .unwrap();
+    // The plan counts the profile's 2 s, not the campaign's 30 (plus 2 s
+    // of overhead a run).
+    let plan = s.run_home(&["campaign", "run", &file.to_string_lossy(), "--dry-run"]);
+    assert!(
+        plan.stdout.contains("estimated duration: 4s"),
+        "{}",
+        plan.stdout
+    );
     let r = s.run_home(&["campaign", "run", &file.to_string_lossy()]);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let shown = s
