@@ -279,8 +279,11 @@ fn mariadb_slow_and_general_logs_match_the_workload_and_pt_query_digest() {
         doc["global"]["query_count"].as_u64()
     );
 
-    // The text report names the same classes.
-    let text = s.ok(&["digest", &slow_s, "--limit=3"]).stdout;
+    // The text report names the same classes. Every class, so that some
+    // have tables to SHOW CREATE: which classes take the most time (the
+    // default order) depends on the machine's load (the recorder's SHOW
+    // statements, a COMMIT or a CREATE INDEX can be the top three).
+    let text = s.ok(&["digest", &slow_s, "--limit=0"]).stdout;
     assert!(
         text.contains("# Profile") && text.contains("# Query 1: "),
         "{text}"
