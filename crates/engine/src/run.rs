@@ -261,9 +261,11 @@ pub fn run_observed(
         interrupters: interrupters.clone(),
         done: done_tx,
     };
+    // A job of one user is a thread of its own: it blocks on its socket
+    // instead of going through a poll loop for nothing to share.
     let handles = match cfg.jobs {
-        None => launch_threads(n, factory, launch)?,
-        Some(_) => launch_jobs(n, os_threads, factory, launch)?,
+        Some(_) if os_threads < n => launch_jobs(n, os_threads, factory, launch)?,
+        _ => launch_threads(n, factory, launch)?,
     };
 
     created.wait();
