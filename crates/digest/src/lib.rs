@@ -317,63 +317,12 @@ fn read_inputs(
                 });
             }
         };
-        let format = match opts.format.or(header.as_ref().map(|(h, _)| h.format)) {
-            Some(f) => f,
-            None => LogFormat::detect(&buf[..buf.len().min(256 << 10)]).ok_or_else(|| {
-                DigestError::Format {
-                    name: name.clone(),
-                    why: if buf.is_empty() {
-                        "the log is empty".into()
-                    } else {
-                        "not a MySQL/MariaDB slow or general log nor a PostgreSQL log \
-                         (no `# User@Host:`, `# Query_time:`, `ID Query`, `LOG:  ` lines, \
-                         csvlog or jsonlog records in its first 256 KiB); --log-format=mysql-slow, \
-                         mysql-general, postgres-stderr, postgres-csv or postgres-json says which"
-                            .into()
-                    },
-                }
-            })?,
-        };
+        let format = opts.format.or(header.as_ref().map(|(h, _)| h.format));
+        let log_line_prefix = opts.log_line_prefix.as_deref().or(header
+            .as_ref()
+            .and_then(|(h, _)| h.log_line_prefix.as_deref()));
+        let (format, mut pg) = choose_format(name, format, log_line_prefix, &buf)?;
         let mut general = general::GeneralParser::default();
-        let mut pg = match format.pg_kind() {
-            Some(kind) => {
-                let given = opts.log_line_prefix.as_ref().or(header
-                    .as_ref()
-                    .and_then(|(h, _)| h.log_line_prefix.as_ref()));
-                let prefix = match given {
-                    Some(p) => pglog::Prefix::parse(p).map_err(|why| DigestError::Format {
-                        name: name.clone(),
-                        why: format!("--log-line-prefix: {why}"),
-                    })?,
-                    None => {
-                        let cands = [pglog::DEFAULT_PREFIX, pglog::DEBIAN_PREFIX].map(|p| {
-                            pglog::Prefix::parse(p).map_err(|why| DigestError::Format {
-                                name: name.clone(),
-                                why,
-                            })
-                        });
-                        let [a, b] = cands;
-                        let cands = [a?, b?];
-                        match kind {
-                            pglog::PgKind::Stderr => {
-                                pglog::choose_prefix(&buf[..buf.len().min(256 << 10)], &cands)
-                                    .ok_or_else(|| DigestError::Format {
-                                        name: name.clone(),
-                                        why: "a PostgreSQL stderr log whose lines have neither \
-                                              PostgreSQL's default log_line_prefix '%m [%p] ' \
-                                              nor Debian's '%m [%p] %q%u@%d '; \
-                                              --log-line-prefix gives the server's"
-                                            .into(),
-                                    })?
-                            }
-                            _ => cands[0].clone(),
-                        }
-                    }
-                };
-                Some(pglog::PgParser::new(kind, prefix))
-            }
-            None => None,
-        };
         // Lines and bytes count from the file's start, the header included.
         let (mut line, mut offset) = match &header {
             Some((_, len)) => (2u64, *len as u64),
