@@ -325,96 +325,72 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
 
 /// What each stage of `--stages` / `--rate-stages` measured, a line each.
 pub fn stages(r: &RunDocument) -> String {
-    if r.stages.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("\nStages:\n");
     let level = |v: f64| {
         let s = format!("{v:.2}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     };
-    for s in &r.stages {
-        let what = if s.profile == "rate" { "rate" } else { "users" };
-        let p95 = s
-            .latency_ms
-            .get(95.0)
-            .map_or(String::new(), |p| format!(", p95 {p:.3} ms"));
-        out.push_str(&format!(
-            "    stage{} {:.1}-{:.1}s {what} {}->{}: {} events ({:.2} per sec.){p95}, {} errors{}\n",
-            s.index,
-            s.start_s,
-            s.end_s,
-            level(s.from),
-            level(s.to),
-            s.events,
-            s.events_per_s,
-            s.errors,
-            s.active_users_max
-                .map_or(String::new(), |a| format!(", up to {a} users active"))
-        ));
+    block(
+        "Stages",
+        r.stages.iter().map(|s| {
+            let what = if s.profile == "rate" { "rate" } else { "users" };
+            let p95 = s
+                .latency_ms
+                .get(95.0)
+                .map_or(String::new(), |p| format!(", p95 {p:.3} ms"));
+            format!(
+                "stage{} {:.1}-{:.1}s {what} {}->{}: {} events ({:.2} per sec.){p95}, {} errors{}",
+                s.index,
+                s.start_s,
+                s.end_s,
+                level(s.from),
+                level(s.to),
+                s.events,
+                s.events_per_s,
+                s.errors,
+                s.active_users_max
+                    .map_or(String::new(), |a| format!(", up to {a} users active"))
+            )
+        }),
+    )
+}
+
+/// A titled block of the final report, a line each, indented; nothing
+/// when there are no lines.
+fn block(title: &str, lines: impl IntoIterator<Item = String>) -> String {
+    let mut out = String::new();
+    for l in lines {
+        if out.is_empty() {
+            out = format!("\n{title}:\n");
+        }
+        out.push_str("    ");
+        out.push_str(&l);
+        out.push('\n');
     }
     out
 }
 
 /// A capacity search's result and steps.
 pub fn capacity(r: &RunDocument) -> String {
-    let Some(c) = &r.capacity else {
-        return String::new();
-    };
-    let mut out = String::from("\nCapacity search:\n");
-    for l in c.lines() {
-        out.push_str("    ");
-        out.push_str(&l);
-        out.push('\n');
-    }
-    out
+    block("Capacity search", r.capacity.iter().flat_map(|c| c.lines()))
 }
 
 /// The trends of a long run (endurance).
 pub fn drift(r: &RunDocument) -> String {
-    let Some(d) = &r.drift else {
-        return String::new();
-    };
-    let mut out = String::from("\nDrift:\n");
-    for l in d.lines() {
-        out.push_str("    ");
-        out.push_str(&l);
-        out.push('\n');
-    }
-    out
+    block("Drift", r.drift.iter().flat_map(|d| d.lines()))
 }
 
 /// The spikes of the run's profiles: impact and recovery, a line each.
 pub fn spikes(r: &RunDocument) -> String {
-    if r.spikes.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("\nSpikes:\n");
-    for s in &r.spikes {
-        out.push_str("    ");
-        out.push_str(&s.line());
-        out.push('\n');
-    }
-    out
+    block("Spikes", r.spikes.iter().map(|s| s.line()))
 }
 
 /// The verdicts on the run's `--assert` targets, one line each.
 pub fn verdicts(r: &RunDocument) -> String {
-    if r.verdicts.is_empty() {
-        return String::new();
-    }
-    let failed = r.verdicts.iter().filter(|v| !v.passed()).count();
-    let mut out = format!(
-        "\nTargets ({} of {} met):\n",
-        r.verdicts.len() - failed,
-        r.verdicts.len()
-    );
-    for v in &r.verdicts {
-        out.push_str("    ");
-        out.push_str(&v.line());
-        out.push('\n');
-    }
-    out
+    let met = r.verdicts.iter().filter(|v| v.passed()).count();
+    block(
+        &format!("Targets ({met} of {} met)", r.verdicts.len()),
+        r.verdicts.iter().map(|v| v.line()),
+    )
 }
 
 /// The final report exactly as sysbench 1.0.20 lays it out (its
