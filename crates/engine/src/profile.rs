@@ -15,6 +15,9 @@ pub struct Stage {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Profile {
     pub stages: Vec<Stage>,
+    /// The stages as linear pieces, made once: the users and the arrival
+    /// schedule read them for every event.
+    pieces: Vec<Piece>,
 }
 
 /// One linear piece of the profile: from `(t0, l0)` to `(t1, l1)`.
@@ -68,7 +71,8 @@ impl Profile {
         if total > 366.0 * 86_400.0 {
             return Err("the stages last more than a year".into());
         }
-        Ok(Profile { stages })
+        let pieces = pieces_of(&stages);
+        Ok(Profile { stages, pieces })
     }
 
     /// The run's length: the stages' durations added up.
@@ -82,30 +86,15 @@ impl Profile {
     }
 
     /// The pieces, in order: stage i ramps from the level before it.
-    pub fn pieces(&self) -> Vec<Piece> {
-        let (mut t, mut l) = (0.0, 0.0);
-        self.stages
-            .iter()
-            .map(|s| {
-                let p = Piece {
-                    t0: t,
-                    t1: t + s.duration_s,
-                    l0: l,
-                    l1: s.target,
-                };
-                t = p.t1;
-                l = s.target;
-                p
-            })
-            .collect()
+    pub fn pieces(&self) -> &[Piece] {
+        &self.pieces
     }
 
     /// The level at `t` seconds (the last target after the end). At a
     /// step (a 0 s stage) the level is the step's target.
     pub fn level(&self, t: f64) -> f64 {
-        let pieces = self.pieces();
         let mut level = 0.0;
-        for p in &pieces {
+        for p in self.pieces() {
             if t < p.t0 {
                 break;
             }
@@ -207,6 +196,26 @@ impl Profile {
             f64::INFINITY
         }
     }
+}
+
+/// The pieces of `stages`, each ramping from the level before it (0 at
+/// the start).
+fn pieces_of(stages: &[Stage]) -> Vec<Piece> {
+    let (mut t, mut l) = (0.0, 0.0);
+    stages
+        .iter()
+        .map(|s| {
+            let p = Piece {
+                t0: t,
+                t1: t + s.duration_s,
+                l0: l,
+                l1: s.target,
+            };
+            t = p.t1;
+            l = s.target;
+            p
+        })
+        .collect()
 }
 
 /// `500ms`, `30s`, `30`, `5m`, `1h`, `1.5s` in seconds.

@@ -138,7 +138,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         .flatten()
         .flat_map(|p| {
             p.pieces()
-                .into_iter()
+                .iter()
                 .enumerate()
                 .filter(|(_, piece)| piece.t1 > piece.t0)
                 .map(|(i, _)| i + 1)
