@@ -261,6 +261,18 @@ pub fn find_capacity(
     obs: &dyn Observer,
     stop: &StopHandle,
 ) -> Result<Outcome, RunError> {
+    // Each step is a run of this length: 0 would be one without end.
+    let o = &req.options;
+    o.f64_where(
+        "step-time",
+        |v| (crate::settings::MIN_SECONDS..=crate::settings::MAX_SECONDS).contains(&v),
+        "seconds above 0, at most a year",
+    )?;
+    o.f64_where(
+        "settle-time",
+        |v| (0.0..=crate::settings::MAX_SECONDS).contains(&v),
+        "seconds from 0, at most a year",
+    )?;
     // A bad store fails before the search.
     let mut store = req.store.as_ref().map(OpenStore::open).transpose()?;
     let threads = req.options.u64("threads").max(1) as usize;

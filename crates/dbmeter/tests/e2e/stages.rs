@@ -406,6 +406,14 @@ fn capacity_search_finds_a_known_limit() {
             "no kind named 'NewOrder'",
         ),
         (vec!["--find-capacity=maybe"], "find-capacity"),
+        (
+            vec!["--find-capacity", "--step-time=0"],
+            "--step-time=0: expected seconds above 0",
+        ),
+        (
+            vec!["--find-capacity", "--settle-time=1e300"],
+            "--settle-time=1e300: expected seconds from 0",
+        ),
     ] {
         let mut a = vec!["run", "noop"];
         a.extend(&args);
