@@ -84,6 +84,9 @@ pub struct RunHeader {
     pub time_limit_s: Option<f64>,
     /// Seconds of warm-up before the measurement (0: none).
     pub warmup_s: f64,
+    /// `--warmup-time=auto[:MAX]`: the warm-up lasts until throughput is
+    /// steady, at most this many seconds (`warmup_s` is then 0).
+    pub warmup_auto_max_s: Option<f64>,
     pub seed: u64,
     /// Whether the seed was given (`--rand-seed`), not drawn from the clock.
     pub seed_given: bool,

@@ -3,8 +3,8 @@
 
 use dbmeter_engine::{EndReason, IntervalSample, PhaseResult, Profile, RunResult};
 use dbmeter_result::{
-    EndInfo, Fairness, Interval, KindSection, RateInfo, RunDocument, SCHEMA_NAME, SCHEMA_VERSION,
-    StageResult, TargetInfo, ToolInfo, Totals, WarmupInfo,
+    AutoWarmupInfo, EndInfo, Fairness, Interval, KindSection, RateInfo, RunDocument, SCHEMA_NAME,
+    SCHEMA_VERSION, StageResult, TargetInfo, ToolInfo, Totals, WarmupInfo,
 };
 use dbmeter_stats::measure::sql;
 use dbmeter_stats::{Counters, LatencyHistogram, LatencySummary, Measure};
@@ -191,6 +191,13 @@ pub fn build(f: Facts, r: &RunResult, percentiles: &[f64]) -> RunDocument {
                 events: t.events,
                 events_per_s: t.events_per_s,
                 latency_ms: LatencySummary::from_histogram(&w.latency, percentiles),
+                auto: r.auto_warmup.as_ref().map(|a| AutoWarmupInfo {
+                    rule: AutoWarmupInfo::RULE.to_string(),
+                    max_s: a.max.as_secs_f64(),
+                    steady_since_s: a.steady_since.map(|i| i as f64 * a.interval_s),
+                    interval_s: a.interval_s,
+                    events_per_s: a.series.clone(),
+                }),
             }
         }),
         fairness: Fairness {

@@ -149,12 +149,14 @@ pub const GENERAL: &[OptSpec] = &[
         "0",
         "stop after this many events; 0 = no limit",
     ),
+    // `auto[:MAX]` too: run/src/settings.rs checks the value.
     opt(
         "warmup-time",
         OptKind::Float,
         "0",
-        "seconds of load before measuring, reported apart and left out of the results",
-    ),
+        "seconds of load before measuring, reported apart and left out of the results; auto[:MAX]: until interval throughput is steady (MSER, then a Mann-Kendall trend test; docs/test-types.md), at most MAX seconds (300)",
+    )
+    .checked_by_benchmark(),
     opt(
         "rate",
         OptKind::Float,

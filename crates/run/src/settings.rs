@@ -244,6 +244,9 @@ pub struct General {
     pub events: Option<u64>,
     /// `--warmup-time` (zero: none).
     pub warmup: Duration,
+    /// `--warmup-time=auto[:MAX]`: the warm-up ends when throughput is
+    /// steady, at most MAX (`warmup` is then zero).
+    pub auto_warmup: Option<Duration>,
     /// `--rate`, events per second; None = as fast as possible.
     pub rate: Option<f64>,
     /// With a rate, the backlog that fails the run (sysbench's layout).
@@ -311,7 +314,7 @@ fn stages(o: &OptValues) -> Result<Profiles, RunError> {
             &format!("the stages set the run's length ({} s)", first.duration_s()),
         ));
     }
-    if o.given("warmup-time") && o.f64("warmup-time") > 0.0 {
+    if o.given("warmup-time") && o.str("warmup-time").trim().parse::<f64>() != Ok(0.0) {
         return Err(clash(
             "warmup-time",
             "the stages start with the users (make the first stage the warm-up; the report shows each stage apart)",
@@ -347,6 +350,59 @@ fn shown(max: f64) -> String {
 
 /// The value of option `name` in seconds: 0 (None) when `zero` says what
 /// 0 means, else from `min` to `max`.
+/// How long an automatic warm-up may last when `--warmup-time=auto` gives
+/// no limit.
+pub const AUTO_WARMUP_MAX_S: f64 = 300.0;
+
+/// `--warmup-time`: seconds, or (in dbmeter's layout) `auto[:MAX]`.
+fn warmup(o: &OptValues, layout: Layout) -> Result<(Duration, Option<Duration>), RunError> {
+    let text = o.str("warmup-time").trim();
+    let span = (MIN_SECONDS, MAX_SECONDS);
+    let sysbench = matches!(layout, Layout::Sysbench { .. });
+    let auto = text
+        .get(..4)
+        .filter(|w| w.eq_ignore_ascii_case("auto"))
+        .map(|_| &text[4..]);
+    match auto {
+        Some(rest) if !sysbench => {
+            let max = match rest.strip_prefix(':') {
+                None if rest.is_empty() => Some(AUTO_WARMUP_MAX_S),
+                None => None,
+                Some(m) => m
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| (span.0..=span.1).contains(v)),
+            };
+            match max {
+                Some(m) => Ok((Duration::ZERO, Some(Duration::from_secs_f64(m)))),
+                None => Err(RunError::Usage(format!(
+                    "--warmup-time={text}: expected auto or auto:MAX, MAX in seconds from {} to {}",
+                    span.0,
+                    shown(span.1)
+                ))),
+            }
+        }
+        _ if sysbench => Ok((
+            seconds(o, "warmup-time", span, Some("no warm-up"))?.unwrap_or_default(),
+            None,
+        )),
+        _ => {
+            let v = o.f64_where(
+                "warmup-time",
+                |v| v == 0.0 || (span.0..=span.1).contains(&v),
+                &format!(
+                    "seconds from {} to {}, 0 for no warm-up, or auto[:MAX] to end it when throughput is steady",
+                    span.0,
+                    shown(span.1)
+                ),
+            )?;
+            // 0: no warm-up.
+            Ok((Duration::from_secs_f64(v), None))
+        }
+    }
+}
+
 fn seconds(
     o: &OptValues,
     name: &str,
@@ -440,11 +496,13 @@ impl General {
         let required = |name: &str| -> Result<Duration, RunError> {
             Ok(seconds(o, name, span, None)?.unwrap_or_default())
         };
+        let (warmup, auto_warmup) = warmup(o, layout)?;
         Ok(General {
             threads: threads(o)?,
             time: seconds(o, "time", span, Some("no limit"))?,
             events: Some(o.u64("events")).filter(|&n| n > 0),
-            warmup: seconds(o, "warmup-time", span, Some("no warm-up"))?.unwrap_or_default(),
+            warmup,
+            auto_warmup,
             rate,
             queue_limit: sysbench.then_some(SYSBENCH_QUEUE),
             connect_rate: per_second(o, "connect-rate", "connections", "all at once")?,
@@ -483,6 +541,7 @@ impl General {
             time: self.time,
             events: self.events,
             warmup: self.warmup,
+            auto_warmup: self.auto_warmup,
             rate: self.rate,
             late_limit: None,
             queue_limit: self.queue_limit,

@@ -1,4 +1,5 @@
-//! Statistics: latency histograms, event counters and the median.
+//! Statistics: latency histograms, event counters, the median, and when a
+//! series has become steady ([`steady`]).
 //!
 //! Everything here is mergeable: each virtual user records into its own
 //! [`LatencyRecorder`] (HDR buckets allocated as they are used) and
@@ -10,6 +11,7 @@ mod latency;
 pub mod measure;
 mod median;
 mod recorder;
+pub mod steady;
 mod summary;
 
 pub use counters::{Counters, ErrorCounts};
