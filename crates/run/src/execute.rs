@@ -179,6 +179,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         seed_given: o.u64("rand-seed") != 0,
         line_percentile: percentile,
         measures: measures.iter().map(|m| m.info()).collect(),
+        kinds: kinds.clone(),
         preamble: plan.preamble(),
     };
     obs.event(&RunEvent::Started(&header));

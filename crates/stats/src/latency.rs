@@ -139,6 +139,19 @@ impl LatencyHistogram {
         v.clamp(self.min, self.max)
     }
 
+    /// How many recorded values are at most `ns` (a cumulative bucket of
+    /// a Prometheus histogram), within the histogram's precision: the
+    /// values of the HDR bucket that holds `ns` all count.
+    pub fn count_up_to(&self, ns: u64) -> u64 {
+        if self.count() == 0 || ns < self.min {
+            return 0;
+        }
+        if ns >= self.max {
+            return self.count();
+        }
+        self.hist.count_between(0, ns.min(MAX_LATENCY_NS))
+    }
+
     /// Buckets for a text histogram: (bucket upper value in ns, count), on a
     /// logarithmic scale with `per_decade`-ish resolution, empty buckets left out.
     pub fn log_buckets(&self) -> Vec<(u64, u64)> {
