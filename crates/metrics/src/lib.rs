@@ -38,7 +38,7 @@ impl std::fmt::Display for BindError {
 impl std::error::Error for BindError {}
 
 /// The metrics of the runs of this process, served at `/metrics` until
-/// it is dropped (or [`Exporter::stop`]ped).
+/// it is dropped.
 pub struct Exporter {
     state: Arc<Mutex<state::State>>,
     server: server::Server,
@@ -88,13 +88,17 @@ impl Exporter {
         self.state.lock().render()
     }
 
-    /// Keeps serving for `linger` (so that a last scrape sees the final
-    /// values), or until `stopped` says so, then stops.
-    pub fn stop(self, linger: Duration, stopped: &dyn Fn() -> bool) {
+    /// Waits `linger` while the endpoint serves (so that a last scrape
+    /// sees the final values), or until `stopped` says so. The endpoint
+    /// closes when the exporter is dropped.
+    pub fn linger(&self, linger: Duration, stopped: &dyn Fn() -> bool) {
         let until = Instant::now() + linger;
-        while Instant::now() < until && !stopped() {
-            std::thread::sleep(Duration::from_millis(50).min(until - Instant::now()));
+        while !stopped() {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50).min(left));
         }
-        drop(self);
     }
 }

@@ -15,7 +15,8 @@ use dbmeter_result::{Interval, RunDocument, RunEvent, RunHeader};
 use dbmeter_stats::LatencyHistogram;
 use dbmeter_stats::measure::sql;
 use prometheus::proto::{
-    Bucket, Counter, Gauge, Histogram, LabelPair, Metric, MetricFamily, MetricType,
+    Bucket, Counter, Gauge, Histogram, LabelPair, Metric, MetricFamily, MetricType, Quantile,
+    Summary,
 };
 use std::collections::BTreeMap;
 
@@ -229,8 +230,8 @@ struct Gauges {
     /// Whether the series' run is measuring now.
     measuring: bool,
     active_users: Option<f64>,
-    /// (quantile, seconds).
-    quantiles: Vec<(String, f64)>,
+    /// (quantile from 0 to 1, seconds).
+    quantiles: Vec<(f64, f64)>,
     lag_s: Option<f64>,
     queue: Option<u64>,
 }
@@ -261,10 +262,17 @@ pub struct State {
     runs_started: u64,
 }
 
-/// `0.95` for the 95th percentile, `0.999` for 99.9 (no float noise).
-fn quantile_label(p: f64) -> String {
-    let s = format!("{:.6}", p / 100.0);
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
+/// Milliseconds to seconds, through whole nanoseconds (the histograms'
+/// unit): 0.000240639, not 0.00024063899999999998.
+fn ms_to_s(ms: f64) -> f64 {
+    (ms * 1e6).round() / 1e9
+}
+
+/// The quantile of percentile `p`: 0.999 for 99.9, without the float
+/// noise of a division (0.9990000000000001), which the label would show.
+fn quantile_of(p: f64) -> f64 {
+    let q = (p / 100.0 * 1e6).round() / 1e6;
+    format!("{q}").parse().unwrap_or(q)
 }
 
 impl State {
@@ -353,9 +361,9 @@ impl State {
             .latency_ms
             .percentiles
             .iter()
-            .map(|p| (quantile_label(p.percentile), p.ms / 1e3))
+            .map(|p| (quantile_of(p.percentile), ms_to_s(p.ms)))
             .collect();
-        s.gauges.lag_s = i.lag_ms.map(|ms| ms / 1e3);
+        s.gauges.lag_s = i.lag_ms.map(ms_to_s);
         s.gauges.queue = i.queue_length;
     }
 
@@ -476,12 +484,13 @@ impl State {
                     u,
                 );
             }
-            for (q, v) in &g.quantiles {
-                out.gauge(
+            if !g.quantiles.is_empty() {
+                out.summary(
                     "dbmeter_interval_latency_seconds",
-                    "Latency percentiles of the last interval (--percentile)",
-                    &with("quantile", q),
-                    *v,
+                    "Event latency: the last interval's percentiles (--percentile); count and sum over the whole measured time",
+                    labels,
+                    &g.quantiles,
+                    &c.latency,
                 );
             }
             if let Some(lag) = g.lag_s {
@@ -595,6 +604,36 @@ impl Families {
         m.set_label(label_pairs(labels));
         m.set_gauge(g);
         self.push(name, help, MetricType::GAUGE, m);
+    }
+
+    /// A summary: the quantiles of the last interval, with the count and
+    /// sum of the whole histogram `b`.
+    fn summary(
+        &mut self,
+        name: &str,
+        help: &str,
+        labels: &[(&'static str, String)],
+        quantiles: &[(f64, f64)],
+        b: &Buckets,
+    ) {
+        let mut s = Summary::default();
+        s.set_sample_count(b.count);
+        s.set_sample_sum(b.sum_s);
+        s.set_quantile(
+            quantiles
+                .iter()
+                .map(|(q, v)| {
+                    let mut x = Quantile::default();
+                    x.set_quantile(*q);
+                    x.set_value(*v);
+                    x
+                })
+                .collect(),
+        );
+        let mut m = Metric::default();
+        m.set_label(label_pairs(labels));
+        m.set_summary(s);
+        self.push(name, help, MetricType::SUMMARY, m);
     }
 
     fn histogram(
@@ -787,9 +826,9 @@ mod tests {
     }
 
     #[test]
-    fn quantile_labels_have_no_float_noise() {
-        assert_eq!(quantile_label(99.9), "0.999");
-        assert_eq!(quantile_label(50.0), "0.5");
-        assert_eq!(quantile_label(100.0), "1");
+    fn quantiles_have_no_float_noise() {
+        assert_eq!(quantile_of(99.9).to_string(), "0.999");
+        assert_eq!(quantile_of(50.0).to_string(), "0.5");
+        assert_eq!(quantile_of(100.0).to_string(), "1");
     }
 }

@@ -200,6 +200,12 @@ pub(crate) fn execute(inv: Invocation, layout: Layout) -> Result<i32, CliError> 
             inv.command.name()
         )));
     }
+    if ctx.request.options.given("prometheus") && !matches!(inv.command, Command::Run) {
+        return Err(CliError::Usage(format!(
+            "--prometheus serves a run's metrics; `{}` makes no run (use it with `dbmeter run` or `dbmeter campaign run`)",
+            inv.command.name()
+        )));
+    }
     match (inv.command, &inv.verb) {
         (Command::Run, _) => run::run(&ctx),
         (Command::Own, Some(verb)) => run::verb(verb, &ctx),
