@@ -429,3 +429,94 @@ options = { table-size = 200 }
     repeats.sort();
     assert_eq!(repeats, ["1", "2"], "{cells:?}");
 }
+
+/// `deploy/grafana/dbmeter.json`: a dashboard whose panels each have
+/// their own id and place, whose queries promtool parses (as recording
+/// rules, Grafana's variables filled in), and which names only the
+/// metrics docs/metrics.md documents.
+#[test]
+fn the_grafana_dashboard_parses_and_queries_documented_metrics() {
+    let Some(promtool) = PROMTOOL.find_or_skip() else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let text = std::fs::read_to_string(root.join("deploy/grafana/dbmeter.json"))
+        .expect("read the dashboard");
+    let dash: serde_json::Value = serde_json::from_str(&text).expect("the dashboard is JSON");
+    let docs = std::fs::read_to_string(root.join("docs/metrics.md")).expect("read metrics.md");
+    let panels = dash["panels"].as_array().expect("panels");
+    let mut ids: Vec<u64> = panels
+        .iter()
+        .map(|p| p["id"].as_u64().expect("id"))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), panels.len(), "panel ids are unique");
+    let mut exprs = Vec::new();
+    for p in panels {
+        let g = &p["gridPos"];
+        let (x, w) = (g["x"].as_u64().expect("x"), g["w"].as_u64().expect("w"));
+        assert!(x + w <= 24, "{}: off the grid", p["title"]);
+        for t in p["targets"].as_array().into_iter().flatten() {
+            exprs.push(t["expr"].as_str().expect("expr").to_string());
+        }
+    }
+    assert!(exprs.len() >= 10, "{exprs:?}");
+    let mut metrics: Vec<String> = Vec::new();
+    for e in &exprs {
+        let mut rest = e.as_str();
+        while let Some(at) = rest.find("dbmeter_") {
+            let name: String = rest[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            rest = &rest[at + name.len()..];
+            let base = ["_bucket", "_sum", "_count"]
+                .iter()
+                .find_map(|s| name.strip_suffix(s))
+                .unwrap_or(&name);
+            metrics.push(base.to_string());
+        }
+    }
+    metrics.sort();
+    metrics.dedup();
+    for m in &metrics {
+        assert!(
+            docs.contains(&format!("| `{m}` |")),
+            "{m} is not in docs/metrics.md"
+        );
+    }
+    for m in [
+        "dbmeter_events_total",
+        "dbmeter_latency_seconds",
+        "dbmeter_errors_total",
+        "dbmeter_active_users",
+        "dbmeter_campaign_cells_done",
+    ] {
+        assert!(metrics.iter().any(|x| x == m), "no panel shows {m}");
+    }
+    let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
+    for (i, e) in exprs.iter().enumerate() {
+        let e = e
+            .replace("$__rate_interval", "1m")
+            .replace("$workload", ".*")
+            .replace("$target", ".*");
+        rules.push_str(&format!(
+            "      - record: dashboard:q{i}\n        expr: '{}'\n",
+            e.replace('\'', "''")
+        ));
+    }
+    let s = Scratch::new();
+    std::fs::write(s.path("rules.yml"), &rules).expect("write the rules");
+    let out = Command::new(&promtool)
+        .args(["check", "rules"])
+        .arg(s.path("rules.yml"))
+        .output()
+        .expect("run promtool");
+    assert!(
+        out.status.success(),
+        "promtool check rules:\n{}{}\n{rules}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
