@@ -338,6 +338,40 @@ fn bad_addresses_and_a_taken_port_are_one_line() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("`prepare` makes no run"), "{}", r.stderr);
 
+    // A campaign: on its command line only, checked before anything runs.
+    std::fs::write(
+        s.path("c.toml"),
+        "name = \"c\"\nduration = 1\nclients = [1]\n\
+         options = { prometheus = \":9464\" }\n\
+         [[target]]\nname = \"a\"\nurl = \"sqlite:a.db\"\n\
+         [[workload]]\nname = \"oltp_read_only\"\n",
+    )
+    .expect("write the campaign");
+    let r = s.run_home(&["campaign", "run", "c.toml"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("option 'prometheus' serves the whole campaign's metrics"),
+        "{}",
+        r.stderr
+    );
+    std::fs::write(
+        s.path("d.toml"),
+        "name = \"d\"\nduration = 1\nclients = [1]\n\
+         [[target]]\nname = \"a\"\nurl = \"sqlite:a.db\"\n\
+         [[workload]]\nname = \"oltp_read_only\"\n",
+    )
+    .expect("write the campaign");
+    let r = s.run_home(&["campaign", "run", "d.toml", "--prometheus=host"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--prometheus=host: no port"),
+        "{}",
+        r.stderr
+    );
+    assert!(!s.path("a.db").exists(), "nothing ran: {}", r.stdout);
+
     let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = taken.local_addr().expect("address").port();
     let r = s.run(&[
