@@ -241,6 +241,22 @@ mod tests {
     }
 
     #[test]
+    fn counts_up_to_a_bound() {
+        let mut h = LatencyHistogram::new();
+        assert_eq!(h.count_up_to(1_000), 0);
+        for ns in [500, 1_000, 250_000, 1_000_000, 3_000_000_000] {
+            h.record(ns);
+        }
+        assert_eq!(h.count_up_to(499), 0);
+        assert_eq!(h.count_up_to(1_000), 2);
+        assert_eq!(h.count_up_to(100_000), 2);
+        // 250 µs is in the bucket of 250.1 µs (3 significant digits).
+        assert_eq!(h.count_up_to(250_100), 3);
+        assert_eq!(h.count_up_to(2_500_000), 4);
+        assert_eq!(h.count_up_to(u64::MAX), 5);
+    }
+
+    #[test]
     fn three_significant_digits() {
         let mut h = LatencyHistogram::new();
         for v in 1..=100_000u64 {

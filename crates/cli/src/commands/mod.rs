@@ -200,9 +200,13 @@ pub(crate) fn execute(inv: Invocation, layout: Layout) -> Result<i32, CliError> 
             inv.command.name()
         )));
     }
-    if ctx.request.options.given("prometheus") && !matches!(inv.command, Command::Run) {
+    if let Some(name) = dbmeter_run::options::METRICS_OPTIONS
+        .iter()
+        .find(|n| ctx.request.options.given(n))
+        && !matches!(inv.command, Command::Run)
+    {
         return Err(CliError::Usage(format!(
-            "--prometheus serves a run's metrics; `{}` makes no run (use it with `dbmeter run` or `dbmeter campaign run`)",
+            "--{name} serves a run's metrics; `{}` makes no run (use it with `dbmeter run` or `dbmeter campaign run`)",
             inv.command.name()
         )));
     }
