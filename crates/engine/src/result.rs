@@ -79,6 +79,10 @@ pub struct IntervalSample {
     /// an event in the interval, as measured.
     pub active_users: Option<usize>,
     pub counters: Counters,
+    /// The interval's errors by driver code (ignored, lost connections,
+    /// timeouts, the error that failed the run), counted when they
+    /// happened.
+    pub errors: ErrorCounts,
     pub latency: LatencySummary,
     /// The interval's latency histogram, serialised
     /// ([`LatencyHistogram::to_base64`]): compact enough to keep one per

@@ -706,6 +706,7 @@ impl Collector<'_> {
             duration_s,
             threads,
             counters: part.counters,
+            errors: part.errors.clone(),
             latency: LatencySummary::from_histogram(&part.latency, &self.cfg.percentiles),
             histogram: part.latency.to_base64(),
             queue_length,

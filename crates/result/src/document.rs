@@ -363,6 +363,11 @@ pub struct Interval {
     pub errors_per_s: f64,
     /// Successful reconnects per second.
     pub reconnects_per_s: f64,
+    /// The interval's errors by driver code, as the run's `errors` counts
+    /// them (absent before dbmeter counted them per interval, and when
+    /// the interval had none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors: BTreeMap<String, u64>,
     /// Reconnect attempts that failed, per second (a server that is down).
     #[serde(default)]
     pub failed_reconnects_per_s: f64,

@@ -44,6 +44,7 @@ pub fn interval(s: &IntervalSample, measures: &[Measure]) -> Interval {
         events_per_s: s.per_sec(c.events),
         counts: counts(measures, c),
         errors_per_s: s.per_sec(c.errors()),
+        errors: s.errors.clone(),
         reconnects_per_s: s.per_sec(c.reconnects),
         failed_reconnects_per_s: s.per_sec(c.failed_reconnects),
         latency_ms: s.latency.clone(),

@@ -3,7 +3,7 @@
 //! document, the store.
 
 use crate::document::{self, Facts};
-use crate::options::{SECRET_OPTIONS, STORE_OPTIONS, VERDICT_OPTIONS};
+use crate::options::{METRICS_OPTIONS, SECRET_OPTIONS, STORE_OPTIONS, VERDICT_OPTIONS};
 use crate::record::Recorder;
 use crate::request::{Observer, Request};
 use crate::store::{OpenStore, Stored};
@@ -77,6 +77,7 @@ fn recorded_options(
             !SECRET_OPTIONS.contains(&k.as_str())
                 && !STORE_OPTIONS.contains(&k.as_str())
                 && !VERDICT_OPTIONS.contains(&k.as_str())
+                && !METRICS_OPTIONS.contains(&k.as_str())
         })
         .map(|(k, v)| match (k.as_str(), target) {
             ("ignore-errors", Some(t)) => (
@@ -180,6 +181,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         seed_given: o.u64("rand-seed") != 0,
         line_percentile: percentile,
         measures: measures.iter().map(|m| m.info()).collect(),
+        kinds: kinds.clone(),
         preamble: plan.preamble(),
     };
     obs.event(&RunEvent::Started(&header));

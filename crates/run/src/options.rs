@@ -15,6 +15,10 @@ pub const STORE_OPTIONS: &[&str] = &["store", "tag"];
 /// verdicts instead (`RunDocument::verdicts`).
 pub const VERDICT_OPTIONS: &[&str] = &["assert", "junit"];
 
+/// Options that serve a run's metrics while it goes on (`--prometheus`):
+/// they change nothing measured and stay out of the run document.
+pub const METRICS_OPTIONS: &[&str] = &["prometheus", "prometheus-linger"];
+
 /// The general options and then `benchmark`'s own.
 pub fn specs_for(benchmark: Option<&dyn Benchmark>) -> Vec<OptSpec> {
     let mut v = GENERAL.to_vec();
@@ -252,6 +256,18 @@ pub const GENERAL: &[OptSpec] = &[
         OptKind::Str,
         "",
         "write the result in --format to this file; the console still shows the text report",
+    ),
+    opt(
+        "prometheus",
+        OptKind::Str,
+        "",
+        "run: serve live metrics for Prometheus at http://ADDR/metrics while the run goes on; ADDR is HOST:PORT (127.0.0.1:9464) or :PORT (every interface); see docs/metrics.md",
+    ),
+    opt(
+        "prometheus-linger",
+        OptKind::Float,
+        "0",
+        "with --prometheus: seconds the endpoint stays up after the run, so that a last scrape sees the final counts",
     ),
     opt(
         "store",

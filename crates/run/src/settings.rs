@@ -7,6 +7,7 @@ use dbmeter_db::conninfo::{self, Env, Given, ServerKind, Spec};
 use dbmeter_db::{ConnectOptions, IgnoreList, PsMode, SqliteOptions, Target, TlsMode, TlsSettings};
 use dbmeter_engine::{EngineConfig, Profile};
 use dbmeter_result::Layout;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -201,6 +202,69 @@ pub fn threads(o: &OptValues) -> Result<usize, RunError> {
         ))),
         n => Ok(n as usize),
     }
+}
+
+/// `--prometheus` and `--prometheus-linger`: where the live metrics are
+/// served, and how long after the run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prometheus {
+    pub addr: SocketAddr,
+    /// Zero: the endpoint closes when the run ends.
+    pub linger: Duration,
+}
+
+/// The metrics endpoint the options ask for, if any. ADDR is `HOST:PORT`
+/// (a name, an IPv4 address, `[IPv6]`) or `:PORT` for every interface.
+pub fn prometheus(o: &OptValues) -> Result<Option<Prometheus>, RunError> {
+    let given = o.str("prometheus").trim();
+    let linger = seconds(
+        o,
+        "prometheus-linger",
+        (MIN_SECONDS, MAX_SECONDS),
+        Some("none"),
+    )?
+    .unwrap_or_default();
+    if given.is_empty() {
+        if o.given("prometheus") {
+            return Err(RunError::Usage(
+                "--prometheus is empty: give the address to serve the metrics at, HOST:PORT or :PORT (e.g. 127.0.0.1:9464)".into(),
+            ));
+        }
+        if !linger.is_zero() {
+            return Err(RunError::Usage(
+                "--prometheus-linger keeps the metrics endpoint up after the run: add --prometheus=HOST:PORT".into(),
+            ));
+        }
+        return Ok(None);
+    }
+    let bad = |why: &str| {
+        RunError::Usage(format!(
+            "--prometheus={given}: {why}; write HOST:PORT or :PORT, e.g. 127.0.0.1:9464 or :9464"
+        ))
+    };
+    let text = match given.strip_prefix(':') {
+        Some(port) => format!("0.0.0.0:{port}"),
+        None => given.to_string(),
+    };
+    let Some((host, port)) = text.rsplit_once(':') else {
+        return Err(bad("no port"));
+    };
+    let port: u16 = port
+        .parse()
+        .map_err(|_| bad(&format!("'{port}' is not a port number (0-65535)")))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.is_empty() {
+        return Err(bad("no host"));
+    }
+    let addr = match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => SocketAddr::new(ip, port),
+        Err(_) => (host, port)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| bad(&format!("the host '{host}' does not resolve")))?,
+    };
+    Ok(Some(Prometheus { addr, linger }))
 }
 
 /// The most virtual users a run takes.
@@ -680,6 +744,57 @@ mod tests {
             Err(RunError::Usage(m)) if m.starts_with("--rate=-1: ")
         ));
         assert_eq!(general(&[]).unwrap().queue_limit, None);
+    }
+
+    #[test]
+    fn prometheus_addresses() {
+        let parse = |given: &[(&str, &str)]| {
+            let mut o = OptValues::from_defaults(GENERAL);
+            for (k, v) in given {
+                o.set(k, v);
+            }
+            prometheus(&o)
+        };
+        assert_eq!(parse(&[]).unwrap(), None);
+        let p = parse(&[("prometheus", "127.0.0.1:9464")]).unwrap().unwrap();
+        assert_eq!(p.addr, "127.0.0.1:9464".parse().unwrap());
+        assert_eq!(p.linger, Duration::ZERO);
+        let p = parse(&[("prometheus", ":9464"), ("prometheus-linger", "2.5")])
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.addr, "0.0.0.0:9464".parse().unwrap());
+        assert_eq!(p.linger, Duration::from_millis(2500));
+        let p = parse(&[("prometheus", "[::1]:0")]).unwrap().unwrap();
+        assert_eq!(p.addr, "[::1]:0".parse().unwrap());
+        let p = parse(&[("prometheus", "localhost:9000")]).unwrap().unwrap();
+        assert!(p.addr.ip().is_loopback(), "{p:?}");
+        for (given, says) in [
+            (vec![("prometheus", "9464")], "no port"),
+            (
+                vec![("prometheus", "host:http")],
+                "'http' is not a port number",
+            ),
+            (
+                vec![("prometheus", "1.2.3.4:70000")],
+                "'70000' is not a port",
+            ),
+            (vec![("prometheus", ":")], "'' is not a port"),
+            (vec![("prometheus", "[]:80")], "no host"),
+            (vec![("prometheus", " ")], "--prometheus is empty"),
+            (vec![("prometheus-linger", "3")], "add --prometheus"),
+            (
+                vec![("prometheus", ":1"), ("prometheus-linger", "-1")],
+                "--prometheus-linger=-1: ",
+            ),
+        ] {
+            match parse(&given) {
+                Err(RunError::Usage(m)) => {
+                    assert!(m.contains(says), "{given:?}: {m}");
+                    assert!(!m.contains('\n'), "{m}");
+                }
+                other => panic!("{given:?}: {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -200,6 +200,16 @@ pub(crate) fn execute(inv: Invocation, layout: Layout) -> Result<i32, CliError> 
             inv.command.name()
         )));
     }
+    if let Some(name) = dbmeter_run::options::METRICS_OPTIONS
+        .iter()
+        .find(|n| ctx.request.options.given(n))
+        && !matches!(inv.command, Command::Run)
+    {
+        return Err(CliError::Usage(format!(
+            "--{name} serves a run's metrics; `{}` makes no run (use it with `dbmeter run` or `dbmeter campaign run`)",
+            inv.command.name()
+        )));
+    }
     match (inv.command, &inv.verb) {
         (Command::Run, _) => run::run(&ctx),
         (Command::Own, Some(verb)) => run::verb(verb, &ctx),

@@ -36,6 +36,7 @@ mod packaging;
 mod parallel_load;
 mod pgbench;
 mod pgbench_cli;
+mod prometheus;
 mod replay;
 mod report;
 mod results;
