@@ -4,7 +4,10 @@
 
 use crate::csv::field as csv_field;
 use crate::html::escape;
-use dbmeter_store::{CompareMode, Comparison, ComparisonCell, Metric};
+use crate::junit::{Case, CaseEnd, Suite};
+use dbmeter_store::gate::{Check, Outcome};
+use dbmeter_store::{CellStats, CompareMode, Comparison, ComparisonCell, Metric, Verdict};
+use serde::Serialize;
 use std::fmt::Write as _;
 
 /// The mark on cells whose repeats spread too much.
@@ -155,6 +158,99 @@ fn header(c: &Comparison) -> Vec<String> {
     h
 }
 
+/// A ratio (1.05) in the table's mode: `105.0` (x 100) or `+5.0%`.
+fn in_mode(c: &Comparison, ratio: f64) -> String {
+    match c.options.mode {
+        CompareMode::Ratio => format!("{:.1}", ratio * 100.0),
+        CompareMode::Diff => format!("{:+.1}%", (ratio - 1.0) * 100.0),
+    }
+}
+
+/// A p-value: 4 decimals, or `< 0.0001`.
+pub fn p_value(p: f64) -> String {
+    if p < 0.0001 {
+        "< 0.0001".into()
+    } else {
+        format!("{p:.4}")
+    }
+}
+
+/// A cell's verdict in words, with the repeats that would settle it:
+/// `slower`, `too noisy: about 12 repeats a side would settle it`.
+pub fn verdict_words(st: &CellStats) -> String {
+    match (st.verdict, st.repeats_needed) {
+        (Verdict::TooNoisy | Verdict::TooFewRepeats, Some(n)) => {
+            let more = if n >= dbmeter_stats::inference::MAX_REPEATS {
+                format!("more than {n}")
+            } else {
+                format!("about {n}")
+            };
+            format!(
+                "{}: {more} repeats a side would settle it",
+                st.verdict.words()
+            )
+        }
+        (v, _) => v.words().to_string(),
+    }
+}
+
+/// A cell's interval in the table's mode: `95% CI 89.5 to 90.8`.
+pub fn interval(c: &Comparison, st: &CellStats) -> String {
+    format!(
+        "{}% CI {} to {}",
+        fmt_num(st.confidence * 100.0),
+        in_mode(c, st.ratio_low),
+        in_mode(c, st.ratio_high)
+    )
+}
+
+fn cell_name(c: &Comparison, workload: &str, variant: &Option<String>, threads: u32) -> String {
+    let v = match variant {
+        Some(v) if c.by_variant => format!(" {v}"),
+        _ => String::new(),
+    };
+    format!(
+        "{workload}{v}, {threads} thread{}",
+        plural(threads as usize)
+    )
+}
+
+/// The statistics of each cell, a line each: the ratio, its interval, the
+/// p-value and the verdict.
+pub fn statistics_lines(c: &Comparison) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in &c.rows {
+        for (t, cell) in c.threads.iter().zip(&r.cells) {
+            let Some(x) = cell else { continue };
+            let name = cell_name(c, &r.workload, &r.variant, *t);
+            match &x.stats {
+                Some(st) => out.push(format!(
+                    "{name}: {} ({}), p = {}: {}",
+                    in_mode(c, st.ratio),
+                    interval(c, st),
+                    p_value(st.p_value),
+                    verdict_words(st)
+                )),
+                None if x.timeout => out.push(format!("{name}: timeout, not judged")),
+                None => out.push(format!(
+                    "{name}: no ratio (a baseline value of 0), not judged"
+                )),
+            }
+        }
+    }
+    out
+}
+
+/// The title of the statistics section.
+pub fn statistics_title(c: &Comparison) -> String {
+    format!(
+        "Statistics ({}% bootstrap interval of the ratio of medians, two-sided Mann-Whitney p; \
+         no significant difference: the interval within ±{}%)",
+        fmt_num(c.options.confidence * 100.0),
+        fmt_num(c.options.min_effect_pct)
+    )
+}
+
 /// A plain-text table: rows are workloads (and variants), columns thread
 /// counts.
 pub fn text(c: &Comparison) -> String {
@@ -212,6 +308,10 @@ pub fn text(c: &Comparison) -> String {
     if let Some(note) = single_run_note(c) {
         let _ = writeln!(out, "\n{note}");
     }
+    let _ = writeln!(out, "\n{}:", statistics_title(c));
+    for l in statistics_lines(c) {
+        let _ = writeln!(out, "    {l}");
+    }
     out
 }
 
@@ -258,6 +358,50 @@ pub fn markdown(c: &Comparison) -> String {
     if let Some(note) = single_run_note(c) {
         let _ = writeln!(out, "\n{}", md_escape(&note));
     }
+    out.push('\n');
+    out.push_str(&markdown_statistics(c));
+    out
+}
+
+/// The statistics as a Markdown table: a row per cell.
+pub fn markdown_statistics(c: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}\n", md_escape(&statistics_title(c)));
+    let _ = writeln!(
+        out,
+        "| cell | {} | {}% CI | p | verdict |\n|---|---:|---|---:|---|",
+        match c.options.mode {
+            CompareMode::Ratio => "ratio x 100",
+            CompareMode::Diff => "change",
+        },
+        fmt_num(c.options.confidence * 100.0)
+    );
+    for r in &c.rows {
+        for (t, cell) in c.threads.iter().zip(&r.cells) {
+            let Some(x) = cell else { continue };
+            let name = md_escape(&cell_name(c, &r.workload, &r.variant, *t));
+            match &x.stats {
+                Some(st) => {
+                    let _ = writeln!(
+                        out,
+                        "| {name} | {} | {} to {} | {} | {} |",
+                        in_mode(c, st.ratio),
+                        in_mode(c, st.ratio_low),
+                        in_mode(c, st.ratio_high),
+                        md_escape(&p_value(st.p_value)),
+                        md_escape(&verdict_words(st))
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "| {name} | {} | - | - | not judged |",
+                        cell_value(c, x)
+                    );
+                }
+            }
+        }
+    }
     out
 }
 
@@ -274,7 +418,7 @@ pub fn csv(c: &Comparison) -> String {
     let mut out = String::from(
         "workload,variant,threads,metric,mode,value,noisy,baseline_median,candidate_median,\
          baseline_min,baseline_max,candidate_min,candidate_max,baseline_spread_pct,candidate_spread_pct,\
-         baseline_runs,candidate_runs\n",
+         baseline_runs,candidate_runs,value_low,value_high,confidence,p_value,verdict,repeats_needed\n",
     );
     let mode = match c.options.mode {
         CompareMode::Ratio => "ratio",
@@ -290,9 +434,14 @@ pub fn csv(c: &Comparison) -> String {
     for r in &c.rows {
         for (t, cell) in c.threads.iter().zip(&r.cells) {
             let Some(x) = cell else { continue };
+            let in_value = |ratio: f64| match c.options.mode {
+                CompareMode::Ratio => num(ratio * 100.0),
+                CompareMode::Diff => num((ratio - 1.0) * 100.0),
+            };
+            let st = x.stats.as_ref();
             let _ = writeln!(
                 out,
-                "{},{},{t},{},{mode},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{t},{},{mode},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 csv_field(&r.workload),
                 csv_field(r.variant.as_deref().unwrap_or("")),
                 c.options.metric.name(),
@@ -308,6 +457,14 @@ pub fn csv(c: &Comparison) -> String {
                 num(x.candidate.spread_pct),
                 ids(&x.baseline.runs),
                 ids(&x.candidate.runs),
+                st.map(|s| in_value(s.ratio_low)).unwrap_or_default(),
+                st.map(|s| in_value(s.ratio_high)).unwrap_or_default(),
+                st.map(|s| num(s.confidence)).unwrap_or_default(),
+                st.map(|s| num(s.p_value)).unwrap_or_default(),
+                st.map(|s| s.verdict.words()).unwrap_or("not judged"),
+                st.and_then(|s| s.repeats_needed)
+                    .map(|n| n.to_string())
+                    .unwrap_or_default(),
             );
         }
     }
@@ -370,7 +527,10 @@ pub fn html_table(c: &Comparison) -> String {
                     if x.noisy {
                         classes.push("noisy");
                     }
-                    let tip = format!(
+                    if x.stats.as_ref().is_some_and(CellStats::significant) {
+                        classes.push("significant");
+                    }
+                    let mut tip = format!(
                         "baseline median {:.3}{unit} over {} run(s), spread {:.1}%; candidate median {:.3}{unit} over {} run(s), spread {:.1}%",
                         x.baseline.median,
                         x.baseline.values.len(),
@@ -379,6 +539,15 @@ pub fn html_table(c: &Comparison) -> String {
                         x.candidate.values.len(),
                         x.candidate.spread_pct
                     );
+                    if let Some(st) = &x.stats {
+                        let _ = write!(
+                            tip,
+                            "; {}, p = {}: {}",
+                            interval(c, st),
+                            p_value(st.p_value),
+                            verdict_words(st)
+                        );
+                    }
                     let _ = write!(
                         out,
                         "<td class=\"{}\" title=\"{}\">{}</td>",
@@ -407,6 +576,7 @@ pub fn html(c: &Comparison) -> String {
          table.dbmeter-compare .better { background: #e3f4e3; }\n\
          table.dbmeter-compare .worse { background: #fbe3e3; }\n\
          table.dbmeter-compare .noisy { font-style: italic; color: #777; }\n\
+         table.dbmeter-compare .significant { font-weight: bold; }\n\
          </style>\n</head>\n<body>\n",
     );
     let _ = writeln!(out, "<h1>{}</h1>", escape(&title(c)));
@@ -425,8 +595,173 @@ pub fn html(c: &Comparison) -> String {
     if let Some(note) = single_run_note(c) {
         let _ = writeln!(out, "<p>{}</p>", escape(&note));
     }
-    out.push_str("</body>\n</html>\n");
+    let _ = writeln!(out, "<h2>{}</h2>\n<ul>", escape(&statistics_title(c)));
+    for l in statistics_lines(c) {
+        let _ = writeln!(out, "<li>{}</li>", escape(&l));
+    }
+    out.push_str("</ul>\n</body>\n</html>\n");
     out
+}
+
+/// The JSON document of `compare --format=json` (schema
+/// `dbmeter.compare`, docs/json-schema.md): the table with every cell's
+/// sides and statistics, and the gate's checks when `--fail-on` was given.
+pub fn json(c: &Comparison, gate: Option<&[Check]>) -> String {
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        schema: &'static str,
+        schema_version: u32,
+        #[serde(flatten)]
+        table: &'a Comparison,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        gate: Option<Gate<'a>>,
+    }
+    #[derive(Serialize)]
+    struct Gate<'a> {
+        failed: bool,
+        checks: &'a [Check],
+    }
+    let doc = Doc {
+        schema: "dbmeter.compare",
+        schema_version: 1,
+        table: c,
+        gate: gate.map(|checks| Gate {
+            failed: checks.iter().any(|k| k.outcome == Outcome::Fail),
+            checks,
+        }),
+    };
+    // Plain data: serialising it cannot fail, but say so if it did.
+    serde_json::to_string_pretty(&doc)
+        .map(|mut s| {
+            s.push('\n');
+            s
+        })
+        .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}\n"))
+}
+
+/// The gate's summary line: `gate passed: 4 checks` or `gate FAILED: 1 of
+/// 4 checks`.
+pub fn gate_summary(checks: &[Check]) -> String {
+    let failed = checks.iter().filter(|k| k.outcome == Outcome::Fail).count();
+    let unjudged = checks
+        .iter()
+        .filter(|k| k.outcome == Outcome::NotJudged)
+        .count();
+    let extra = if unjudged > 0 {
+        format!(" ({unjudged} not judged)")
+    } else {
+        String::new()
+    };
+    if failed > 0 {
+        format!(
+            "gate FAILED: {failed} of {} check{} failed{extra}",
+            checks.len(),
+            plural(checks.len())
+        )
+    } else {
+        format!(
+            "gate passed: {} check{}{extra}",
+            checks.len(),
+            plural(checks.len())
+        )
+    }
+}
+
+fn check_line(k: &Check) -> String {
+    format!("{} on {}: {}", k.fail_on, k.cell(), k.line)
+}
+
+/// The gate as text: its summary and a line per check.
+pub fn gate_text(checks: &[Check]) -> String {
+    let mut out = format!("\n{}\n", gate_summary(checks));
+    for k in checks {
+        let _ = writeln!(out, "    {}", check_line(k));
+    }
+    out
+}
+
+/// A Markdown summary for a pull-request comment: the gate's result and
+/// checks (when there is a gate), then each table with its statistics.
+pub fn summary_markdown(tables: &[&Comparison], gate: Option<&[Check]>) -> String {
+    let mut out = String::from("## dbmeter compare\n\n");
+    if let Some(checks) = gate {
+        let failed = checks.iter().any(|k| k.outcome == Outcome::Fail);
+        let _ = writeln!(
+            out,
+            "**{}**\n",
+            md_escape(&gate_summary(checks).replacen("gate ", "Performance gate ", 1))
+        );
+        let _ = writeln!(
+            out,
+            "| threshold | cell | change | interval | p | verdict | result |\n|---|---|---:|---|---:|---|---|"
+        );
+        for k in checks {
+            let pct = |r: Option<f64>| {
+                r.map_or("-".to_string(), |r| format!("{:+.2}%", (r - 1.0) * 100.0))
+            };
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {} to {} | {} | {} | {} |",
+                k.fail_on.replace('`', "'"),
+                md_escape(&k.cell()),
+                pct(k.ratio),
+                pct(k.ratio_low),
+                pct(k.ratio_high),
+                k.p_value.map_or("-".into(), |p| md_escape(&p_value(p))),
+                md_escape(k.verdict.as_deref().unwrap_or("not judged")),
+                match k.outcome {
+                    Outcome::Fail => "**FAIL**",
+                    Outcome::Pass => "pass",
+                    Outcome::NotJudged => "not judged",
+                }
+            );
+        }
+        if failed {
+            out.push_str(
+                "\nA check fails when the change is statistically significant and beyond its threshold.\n",
+            );
+        }
+        out.push('\n');
+    }
+    for t in tables {
+        let _ = writeln!(out, "### {}\n", md_escape(t.options.metric.describe()));
+        out.push_str(&markdown(t));
+        out.push('\n');
+    }
+    out
+}
+
+/// The gate's checks as JUnit XML: a test case per threshold and cell.
+pub fn gate_junit(checks: &[Check], baseline: &str, candidate: &str) -> String {
+    let cases = checks
+        .iter()
+        .map(|k| Case {
+            name: format!("{} {}", k.fail_on, k.cell()),
+            classname: format!("dbmeter.compare.{}", k.workload),
+            time_s: 0.0,
+            end: match k.outcome {
+                Outcome::Pass => CaseEnd::Passed,
+                Outcome::Fail => CaseEnd::Failure {
+                    kind: "regression".into(),
+                    message: check_line(k),
+                },
+                Outcome::NotJudged => CaseEnd::Skipped {
+                    message: check_line(k),
+                },
+            },
+            output: Some(check_line(k)),
+        })
+        .collect();
+    Suite {
+        name: "dbmeter.compare".into(),
+        properties: vec![
+            ("baseline".into(), baseline.to_string()),
+            ("candidate".into(), candidate.to_string()),
+        ],
+        cases,
+        ..Suite::default()
+    }
+    .xml()
 }
 
 /// The metric names `--metric` takes.

@@ -35,6 +35,126 @@ fn secs(s: f64) -> String {
     format!("{s:.3}")
 }
 
+/// How one test case ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CaseEnd {
+    Passed,
+    /// A `<failure>` of this type and message.
+    Failure {
+        kind: String,
+        message: String,
+    },
+    /// An `<error>`: the case could not be judged.
+    Error {
+        kind: String,
+        message: String,
+    },
+    /// A `<skipped>` case.
+    Skipped {
+        message: String,
+    },
+}
+
+/// One `<testcase>`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Case {
+    pub name: String,
+    pub classname: String,
+    pub time_s: f64,
+    pub end: CaseEnd,
+    /// Text for `<system-out>`, if any.
+    pub output: Option<String>,
+}
+
+/// One `<testsuite>` in a `<testsuites>` document of its own.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Suite {
+    pub name: String,
+    pub time_s: f64,
+    /// RFC 3339 without the zone letter; empty for none.
+    pub timestamp: String,
+    pub hostname: String,
+    pub properties: Vec<(String, String)>,
+    pub cases: Vec<Case>,
+}
+
+impl Suite {
+    /// The JUnit XML document: `<testsuites>` holding this suite.
+    pub fn xml(&self) -> String {
+        let mut cases = String::new();
+        let (mut failures, mut errors, mut skipped) = (0, 0, 0);
+        for c in &self.cases {
+            cases.push_str(&format!(
+                "    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"",
+                esc(&c.name),
+                esc(&c.classname),
+                secs(c.time_s)
+            ));
+            let inner = match &c.end {
+                CaseEnd::Passed => String::new(),
+                CaseEnd::Failure { kind, message } => {
+                    failures += 1;
+                    format!(
+                        "      <failure type=\"{}\" message=\"{}\"/>\n",
+                        esc(kind),
+                        esc(message)
+                    )
+                }
+                CaseEnd::Error { kind, message } => {
+                    errors += 1;
+                    format!(
+                        "      <error type=\"{}\" message=\"{}\"/>\n",
+                        esc(kind),
+                        esc(message)
+                    )
+                }
+                CaseEnd::Skipped { message } => {
+                    skipped += 1;
+                    format!("      <skipped message=\"{}\"/>\n", esc(message))
+                }
+            };
+            match &c.output {
+                None if inner.is_empty() => cases.push_str("/>\n"),
+                out => {
+                    cases.push_str(">\n");
+                    cases.push_str(&inner);
+                    if let Some(o) = out {
+                        cases.push_str(&format!("      <system-out>{}</system-out>\n", esc(o)));
+                    }
+                    cases.push_str("    </testcase>\n");
+                }
+            }
+        }
+        let tests = self.cases.len();
+        let duration = secs(self.time_s);
+        let mut props = String::new();
+        for (name, value) in &self.properties {
+            props.push_str(&format!(
+                "      <property name=\"{}\" value=\"{}\"/>\n",
+                esc(name),
+                esc(value)
+            ));
+        }
+        let timestamp = if self.timestamp.is_empty() {
+            String::new()
+        } else {
+            format!(" timestamp=\"{}\"", esc(&self.timestamp))
+        };
+        let hostname = if self.hostname.is_empty() {
+            String::new()
+        } else {
+            format!(" hostname=\"{}\"", esc(&self.hostname))
+        };
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+             <testsuites name=\"dbmeter\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{duration}\">\n  \
+             <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{duration}\"{timestamp}{hostname}>\n    \
+             <properties>\n{props}    </properties>\n{cases}  </testsuite>\n</testsuites>\n",
+            esc(&self.name),
+        )
+    }
+}
+
 /// The JUnit XML document of a run's verdicts.
 pub fn junit(doc: &RunDocument) -> String {
     let class = format!("dbmeter.{}", doc.workload);
@@ -42,92 +162,69 @@ pub fn junit(doc: &RunDocument) -> String {
         doc.end.reason.as_str(),
         "time_limit" | "event_limit" | "work_done"
     );
-    let mut cases = String::new();
-    let mut failures = 0;
-    let mut errors = 0;
-    let duration = secs(doc.totals.duration_s);
-    cases.push_str(&format!(
-        "    <testcase name=\"run completed\" classname=\"{}\" time=\"{duration}\"",
-        esc(&class)
-    ));
-    if completed {
-        cases.push_str("/>\n");
-    } else {
-        failures += 1;
-        let why = match &doc.end.error {
-            Some(e) => format!("the run ended {}: {e}", doc.end.reason.replace('_', " ")),
-            None => format!("the run ended {}", doc.end.reason.replace('_', " ")),
-        };
-        cases.push_str(&format!(
-            ">\n      <failure type=\"run\" message=\"{}\"/>\n    </testcase>\n",
-            esc(&why)
-        ));
-    }
+    let mut cases = vec![Case {
+        name: "run completed".into(),
+        classname: class.clone(),
+        time_s: doc.totals.duration_s,
+        end: if completed {
+            CaseEnd::Passed
+        } else {
+            let why = match &doc.end.error {
+                Some(e) => format!("the run ended {}: {e}", doc.end.reason.replace('_', " ")),
+                None => format!("the run ended {}", doc.end.reason.replace('_', " ")),
+            };
+            CaseEnd::Failure {
+                kind: "run".into(),
+                message: why,
+            }
+        },
+        output: None,
+    }];
     for v in &doc.verdicts {
-        cases.push_str(&format!(
-            "    <testcase name=\"{}\" classname=\"{}\" time=\"0.000\"",
-            esc(&v.assertion),
-            esc(&class)
-        ));
-        match v.status.as_str() {
-            "pass" => cases.push_str(">\n"),
-            "fail" => {
-                failures += 1;
-                cases.push_str(&format!(
-                    ">\n      <failure type=\"assertion\" message=\"{}\"/>\n",
-                    esc(&v.line())
-                ));
-            }
-            _ => {
-                errors += 1;
-                cases.push_str(&format!(
-                    ">\n      <error type=\"not_judged\" message=\"{}\"/>\n",
-                    esc(&v.line())
-                ));
-            }
-        }
-        cases.push_str(&format!(
-            "      <system-out>{}</system-out>\n    </testcase>\n",
-            esc(&v.line())
-        ));
+        let end = match v.status.as_str() {
+            "pass" => CaseEnd::Passed,
+            "fail" => CaseEnd::Failure {
+                kind: "assertion".into(),
+                message: v.line(),
+            },
+            _ => CaseEnd::Error {
+                kind: "not_judged".into(),
+                message: v.line(),
+            },
+        };
+        cases.push(Case {
+            name: v.assertion.clone(),
+            classname: class.clone(),
+            time_s: 0.0,
+            end,
+            output: Some(v.line()),
+        });
     }
-    let tests = doc.verdicts.len() + 1;
-    let mut props = String::new();
-    for (name, value) in [
+    let mut properties: Vec<(String, String)> = [
         ("workload", doc.workload.as_str()),
         ("target", doc.target.url.as_str()),
         ("server_version", doc.target.server_version.as_str()),
         ("end", doc.end.reason.as_str()),
-    ] {
-        if !value.is_empty() {
-            props.push_str(&format!(
-                "      <property name=\"{name}\" value=\"{}\"/>\n",
-                esc(value)
-            ));
-        }
-    }
+    ]
+    .into_iter()
+    .filter(|(_, v)| !v.is_empty())
+    .map(|(n, v)| (n.to_string(), v.to_string()))
+    .collect();
     for (name, value) in [
         ("events_per_s", doc.totals.events_per_s),
         ("queries_per_s", doc.totals.queries_per_s),
     ] {
-        props.push_str(&format!(
-            "      <property name=\"{name}\" value=\"{value:.2}\"/>\n"
-        ));
+        properties.push((name.to_string(), format!("{value:.2}")));
     }
-    let host = &doc.environment.hostname;
-    format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
-         <testsuites name=\"dbmeter\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{duration}\">\n  \
-         <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"0\" time=\"{duration}\" timestamp=\"{}\"{}>\n    \
-         <properties>\n{props}    </properties>\n{cases}  </testsuite>\n</testsuites>\n",
-        esc(&class),
-        esc(doc.started_at.trim_end_matches('Z')),
-        if host.is_empty() {
-            String::new()
-        } else {
-            format!(" hostname=\"{}\"", esc(host))
-        },
-    )
+    Suite {
+        name: class,
+        time_s: doc.totals.duration_s,
+        timestamp: doc.started_at.trim_end_matches('Z').to_string(),
+        hostname: doc.environment.hostname.clone(),
+        properties,
+        cases,
+    }
+    .xml()
 }
 
 #[cfg(test)]

@@ -311,6 +311,7 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
     }
     out.push_str(&stages(r));
     out.push_str(&spikes(r));
+    out.push_str(&throughput(r));
     out.push_str(&drift(r));
     out.push_str(&capacity(r));
     if let Some(text) = section {
@@ -384,6 +385,14 @@ fn block(title: &str, lines: impl IntoIterator<Item = String>) -> String {
 /// A capacity search's result and steps.
 pub fn capacity(r: &RunDocument) -> String {
     block("Capacity search", r.capacity.iter().flat_map(|c| c.lines()))
+}
+
+/// The run's throughput with its confidence interval (batch means).
+pub fn throughput(r: &RunDocument) -> String {
+    block(
+        "Throughput interval",
+        r.throughput_ci.iter().map(|t| t.line()),
+    )
 }
 
 /// The trends of a long run (endurance).

@@ -112,6 +112,11 @@ pub struct RunDocument {
     /// memory; absent for runs of few intervals and for staged runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<crate::drift::Drift>,
+    /// Events per second with a confidence interval that respects the
+    /// correlation of neighbouring intervals (batch means); absent for
+    /// runs of fewer than 9 intervals and for staged runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_ci: Option<crate::throughput::ThroughputCi>,
     /// A capacity search's steps and result (`--find-capacity`): the
     /// document is then its capacity step's run.
     #[serde(default, skip_serializing_if = "Option::is_none")]

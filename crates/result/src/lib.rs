@@ -25,6 +25,7 @@ pub mod events;
 mod kinds;
 mod slap;
 pub mod spikes;
+pub mod throughput;
 pub mod verdict;
 
 pub use document::*;

@@ -276,6 +276,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     // A staged run changes its load on purpose: no drift for it.
     if doc.stages.is_empty() {
         doc.drift = dbmeter_result::drift::analyse(&doc);
+        doc.throughput_ci = dbmeter_result::throughput::analyse(&doc);
     }
     for w in plan.finish(&result, &mut doc) {
         warn(&w);

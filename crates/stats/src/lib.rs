@@ -7,6 +7,7 @@
 //! per interval and in total without losing precision.
 
 mod counters;
+pub mod inference;
 mod latency;
 pub mod measure;
 mod median;

@@ -10,8 +10,16 @@
 //! is marked noisy when either side's spread, `(max - min) / median x 100`,
 //! is above the noise threshold. Latency metrics are compared the same way
 //! (a value above 100 then means the candidate is slower).
+//!
+//! Each cell also carries its statistics ([`CellStats`], from
+//! `dbmeter_stats::inference::compare_samples`): the ratio of the medians
+//! with a bootstrap confidence interval, the Mann-Whitney test's p-value,
+//! and a verdict in words: faster, slower, no significant difference, too
+//! noisy or too few repeats (with the repeats per side that would settle
+//! it).
 
 use crate::{Filter, RunSummary, Store, StoreError};
+use dbmeter_stats::inference::{self, Change, Judging};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -117,6 +125,12 @@ pub struct CompareOptions {
     pub mode: CompareMode,
     /// A cell is noisy when a side's spread is above this, in percent.
     pub noise_pct: f64,
+    /// The confidence level of the cells' intervals, and 1 - the test's
+    /// significance level (0.95).
+    pub confidence: f64,
+    /// The smallest change that matters, in percent (5): a cell whose
+    /// interval lies within 100 ± this is "no significant difference".
+    pub min_effect_pct: f64,
 }
 
 impl Default for CompareOptions {
@@ -125,7 +139,112 @@ impl Default for CompareOptions {
             metric: Metric::Tps,
             mode: CompareMode::Ratio,
             noise_pct: 5.0,
+            confidence: 0.95,
+            min_effect_pct: 5.0,
         }
+    }
+}
+
+impl CompareOptions {
+    /// How the cells are judged: the level, the smallest change, the
+    /// bootstrap's default resamples and seed.
+    pub fn judging(&self) -> Judging {
+        Judging {
+            level: self.confidence,
+            min_effect: self.min_effect_pct / 100.0,
+            ..Judging::default()
+        }
+    }
+}
+
+/// A cell's verdict, in the metric's terms (for latencies, lower is
+/// faster).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// A significant change for the better.
+    Faster,
+    /// A significant change for the worse.
+    Slower,
+    /// Not significant, and the interval lies within the smallest change
+    /// that matters.
+    NoSignificantDifference,
+    /// Not significant, but a change that matters cannot be ruled out.
+    TooNoisy,
+    /// A side has fewer repeats than the test needs to ever be significant.
+    TooFewRepeats,
+}
+
+impl Verdict {
+    /// The verdict in words: `faster`, `no significant difference`, ...
+    pub fn words(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoSignificantDifference => "no significant difference",
+            Verdict::TooNoisy => "too noisy",
+            Verdict::TooFewRepeats => "too few repeats",
+        }
+    }
+}
+
+/// A cell's statistics over its repeats.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct CellStats {
+    /// median(candidate) / median(baseline), and the bounds of its
+    /// bootstrap confidence interval at `confidence`.
+    pub ratio: f64,
+    pub ratio_low: f64,
+    pub ratio_high: f64,
+    pub confidence: f64,
+    /// The two-sided Mann-Whitney test's p-value, and whether it is exact.
+    pub p_value: f64,
+    pub p_exact: bool,
+    pub verdict: Verdict,
+    /// Repeats per side that would likely settle a cell that is too noisy
+    /// or has too few repeats.
+    pub repeats_needed: Option<usize>,
+}
+
+impl CellStats {
+    /// The statistics of a cell's two sides; None when they cannot be
+    /// computed (a baseline value of 0, no values).
+    pub fn of(
+        baseline: &[f64],
+        candidate: &[f64],
+        metric: Metric,
+        opts: &CompareOptions,
+    ) -> Option<CellStats> {
+        let r = inference::compare_samples(baseline, candidate, &opts.judging())?;
+        let better = |higher: bool| {
+            if higher != metric.lower_is_better() {
+                Verdict::Faster
+            } else {
+                Verdict::Slower
+            }
+        };
+        let verdict = match r.change {
+            Change::Higher => better(true),
+            Change::Lower => better(false),
+            Change::NoDifference => Verdict::NoSignificantDifference,
+            Change::TooNoisy => Verdict::TooNoisy,
+            Change::TooFewRepeats => Verdict::TooFewRepeats,
+        };
+        Some(CellStats {
+            ratio: r.ratio.estimate,
+            ratio_low: r.ratio.low,
+            ratio_high: r.ratio.high,
+            confidence: r.ratio.level,
+            p_value: r.test.p_value,
+            p_exact: r.test.exact,
+            verdict,
+            repeats_needed: r.repeats_needed,
+        })
+    }
+
+    /// True when the change is significant.
+    pub fn significant(&self) -> bool {
+        matches!(self.verdict, Verdict::Faster | Verdict::Slower)
     }
 }
 
@@ -197,6 +316,9 @@ pub struct ComparisonCell {
     /// DBT3, one timeout makes the result a timeout).
     #[serde(default)]
     pub timeout: bool,
+    /// The interval, test and verdict; None for a timeout or a baseline
+    /// value of 0.
+    pub stats: Option<CellStats>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -439,12 +561,18 @@ pub fn compare(
                     CompareMode::Diff => (c.median - b.median) / b.median * 100.0,
                 });
                 let noisy = b.spread_pct > opts.noise_pct || c.spread_pct > opts.noise_pct;
+                let stats = if timeout {
+                    None
+                } else {
+                    CellStats::of(&b.values, &c.values, metric, opts)
+                };
                 Some(ComparisonCell {
                     baseline: b,
                     candidate: c,
                     value,
                     noisy: noisy && !timeout,
                     timeout,
+                    stats,
                 })
             })
             .collect::<Vec<_>>();
@@ -594,6 +722,10 @@ mod tests {
         assert_eq!(c4.candidate.median, 380.0);
         assert!((c4.value.unwrap() - 95.0).abs() < 1e-9);
         assert!(c4.noisy);
+        // One baseline run: never significant.
+        let st = c4.stats.unwrap();
+        assert_eq!(st.verdict, Verdict::TooFewRepeats);
+        assert_eq!(st.repeats_needed, Some(4));
         let d = compare(
             &base,
             &cand,
@@ -605,6 +737,36 @@ mod tests {
         .unwrap();
         let v = d.rows[0].cells[1].as_ref().unwrap().value.unwrap();
         assert!((v + 5.0).abs() < 1e-9, "{v}");
+    }
+
+    #[test]
+    fn verdicts_follow_the_metric_direction() {
+        let base: Vec<RunSummary> = (0..5)
+            .map(|i| run(i, "w", "A", 1, 100.0 + i as f64))
+            .collect();
+        let cand: Vec<RunSummary> = (0..5)
+            .map(|i| run(10 + i, "w", "B", 1, 90.0 + i as f64))
+            .collect();
+        let t = compare(&base, &cand, &CompareOptions::default()).unwrap();
+        let st = t.rows[0].cells[0].as_ref().unwrap().stats.unwrap();
+        assert_eq!(st.verdict, Verdict::Slower);
+        assert!(st.ratio_high < 1.0 && (st.p_value - 2.0 / 252.0).abs() < 1e-12);
+        // The same numbers as latencies: lower is faster.
+        let lat = |r: RunSummary| RunSummary {
+            latency_p99_ms: r.events_per_s,
+            ..r
+        };
+        let t = compare(
+            &base.into_iter().map(lat).collect::<Vec<_>>(),
+            &cand.into_iter().map(lat).collect::<Vec<_>>(),
+            &CompareOptions {
+                metric: Metric::P99,
+                ..CompareOptions::default()
+            },
+        )
+        .unwrap();
+        let st = t.rows[0].cells[0].as_ref().unwrap().stats.unwrap();
+        assert_eq!(st.verdict, Verdict::Faster);
     }
 
     #[test]

@@ -17,12 +17,14 @@ pub mod compare;
 mod document;
 mod error;
 mod filter;
+pub mod gate;
 mod schema;
 mod store;
 mod summary;
 
 pub use compare::{
-    CompareMode, CompareOptions, Comparison, ComparisonCell, ComparisonRow, Metric, Side, compare,
+    CellStats, CompareMode, CompareOptions, Comparison, ComparisonCell, ComparisonRow, Metric,
+    Side, Verdict, compare,
 };
 pub use error::StoreError;
 pub use filter::{Filter, SELECTOR_FORMS, Selector};

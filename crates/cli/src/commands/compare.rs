@@ -6,7 +6,8 @@ use super::results::{campaign_selection, filter_of, noise_pct, open_existing, pa
 use crate::CliError;
 use crate::help::{Example, Page, flag, opt};
 use dbmeter_report::compare as fmt;
-use dbmeter_store::{CompareMode, CompareOptions, Filter, Metric};
+use dbmeter_store::gate::{self, Check, FailOn, Outcome};
+use dbmeter_store::{CompareMode, CompareOptions, Comparison, Filter, Metric, Store};
 
 pub const PAGE: Page = Page {
     usage: &["compare --baseline SELECTORS [--candidate SELECTORS] [--option=value ...]"],
@@ -18,6 +19,14 @@ pub const PAGE: Page = Page {
               side's runs of that workload and thread count). Only runs that completed \
               (time or event limit reached) count. With one run on a side, the spread \
               of repeats cannot be measured: the table says so instead of marking noise.",
+        "Each cell is also judged: the ratio of the medians with a bootstrap confidence \
+              interval (--confidence), the two-sided Mann-Whitney test's p-value, and a \
+              verdict: faster, slower (significant: p below 1 - the confidence, and the \
+              interval excludes 100), no significant difference (the interval lies within \
+              100 ± --min-effect), too noisy or too few repeats, with the repeats a side \
+              that would likely settle it (docs/results.md).",
+        "With --fail-on, compare is a regression gate for CI: it exits 3 when a cell's \
+              change is significant and beyond a threshold in its direction.",
     ],
     options: &[
         opt(
@@ -55,10 +64,43 @@ pub const PAGE: Page = Page {
         )
         .default("5"),
         opt(
+            "confidence",
+            "PCT",
+            "the confidence level of the intervals, and 100 - the significance level of \
+             the test in %: from 50 to 99.9 (0.95 also reads as 95)",
+        )
+        .default("95"),
+        opt(
+            "min-effect",
+            "PCT",
+            "the smallest change that matters: a cell that is not significant and whose \
+             interval lies within 100 ± PCT is 'no significant difference', else 'too noisy'",
+        )
+        .default("5"),
+        opt(
+            "fail-on",
+            "METRIC:CHANGE%",
+            "a gate threshold, e.g. tps:-3% or p99:+10% (repeatable): exit 3 when a cell's \
+             METRIC changed significantly and beyond CHANGE in its direction; without a sign, \
+             the metric's bad direction",
+        ),
+        opt(
+            "markdown",
+            "FILE",
+            "also write a Markdown summary for a pull-request comment: the gate's checks and \
+             each metric's table with its statistics",
+        ),
+        opt(
+            "junit",
+            "FILE",
+            "also write the gate's checks as JUnit XML (a test case per threshold and cell)",
+        ),
+        opt(
             "format",
-            "text|markdown|csv|html",
-            "csv: one row per cell with both medians, ranges, spreads and run ids; html: a \
-             page with the table",
+            "text|markdown|csv|html|json",
+            "csv: one row per cell with both medians, ranges, spreads, run ids, interval, \
+             p-value and verdict; html: a page with the table; json: the table and the gate \
+             (dbmeter.compare, docs/json-schema.md)",
         )
         .default("text"),
         opt("output", "FILE", "write to FILE instead of standard output"),
@@ -74,8 +116,14 @@ pub const PAGE: Page = Page {
             what: "Every variant of a campaign against one, in p99 latency, for a wiki page",
             command: "compare --baseline variant:mariadb-10.11 --metric=p99 --format=markdown",
         },
+        Example {
+            what: "A CI gate: fail on a significant drop of tps over 3% or rise of p99 over 10%",
+            command: "compare --baseline tag:git=main --candidate tag:git=pr --fail-on tps:-3% \
+                      --fail-on p99:+10% --markdown gate.md --junit gate.xml",
+        },
     ],
-    exit: "0 ok, 1 failed (no store, no matching runs, bad selector), 2 usage error.",
+    exit: "0 ok (and the gate passed), 1 failed (no store, no matching runs, bad selector), \
+           2 usage error, 3 the gate failed (--fail-on).",
     ..Page::new(
         "compare",
         "stored runs against a baseline, as a table of ratios",
@@ -133,12 +181,20 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         Some("markdown" | "md") => "markdown",
         Some("csv") => "csv",
         Some("html") => "html",
+        Some("json") => "json",
         Some(f) => {
             return Err(CliError::Usage(format!(
-                "--format={f}: `dbmeter compare` writes text, markdown, csv or html"
+                "--format={f}: `dbmeter compare` writes text, markdown, csv, html or json"
             )));
         }
     };
+    let confidence = confidence(a.get("confidence"))?;
+    let min_effect_pct = min_effect(a.get("min-effect"))?;
+    let rules = a
+        .all("fail-on")
+        .map(FailOn::parse)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(CliError::Usage)?;
     let baseline = selectors(base_words)?;
     let cand_words: Vec<&str> = groups[1].iter().map(String::as_str).collect();
     let candidate = if cand_words.is_empty() {
@@ -160,21 +216,143 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             CompareMode::Ratio
         },
         noise_pct,
+        confidence,
+        min_effect_pct,
     };
     let mut store = open_existing(Some(&store))?;
     let table = store
         .compare(&baseline, candidate.as_ref(), &opts)
         .map_err(|e| CliError::Failed(e.0))?;
-    let out = match format {
+    let gate = if rules.is_empty() {
+        None
+    } else {
+        Some(run_gate(
+            &mut store,
+            &baseline,
+            candidate.as_ref(),
+            &opts,
+            &table,
+            &rules,
+        )?)
+    };
+    let checks = gate.as_ref().map(|(checks, _)| checks.as_slice());
+    let mut out = match format {
         "markdown" => fmt::markdown(&table),
         "csv" => fmt::csv(&table),
         "html" => fmt::html(&table),
+        "json" => fmt::json(&table, checks),
         _ => fmt::text(&table),
     };
+    if let (Some(checks), "text") = (checks, format) {
+        out.push_str(&fmt::gate_text(checks));
+    }
+    if let Some(path) = a.get("markdown") {
+        let mut tables = vec![&table];
+        if let Some((_, more)) = &gate {
+            tables.extend(more.iter());
+        }
+        write_file("--markdown", path, &fmt::summary_markdown(&tables, checks))?;
+    }
+    if let Some(path) = a.get("junit") {
+        let Some(checks) = checks else {
+            return Err(CliError::Usage(
+                "--junit writes the gate's checks: give --fail-on too, e.g. --fail-on tps:-3%"
+                    .into(),
+            ));
+        };
+        write_file(
+            "--junit",
+            path,
+            &fmt::gate_junit(checks, &table.baseline_label, &table.candidate_label),
+        )?;
+    }
     match a.get("output") {
-        Some(path) => std::fs::write(path, out)
-            .map_err(|e| CliError::Failed(format!("cannot write --output {path}: {e}")))?,
+        Some(path) => write_file("--output", path, &out)?,
         None => print!("{out}"),
     }
+    if let Some(checks) = checks
+        && checks.iter().any(|k| k.outcome == Outcome::Fail)
+    {
+        eprintln!("dbmeter: {} (exit code 3)", fmt::gate_summary(checks));
+        return Ok(3);
+    }
     Ok(0)
+}
+
+fn write_file(option: &str, path: &str, text: &str) -> Result<(), CliError> {
+    std::fs::write(path, text)
+        .map_err(|e| CliError::Failed(format!("cannot write {option} {path}: {e}")))
+}
+
+/// `--confidence`: a percentage from 50 to 99.9, or the same as a
+/// fraction (0.95); returned as a fraction.
+fn confidence(given: Option<&str>) -> Result<f64, CliError> {
+    let Some(v) = given else { return Ok(0.95) };
+    let x = v
+        .trim()
+        .trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite())
+        .map(|x| if x < 1.0 { x * 100.0 } else { x })
+        .filter(|x| (50.0..=99.9).contains(x))
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "--confidence={v}: expected a level in % from 50 to 99.9, e.g. 95"
+            ))
+        })?;
+    Ok(x / 100.0)
+}
+
+/// `--min-effect`: a percentage from 0 to 100.
+fn min_effect(given: Option<&str>) -> Result<f64, CliError> {
+    let Some(v) = given else { return Ok(5.0) };
+    v.trim()
+        .trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && (0.0..=100.0).contains(x))
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "--min-effect={v}: expected a percentage from 0 to 100, e.g. 5"
+            ))
+        })
+}
+
+/// The gate's checks: each threshold against the table of its metric
+/// (`table` when it is the same metric, else a comparison made for it,
+/// returned too so that the Markdown summary can show it).
+fn run_gate(
+    store: &mut Store,
+    baseline: &Filter,
+    candidate: Option<&Filter>,
+    opts: &CompareOptions,
+    table: &Comparison,
+    rules: &[FailOn],
+) -> Result<(Vec<Check>, Vec<Comparison>), CliError> {
+    let mut more: Vec<Comparison> = Vec::new();
+    let mut checks = Vec::new();
+    for rule in rules {
+        let t = if rule.metric == table.options.metric {
+            table
+        } else if let Some(i) = more.iter().position(|t| t.options.metric == rule.metric) {
+            &more[i]
+        } else {
+            let t = store
+                .compare(
+                    baseline,
+                    candidate,
+                    &CompareOptions {
+                        metric: rule.metric,
+                        mode: CompareMode::Ratio,
+                        ..*opts
+                    },
+                )
+                .map_err(|e| CliError::Failed(format!("--fail-on={}: {}", rule.text, e.0)))?;
+            more.push(t);
+            &more[more.len() - 1]
+        };
+        checks.extend(gate::check(rule, t));
+    }
+    Ok((checks, more))
 }

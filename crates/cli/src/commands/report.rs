@@ -188,6 +188,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
                 metric,
                 mode: CompareMode::Ratio,
                 noise_pct,
+                ..CompareOptions::default()
             };
             match dbmeter_store::compare(&base, &cand, &opts) {
                 Ok(c) => sections.push(Section {

@@ -10,12 +10,12 @@ use dbmeter_testkit::tools::Tool;
 use serde_json::Value;
 use std::path::PathBuf;
 
-const XMLLINT: Tool =
+pub(crate) const XMLLINT: Tool =
     Tool::on_path_for("xmllint", "libxml2-utils", Requirement::Tools, &["xmllint"]);
 
 /// Jenkins' JUnit schema, as pytest's source package carries it: .ci/run
 /// fetches it from PyPI into this place (or `DBMETER_JUNIT_XSD`).
-fn junit_schema() -> Option<PathBuf> {
+pub(crate) fn junit_schema() -> Option<PathBuf> {
     let p = std::env::var_os("DBMETER_JUNIT_XSD")
         .map(PathBuf::from)
         .or_else(|| {

@@ -1,0 +1,245 @@
+//! `dbmeter compare` with statistics and as a regression gate, on stored
+//! runs of known difference: the same point-select workload on SQLite at
+//! two fixed arrival rates 10% apart (throughput follows the rate), and a
+//! second set at the baseline's rate. Five repeats a side, interleaved,
+//! each side with the same five seeds (so the arrival schedules, and with
+//! them the counts, are fixed). Also a run's own throughput interval
+//! (batch means) in its document and text report.
+
+use crate::common::*;
+use crate::verdicts::{XMLLINT, junit_schema};
+use serde_json::Value;
+
+const DB: &str = "--db=sqlite:t.sqlite";
+
+/// One stored run at `rate` per second with seed `seed`, tagged `side`.
+fn stored_run(s: &Scratch, side: &str, rate: u32, seed: u32) -> Run {
+    s.ok_home(&[
+        "run",
+        "oltp_point_select",
+        DB,
+        "--table-size=500",
+        &format!("--rate={rate}"),
+        "--time=2",
+        "--report-interval=0.2",
+        &format!("--rand-seed={seed}"),
+        "--store=r.db",
+        &format!("--tag=side={side}"),
+    ])
+}
+
+fn compare(s: &Scratch, candidate: &str, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "compare",
+        "--store=r.db",
+        "--baseline=tag:side=base",
+        "--candidate",
+    ];
+    args.push(candidate);
+    args.extend_from_slice(extra);
+    s.run_home(&args)
+}
+
+fn xml_valid(s: &Scratch, file: &str) {
+    if let (Some(lint), Some(xsd)) = (XMLLINT.find_or_skip(), junit_schema()) {
+        let out = std::process::Command::new(lint)
+            .arg("--noout")
+            .arg("--schema")
+            .arg(&xsd)
+            .arg(s.path(file))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(s.path(file)).unwrap_or_default()
+        );
+    }
+}
+
+#[test]
+fn known_differences_get_their_verdicts_and_the_gate_trips_only_on_the_real_one() {
+    let s = Scratch::new();
+    s.ok(&["prepare", "oltp_point_select", DB, "--table-size=500"]);
+    // Interleaved: base, slower (10% lower rate), same (the base's rate).
+    for seed in 1..=5 {
+        stored_run(&s, "base", 2000, seed);
+        stored_run(&s, "slow", 1800, seed);
+        let r = stored_run(&s, "same", 2000, seed);
+        if seed == 1 {
+            // A run's own throughput interval, in its text report.
+            assert!(r.stdout.contains("Throughput interval:"), "{}", r.stdout);
+            assert!(
+                r.stdout.contains("(95% CI ") && r.stdout.contains("batch means: 3 batches of 3"),
+                "{}",
+                r.stdout
+            );
+        }
+    }
+
+    // 10% slower: "slower", an interval below 100 that excludes it, and
+    // the smallest p-value 5 against 5 can have.
+    let r = compare(&s, "tag:side=slow", &["--format=csv"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let rows = csv_rows(&r.stdout);
+    assert_eq!(rows.len(), 1, "{}", r.stdout);
+    let row = &rows[0];
+    assert_eq!(row["verdict"], "slower", "{row:?}");
+    let (value, low, high): (f64, f64, f64) = (
+        row["value"].parse().unwrap(),
+        row["value_low"].parse().unwrap(),
+        row["value_high"].parse().unwrap(),
+    );
+    assert!(low <= value && value <= high, "{row:?}");
+    assert!(high < 100.0, "{row:?}");
+    // Throughput follows the rate: about 90, far from both 80 and 100.
+    assert!((85.0..95.0).contains(&value), "{row:?}");
+    let p: f64 = row["p_value"].parse().unwrap();
+    assert!((p - 2.0 / 252.0).abs() < 1e-9, "{row:?}");
+    assert_eq!(row["confidence"], "0.95");
+
+    // The gate: a drop beyond 3% fails, exit 3, with the Markdown summary
+    // and JUnit XML written; a 20% threshold and a p99 one do not fail.
+    let r = compare(
+        &s,
+        "tag:side=slow",
+        &[
+            "--fail-on",
+            "tps:-3%",
+            "--fail-on=tps:-20%",
+            "--fail-on=p99:+1000%",
+            "--markdown=gate.md",
+            "--junit=gate.xml",
+        ],
+    );
+    assert_eq!(r.code, 3, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("dbmeter: gate FAILED: 1 of 3 checks failed (exit code 3)"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stdout
+            .contains("    tps:-3% on oltp_point_select, 1 thread: FAIL: tps -"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("    tps:-20% on oltp_point_select, 1 thread: pass: tps -"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("slower), within the threshold"),
+        "{}",
+        r.stdout
+    );
+    let md = std::fs::read_to_string(s.path("gate.md")).unwrap();
+    assert!(
+        md.contains("**Performance gate FAILED: 1 of 3 checks failed**"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| `tps:-3%` | oltp_point_select, 1 thread |"),
+        "{md}"
+    );
+    assert!(md.contains("| **FAIL** |"), "{md}");
+    assert!(md.contains("### 99th percentile latency"), "{md}");
+    let xml = std::fs::read_to_string(s.path("gate.xml")).unwrap();
+    assert!(xml.contains("tests=\"3\" failures=\"1\""), "{xml}");
+    assert!(xml.contains("<failure type=\"regression\""), "{xml}");
+    xml_valid(&s, "gate.xml");
+
+    // JSON: the same cell and the gate.
+    let r = compare(&s, "tag:side=slow", &["--format=json", "--fail-on=tps:-3%"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(doc["schema"], "dbmeter.compare");
+    let cell = &doc["rows"][0]["cells"][0];
+    assert_eq!(cell["stats"]["verdict"], "slower");
+    assert_eq!(cell["baseline"]["values"].as_array().unwrap().len(), 5);
+    assert_eq!(doc["gate"]["failed"], true);
+    assert_eq!(doc["gate"]["checks"][0]["outcome"], "fail");
+
+    // The same configuration: no significant difference, the gate passes.
+    let r = compare(&s, "tag:side=same", &["--format=csv"]);
+    let row = &csv_rows(&r.stdout)[0];
+    assert_eq!(row["verdict"], "no significant difference", "{row:?}");
+    let (low, high): (f64, f64) = (
+        row["value_low"].parse().unwrap(),
+        row["value_high"].parse().unwrap(),
+    );
+    assert!(low <= 100.0 && 100.0 <= high, "{row:?}");
+    assert!(row["p_value"].parse::<f64>().unwrap() > 0.05, "{row:?}");
+    let r = compare(
+        &s,
+        "tag:side=same",
+        &[
+            "--fail-on=tps:-3%",
+            "--fail-on=p99:+1000%",
+            "--junit=same.xml",
+            "--markdown=same.md",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("gate passed: 2 checks"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(": no significant difference"),
+        "{}",
+        r.stdout
+    );
+    let xml = std::fs::read_to_string(s.path("same.xml")).unwrap();
+    assert!(xml.contains("tests=\"2\" failures=\"0\""), "{xml}");
+    xml_valid(&s, "same.xml");
+    assert!(
+        std::fs::read_to_string(s.path("same.md"))
+            .unwrap()
+            .contains("**Performance gate passed: 2 checks**")
+    );
+
+    // A higher confidence widens the interval.
+    let wide = csv_rows(&compare(&s, "tag:side=slow", &["--format=csv", "--confidence=99"]).stdout);
+    let w_low: f64 = wide[0]["value_low"].parse().unwrap();
+    let w_high: f64 = wide[0]["value_high"].parse().unwrap();
+    assert!(w_low <= low.min(w_low) && w_high - w_low > 0.0);
+    let narrow: f64 = rows[0]["value_high"].parse::<f64>().unwrap()
+        - rows[0]["value_low"].parse::<f64>().unwrap();
+    assert!(w_high - w_low >= narrow, "{wide:?} {rows:?}");
+    assert_eq!(wide[0]["confidence"], "0.99");
+
+    // Three runs a side (the first three seeds; the runs are stored base,
+    // slow, same in turn) cannot be significant at 95%: too few repeats,
+    // and how many would do.
+    let r = s.ok_home(&[
+        "compare",
+        "--store=r.db",
+        "--baseline=run:1,4,7",
+        "--candidate=run:2,5,8",
+        "--format=csv",
+    ]);
+    let row = &csv_rows(&r.stdout)[0];
+    assert_eq!(row["verdict"], "too few repeats", "{row:?}");
+    assert_eq!(row["repeats_needed"], "4", "{row:?}");
+
+    // Bad values: one line, exit 2.
+    for (args, want) in [
+        (
+            vec!["--fail-on=tps"],
+            "--fail-on=tps: expected METRIC:CHANGE%",
+        ),
+        (vec!["--fail-on=tpm:-3%"], "unknown metric 'tpm'"),
+        (vec!["--fail-on=tps:lots"], "is not a change in %"),
+        (vec!["--fail-on=tps:-150%"], "above -100%"),
+        (vec!["--confidence=150"], "--confidence=150"),
+        (vec!["--min-effect=-1"], "--min-effect=-1"),
+        (vec!["--junit=x.xml"], "give --fail-on too"),
+    ] {
+        let r = compare(&s, "tag:side=slow", &args);
+        assert_eq!(r.code, 2, "{args:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(want), "{args:?}: {}", r.stderr);
+        assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    }
+}
