@@ -90,8 +90,9 @@ pub fn verdict(h: &History) -> String {
     let n = h.runs.len();
     if n < h.runs_needed() {
         return format!(
-            "too few runs to look for change points: {n} of the {} needed (twice the minimum segment of {})",
+            "too few runs for a change point to be significant: {n} of the {} needed at significance {} with segments of at least {} runs",
             h.runs_needed(),
+            h.method.significance,
             h.method.min_segment
         );
     }

@@ -59,8 +59,13 @@ impl Params {
                 self.significance
             ));
         }
-        if self.permutations == 0 {
-            return Err("the permutation test needs at least 1 permutation".into());
+        // The smallest p-value a test can give is 1 / (permutations + 1).
+        let needed = (1.0 / self.significance - 1.0).ceil().max(1.0);
+        if f64::from(self.permutations) < needed {
+            return Err(format!(
+                "{} permutations can never give a p-value of {} or less: take at least {needed}",
+                self.permutations, self.significance
+            ));
         }
         if self.min_segment < 2 {
             return Err(format!(
@@ -88,6 +93,33 @@ impl Default for Params {
             seed: Self::DEFAULT_SEED,
         }
     }
+}
+
+impl Params {
+    /// The fewest values in which a change point can be significant. A
+    /// shuffle gives the same two groups as a split at `a` (of `n`) two
+    /// times in C(n, a) (one group first or the other), so a split's
+    /// p-value is at least about `1/(permutations + 1)` plus that chance.
+    /// With the defaults: 8 (of 7 values, 3 + 4 give p ≥ 2/35 + 1/200).
+    /// Fewer values can never give a change point; this many can, when
+    /// the shuffles fall so (the chance is about the significance level).
+    pub fn fewest_values(&self) -> usize {
+        let m = self.min_segment.max(2);
+        let floor = 1.0 / (f64::from(self.permutations) + 1.0);
+        (2 * m..2 * m + 64)
+            .find(|&n| {
+                (m..=n - m).any(|a| {
+                    let same = 2.0 / choose(n, a);
+                    floor + same <= self.significance
+                })
+            })
+            .unwrap_or(2 * m + 64)
+    }
+}
+
+/// C(n, k) as a float.
+fn choose(n: usize, k: usize) -> f64 {
+    (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64)
 }
 
 /// A change point: the first value of a new segment.
@@ -281,7 +313,7 @@ mod tests {
         // Every draw of ±5% noise with a 30% drop after index 6: exactly one
         // change point, at 6. (The 6-value segments on either side cannot
         // be split by chance: with at least 3 values a part, a shuffle gives
-        // the same partition one time in ten, so no p-value is below 0.05.)
+        // the same two groups two times in twenty, so no p-value is below 0.05.)
         for seed in 0..100 {
             let values: Vec<f64> = noise(12, seed)
                 .iter()
@@ -354,7 +386,7 @@ mod tests {
         assert!(indices(&[1.0, 1.0, 9.0, 9.0, 9.0]).is_empty());
         assert!(indices(&[]).is_empty());
         // With min_segment 2, a step of 2 + 2 is not significant either: a
-        // shuffle gives the same partition one time in three.
+        // shuffle gives the same two groups one time in three.
         let p = Params {
             min_segment: 2,
             ..Params::default()
@@ -448,6 +480,30 @@ mod tests {
     }
 
     #[test]
+    fn the_fewest_values_a_change_point_needs() {
+        assert_eq!(Params::default().fewest_values(), 8);
+        let p = |min_segment, significance| Params {
+            min_segment,
+            significance,
+            ..Params::default()
+        };
+        // 7 values: at best 2/21 (2 + 5) or 2/35 (3 + 4); 8: 2/56 + 1/200.
+        assert_eq!(p(2, 0.05).fewest_values(), 8);
+        assert_eq!(p(3, 0.1).fewest_values(), 7);
+        assert_eq!(p(5, 0.05).fewest_values(), 10);
+        assert!(p(5, 0.05).check().is_ok());
+        assert_eq!(choose(6, 3), 20.0);
+        // One value fewer than the fewest: never; a few more: found.
+        let step = |n: usize| -> Vec<f64> {
+            (0..n)
+                .map(|i| if i < 3 { 1.0 } else { 9.0 } + i as f64 * 0.001)
+                .collect()
+        };
+        assert_eq!(indices(&step(10)), vec![3]);
+        assert!(indices(&step(7)).is_empty());
+    }
+
+    #[test]
     fn bad_parameters_and_values_are_errors() {
         for p in [
             Params {
@@ -460,6 +516,10 @@ mod tests {
             },
             Params {
                 permutations: 0,
+                ..Params::default()
+            },
+            Params {
+                permutations: 18,
                 ..Params::default()
             },
             Params {

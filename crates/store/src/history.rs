@@ -205,9 +205,17 @@ pub struct History {
 }
 
 impl History {
-    /// The fewest runs in which a change point can be found.
+    /// The fewest runs in which a change point can be significant
+    /// ([`Params::fewest_values`]).
     pub fn runs_needed(&self) -> usize {
-        2 * self.method.min_segment
+        Params {
+            significance: self.method.significance,
+            permutations: self.method.permutations,
+            min_segment: self.method.min_segment,
+            alpha: self.method.alpha,
+            seed: self.method.seed,
+        }
+        .fewest_values()
     }
 }
 
@@ -278,27 +286,28 @@ pub fn history(
         left_out.into_iter().map(|(_, id, why)| (id, why)).collect();
     left_out.sort();
     if kept.is_empty() {
+        let since = opts.since.map_or(String::new(), |t| {
+            format!(
+                " since {}",
+                humantime::format_rfc3339_seconds(t.max(SystemTime::UNIX_EPOCH))
+            )
+        });
+        let why = if left_out.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} left out: {})",
+                left_out.len(),
+                left_out
+                    .iter()
+                    .map(|(id, why)| format!("#{id} {why}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
         return Err(StoreError::new(format!(
-            "no completed run of {selection} has a {} value{}{}",
-            opts.series.name(),
-            if opts.since.is_some() {
-                " since --since"
-            } else {
-                ""
-            },
-            if left_out.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " ({} left out: {})",
-                    left_out.len(),
-                    left_out
-                        .iter()
-                        .map(|(id, why)| format!("#{id} {why}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
+            "no completed run with a {} value among {selection}{since}{why}",
+            opts.series.name()
         )));
     }
     let selected: Vec<&RunSummary> = kept.iter().map(|k| k.2).collect();
@@ -684,7 +693,7 @@ mod tests {
         o.since = humantime::parse_rfc3339_weak("2027-01-01T00:00:00Z").ok();
         let e = history(&runs, &BTreeMap::new(), "x", &o).unwrap_err().0;
         assert!(
-            e.contains("no completed run of x has a tps value since --since"),
+            e.contains("no completed run with a tps value among x since 2027-01-01T00:00:00Z"),
             "{e}"
         );
     }
