@@ -1,6 +1,8 @@
 //! `dbmeter results history`: the stored runs of one configuration over
 //! time, one value each, with their change points (`dbmeter_store::history`,
-//! `dbmeter_stats::changepoint`), as text, JSON and an HTML chart.
+//! `dbmeter_stats::changepoint`), as text, JSON and an HTML chart; and the
+//! history sections of `dbmeter report` when its runs are of one
+//! configuration.
 
 use super::results::{PAGE, filter_of, open_existing, parse_args};
 use crate::CliError;
@@ -8,6 +10,7 @@ use crate::help::{Sub, opt};
 use dbmeter_report::history as text;
 use dbmeter_report::html::history as html;
 use dbmeter_stats::changepoint::Params;
+use dbmeter_store::Metric;
 use dbmeter_store::history::{HistoryOptions, Series, history};
 use std::time::SystemTime;
 
@@ -197,6 +200,42 @@ pub(crate) fn main(args: &[String]) -> Result<i32, CliError> {
         print!("{}", text::text(&h));
     }
     Ok(0)
+}
+
+/// For `dbmeter report`: when the report's runs are of one configuration
+/// and enough of them for a change point, a section each for the history
+/// of their throughput and p99 latency; else none.
+pub(crate) fn report_sections(
+    runs: &[dbmeter_store::RunSummary],
+    options: &std::collections::BTreeMap<i64, std::collections::BTreeMap<String, String>>,
+    selection: &str,
+) -> Vec<dbmeter_report::html::Section> {
+    let mut out = Vec::new();
+    for metric in [Metric::Tps, Metric::P99] {
+        let opts = HistoryOptions {
+            series: Series::Metric(metric),
+            since: None,
+            last: None,
+            params: Params::default(),
+        };
+        let Ok(h) = history(runs, options, selection, &opts) else {
+            return out;
+        };
+        if h.runs.len() < h.runs_needed() {
+            return out;
+        }
+        match html::section(&h) {
+            Ok(body) => out.push(dbmeter_report::html::Section {
+                title: format!("History of {}", h.metric),
+                html: body,
+            }),
+            Err(e) => out.push(dbmeter_report::html::Section {
+                title: format!("History of {}", h.metric),
+                html: format!("<p class=\"bad\">{}</p>", dbmeter_report::html::escape(&e)),
+            }),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

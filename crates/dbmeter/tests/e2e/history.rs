@@ -160,6 +160,38 @@ fn a_nightly_job_that_got_slower_at_run_7_has_one_change_point_there() {
     assert!(html.contains("<tr class=\"bad\"><td>#7</td>"), "{html}");
     assert_eq!(html.matches("change point (").count(), 1);
 
+    // The report of these runs has their history; with the other
+    // configuration's run in it, it has none.
+    s.ok_home(&[
+        "report",
+        "tag:job=nightly",
+        "threads:1",
+        "--store=results.db",
+        "--output=report.html",
+    ]);
+    let report = std::fs::read_to_string(s.path("report.html")).unwrap();
+    assert!(
+        report.contains(">History of tps</h2>"),
+        "no history section"
+    );
+    assert!(
+        report.contains(">History of p99</h2>"),
+        "no history section"
+    );
+    assert!(report.contains("1 change point: run #7 -"));
+    assert!(report.contains("1 change point: run #7 +"));
+    s.ok_home(&[
+        "report",
+        "tag:job=nightly",
+        "--store=results.db",
+        "--output=both.html",
+    ]);
+    let both = std::fs::read_to_string(s.path("both.html")).unwrap();
+    assert!(
+        !both.contains("History of"),
+        "a history of two configurations"
+    );
+
     // The last 5 runs: one side only, and too few for a change point.
     let last: Value =
         serde_json::from_str(&history(&s, &["--last=5", "--format=json"]).stdout).unwrap();

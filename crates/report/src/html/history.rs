@@ -75,12 +75,16 @@ pub fn section(h: &History) -> Result<String, String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "<p>{} ({}) of {} run(s) of {}.</p>\n<p><b>{}</b></p>\n<div class=\"chart\" id=\"history-chart\">{svg}</div>",
+        "<p>{} ({}) of {} run(s) of {}.</p>\n<p><b>{}</b></p>\n<div class=\"chart\" id=\"history-{}\">{svg}</div>",
         escape(&h.metric),
         escape(&h.metric_words),
         h.runs.len(),
         escape(&configuration_words(h)),
         escape(&verdict(h)),
+        h.metric
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect::<String>(),
     );
     let _ = writeln!(
         out,
