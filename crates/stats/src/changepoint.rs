@@ -325,6 +325,20 @@ mod tests {
     }
 
     #[test]
+    fn a_six_value_segment_is_never_split_even_by_a_clean_step() {
+        // After the big step at 6, each side holds a perfect step of its
+        // own; 3 + 3 can reach p = 2/20 at best, so neither is kept.
+        let first = [100.0, 100.0, 100.0, 101.0, 101.0, 101.0];
+        let second = [10.0, 10.0, 10.0, 11.0, 11.0, 11.0];
+        let flat = [100.0; 6];
+        let low = [10.0; 6];
+        for (a, b) in [(first, low), (flat, second), (first, second)] {
+            let values: Vec<f64> = a.iter().chain(b.iter()).copied().collect();
+            assert_eq!(indices(&values), vec![6], "{values:?}");
+        }
+    }
+
+    #[test]
     fn constant_with_noise_has_no_change_point() {
         let values: Vec<f64> = noise(12, 7)
             .iter()
