@@ -214,7 +214,7 @@ mod tests {
             .collect();
         history(
             &runs,
-            &BTreeMap::new(),
+            &mut |_| Ok(BTreeMap::new()),
             "tag:job=nightly",
             &HistoryOptions {
                 series: Series::Metric(Metric::Tps),

@@ -241,12 +241,17 @@ fn time_of(r: &RunSummary) -> (Option<SystemTime>, String) {
     (humantime::parse_rfc3339_weak(&text).ok(), text)
 }
 
-/// The history of `runs` (the selected runs, with `options` their run
-/// options by id), described as `selection`. Errors when no run is left,
+/// Run options by run id.
+pub type RunOptions = BTreeMap<i64, BTreeMap<String, String>>;
+
+/// The history of `runs` (the selected runs), described as `selection`;
+/// `options` gives the run options of the runs it keeps (asked once, for
+/// those only: a store reads them from the documents). Errors when no run
+/// is left,
 /// or the runs left are of more than one configuration.
 pub fn history(
     runs: &[RunSummary],
-    options: &BTreeMap<i64, BTreeMap<String, String>>,
+    options: &mut dyn FnMut(&[i64]) -> Result<RunOptions, StoreError>,
     selection: &str,
     opts: &HistoryOptions,
 ) -> Result<History, StoreError> {
@@ -311,7 +316,8 @@ pub fn history(
         )));
     }
     let selected: Vec<&RunSummary> = kept.iter().map(|k| k.2).collect();
-    let configuration = one_configuration(&selected, options)?;
+    let ids: Vec<i64> = selected.iter().map(|r| r.id).collect();
+    let configuration = one_configuration(&selected, &options(&ids)?)?;
 
     let values: Vec<f64> = kept.iter().map(|k| k.3).collect();
     let found = changepoint::e_divisive(&values, &opts.params).map_err(StoreError::new)?;
@@ -405,7 +411,7 @@ pub fn history(
 /// The configuration `runs` share, or an error naming what differs.
 fn one_configuration(
     runs: &[&RunSummary],
-    options: &BTreeMap<i64, BTreeMap<String, String>>,
+    options: &RunOptions,
 ) -> Result<Configuration, StoreError> {
     let key = |r: &RunSummary| {
         let mut k = format!("{}, {}", r.workload, threads_words(r.threads));
@@ -539,14 +545,11 @@ fn ids_words(ids: &[i64]) -> String {
 }
 
 impl crate::Store {
-    /// The run options (the document's `options`) of the runs `filter`
-    /// selects, by run id.
-    pub fn run_options(
-        &mut self,
-        filter: &crate::Filter,
-    ) -> Result<BTreeMap<i64, BTreeMap<String, String>>, StoreError> {
+    /// The run options (the document's `options`) of these runs, by run
+    /// id.
+    pub fn run_options(&mut self, ids: &[i64]) -> Result<RunOptions, StoreError> {
         Ok(self
-            .documents(filter)?
+            .documents(&crate::Filter::ids(ids))?
             .iter()
             .map(|r| (r.summary.id, options_of(&r.document)))
             .collect())
@@ -579,6 +582,10 @@ pub(crate) fn options_of(document: &str) -> BTreeMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn given(o: &RunOptions) -> impl FnMut(&[i64]) -> Result<RunOptions, StoreError> + '_ {
+        move |_| Ok(o.clone())
+    }
 
     fn run(id: i64, tps: f64) -> RunSummary {
         RunSummary {
@@ -623,7 +630,7 @@ mod tests {
         let runs = nightly();
         let h = history(
             &runs,
-            &BTreeMap::new(),
+            &mut given(&BTreeMap::new()),
             "tag:job=nightly",
             &opts(Series::Metric(Metric::Tps)),
         )
@@ -654,7 +661,7 @@ mod tests {
         // The same in p99: up, lower is better.
         let h = history(
             &runs,
-            &BTreeMap::new(),
+            &mut given(&BTreeMap::new()),
             "x",
             &opts(Series::Metric(Metric::P99)),
         )
@@ -672,11 +679,11 @@ mod tests {
         let mut runs = nightly();
         runs[2].end_reason = "interrupted".into();
         let mut o = opts(Series::Metric(Metric::Tps));
-        let h = history(&runs, &BTreeMap::new(), "x", &o).unwrap();
+        let h = history(&runs, &mut given(&BTreeMap::new()), "x", &o).unwrap();
         assert_eq!(h.runs.len(), 11);
         assert_eq!(h.left_out, vec![(3, "interrupted".to_string())]);
         o.last = Some(5);
-        let h = history(&runs, &BTreeMap::new(), "x", &o).unwrap();
+        let h = history(&runs, &mut given(&BTreeMap::new()), "x", &o).unwrap();
         assert_eq!(
             h.runs.iter().map(|r| r.id).collect::<Vec<_>>(),
             vec![8, 9, 10, 11, 12]
@@ -685,13 +692,15 @@ mod tests {
         assert!(h.change_points.is_empty());
         o.last = None;
         o.since = humantime::parse_rfc3339_weak("2026-11-10T00:00:00Z").ok();
-        let h = history(&runs, &BTreeMap::new(), "x", &o).unwrap();
+        let h = history(&runs, &mut given(&BTreeMap::new()), "x", &o).unwrap();
         assert_eq!(
             h.runs.iter().map(|r| r.id).collect::<Vec<_>>(),
             vec![10, 11, 12]
         );
         o.since = humantime::parse_rfc3339_weak("2027-01-01T00:00:00Z").ok();
-        let e = history(&runs, &BTreeMap::new(), "x", &o).unwrap_err().0;
+        let e = history(&runs, &mut given(&BTreeMap::new()), "x", &o)
+            .unwrap_err()
+            .0;
         assert!(
             e.contains("no completed run with a tps value among x since 2027-01-01T00:00:00Z"),
             "{e}"
@@ -704,7 +713,7 @@ mod tests {
         runs[11].threads = Some(8);
         let e = history(
             &runs,
-            &BTreeMap::new(),
+            &mut given(&BTreeMap::new()),
             "x",
             &opts(Series::Metric(Metric::Tps)),
         )
@@ -731,9 +740,14 @@ mod tests {
             }
             options.insert(r.id, o);
         }
-        let e = history(&runs, &options, "x", &opts(Series::Metric(Metric::Tps)))
-            .unwrap_err()
-            .0;
+        let e = history(
+            &runs,
+            &mut given(&options),
+            "x",
+            &opts(Series::Metric(Metric::Tps)),
+        )
+        .unwrap_err()
+        .0;
         assert!(
             e.contains("--rate is 100 in 6 runs: #1-#6 and 200 in 6 runs: #7-#12"),
             "{e}"
@@ -741,7 +755,15 @@ mod tests {
         for o in options.values_mut() {
             o.insert("rate".into(), "100".into());
         }
-        assert!(history(&runs, &options, "x", &opts(Series::Metric(Metric::Tps))).is_ok());
+        assert!(
+            history(
+                &runs,
+                &mut given(&options),
+                "x",
+                &opts(Series::Metric(Metric::Tps))
+            )
+            .is_ok()
+        );
     }
 
     #[test]
@@ -759,7 +781,7 @@ mod tests {
         runs[4].figures[0].value = None;
         let s = Series::parse("q1", &runs).unwrap();
         assert_eq!(s, Series::Figure("Q1".into()));
-        let h = history(&runs, &BTreeMap::new(), "x", &opts(s)).unwrap();
+        let h = history(&runs, &mut given(&BTreeMap::new()), "x", &opts(s)).unwrap();
         assert_eq!(h.runs.len(), 11);
         assert_eq!(h.left_out, vec![(5, "timed out".to_string())]);
         assert_eq!(h.unit, "ms");

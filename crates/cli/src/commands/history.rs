@@ -11,7 +11,7 @@ use dbmeter_report::history as text;
 use dbmeter_report::html::history as html;
 use dbmeter_stats::changepoint::Params;
 use dbmeter_store::Metric;
-use dbmeter_store::history::{HistoryOptions, Series, history};
+use dbmeter_store::history::{HistoryOptions, RunOptions, Series, history};
 use std::time::SystemTime;
 
 /// `results history`, as the results page lists it.
@@ -164,9 +164,6 @@ pub(crate) fn main(args: &[String]) -> Result<i32, CliError> {
         return Err(super::results::no_match(&store, &filter));
     }
     let series = Series::parse(a.get("metric").unwrap_or("tps"), &runs).map_err(CliError::Usage)?;
-    let options = store
-        .run_options(&filter)
-        .map_err(|e| CliError::Failed(e.0))?;
     let selection = if filter.is_empty() {
         "all runs".to_string()
     } else {
@@ -174,7 +171,7 @@ pub(crate) fn main(args: &[String]) -> Result<i32, CliError> {
     };
     let h = history(
         &runs,
-        &options,
+        &mut |ids| store.run_options(ids),
         &selection,
         &HistoryOptions {
             series,
@@ -207,7 +204,7 @@ pub(crate) fn main(args: &[String]) -> Result<i32, CliError> {
 /// of their throughput and p99 latency; else none.
 pub(crate) fn report_sections(
     runs: &[dbmeter_store::RunSummary],
-    options: &std::collections::BTreeMap<i64, std::collections::BTreeMap<String, String>>,
+    options: &RunOptions,
     selection: &str,
 ) -> Vec<dbmeter_report::html::Section> {
     let mut out = Vec::new();
@@ -218,7 +215,7 @@ pub(crate) fn report_sections(
             last: None,
             params: Params::default(),
         };
-        let Ok(h) = history(runs, options, selection, &opts) else {
+        let Ok(h) = history(runs, &mut |_| Ok(options.clone()), selection, &opts) else {
             return out;
         };
         if h.runs.len() < h.runs_needed() {
