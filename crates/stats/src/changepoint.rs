@@ -117,9 +117,18 @@ impl Params {
     }
 }
 
-/// C(n, k) as a float.
+/// C(n, k) as a float, or some number above 1e18 when it is that large
+/// (the caller only compares its inverse with a probability).
 fn choose(n: usize, k: usize) -> f64 {
-    (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64)
+    let k = k.min(n - k);
+    let mut c = 1.0;
+    for i in 0..k {
+        c = c * (n - i) as f64 / (i + 1) as f64;
+        if c > 1e18 {
+            break;
+        }
+    }
+    c
 }
 
 /// A change point: the first value of a new segment.
@@ -507,6 +516,9 @@ mod tests {
         assert_eq!(p(5, 0.05).fewest_values(), 10);
         assert!(p(5, 0.05).check().is_ok());
         assert_eq!(choose(6, 3), 20.0);
+        assert_eq!(choose(56, 53), 27720.0);
+        // Huge segments: found at once.
+        assert_eq!(p(1_000_000, 0.05).fewest_values(), 2_000_000);
         // One value fewer than the fewest: never; a few more: found.
         let step = |n: usize| -> Vec<f64> {
             (0..n)
