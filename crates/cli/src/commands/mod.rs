@@ -9,6 +9,7 @@ pub(crate) mod compare;
 pub(crate) mod compare_queries;
 pub(crate) mod digest;
 pub(crate) mod env;
+pub(crate) mod history;
 mod info;
 pub(crate) mod pgbench;
 pub(crate) mod report;

@@ -26,6 +26,7 @@ mod events;
 mod faults;
 mod fileio;
 mod help;
+mod history;
 mod lua_scripts;
 mod lua_sysbench_api;
 mod lua_tpcc;
