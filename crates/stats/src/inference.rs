@@ -8,6 +8,8 @@
 //!   value per repeat). Each resample draws each side with replacement
 //!   from its own values; the random generator is seeded, so the same
 //!   values and seed give the same interval.
+//! - [`median_ci`]: the same for the median of one sample (how precise a
+//!   cell's value is, e.g. to decide whether it needs more repeats).
 //! - [`mann_whitney`]: the Mann-Whitney U (Wilcoxon rank-sum) test,
 //!   two-sided. Its p-value is exact (the permutation distribution of the
 //!   rank sum, ties given their mean rank) up to [`EXACT_LIMIT`] values in
@@ -53,6 +55,17 @@ impl Interval {
     pub fn contains(&self, x: f64) -> bool {
         self.low <= x && x <= self.high
     }
+
+    /// The interval's width relative to its estimate, (high - low) /
+    /// |estimate| (0.04 for ±2%); infinite for an estimate of 0.
+    pub fn relative_width(&self) -> f64 {
+        let w = self.high - self.low;
+        if w == 0.0 {
+            0.0
+        } else {
+            w / self.estimate.abs()
+        }
+    }
 }
 
 /// The median of some values (mean of the middle two for an even count);
@@ -92,6 +105,34 @@ fn usable(v: &[f64]) -> bool {
 /// True for a level strictly between 0 and 1 (NaN is not).
 fn valid_level(level: f64) -> bool {
     level > 0.0 && level < 1.0
+}
+
+/// The percentile bootstrap interval, at `level`, of the median of one
+/// sample (a cell's values over its repeats), as [`ratio_ci`] draws it.
+/// None when it is empty, holds a value that is not finite, or `level` is
+/// not in (0, 1).
+pub fn median_ci(values: &[f64], level: f64, resamples: usize, seed: u64) -> Option<Interval> {
+    if !usable(values) || !valid_level(level) {
+        return None;
+    }
+    let estimate = median_in_place(&mut values.to_vec())?;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut v = vec![0.0; values.len()];
+    let mut medians = Vec::with_capacity(resamples.max(1));
+    for _ in 0..resamples.max(1) {
+        for x in v.iter_mut() {
+            *x = values[index(&mut rng, values.len())];
+        }
+        medians.push(median_in_place(&mut v)?);
+    }
+    medians.sort_by(f64::total_cmp);
+    let tail = (1.0 - level) / 2.0;
+    Some(Interval {
+        estimate,
+        low: quantile(&medians, tail),
+        high: quantile(&medians, 1.0 - tail),
+        level,
+    })
 }
 
 /// The percentile bootstrap interval, at `level` (e.g. 0.95), of
@@ -601,6 +642,21 @@ mod tests {
         assert!(ratio_ci(&[0.0, 1.0], &c, 0.95, 10, 1).is_none());
         assert!(ratio_ci(&b, &c, 1.0, 10, 1).is_none());
         assert!(ratio_ci(&[], &c, 0.95, 10, 1).is_none());
+    }
+
+    #[test]
+    fn median_interval_of_one_sample() {
+        let v = [10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0];
+        let m = median_ci(&v, 0.95, 4000, 1).unwrap();
+        assert_eq!(m.estimate, 13.0);
+        assert!(
+            m.low >= 10.0 && m.low < 13.0 && m.high > 13.0 && m.high <= 16.0,
+            "{m:?}"
+        );
+        assert!((m.relative_width() - (m.high - m.low) / 13.0).abs() < 1e-12);
+        let c = median_ci(&[5.0; 4], 0.95, 100, 1).unwrap();
+        assert_eq!(c.relative_width(), 0.0);
+        assert!(median_ci(&[], 0.95, 10, 1).is_none());
     }
 
     #[test]
