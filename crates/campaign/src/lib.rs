@@ -7,7 +7,9 @@
 //! - `runner.rs`: servers, datasets, resets, runs (through the run layer,
 //!   in this process), the store.
 //! - `hooks.rs`: shell and SQL commands around the campaign and each run.
+//! - `adaptive.rs`: `repeats = "auto"`, when a cell has run often enough.
 
+pub mod adaptive;
 pub mod hooks;
 pub mod plan;
 pub mod runner;

@@ -3,6 +3,7 @@
 //! target's URL and password never reach a command line or a child's
 //! environment), and stores each result the moment it lands.
 
+use crate::adaptive::Judge;
 use crate::hooks::{HookEnv, run_hook};
 use crate::plan::{Cell, cells, estimate, human};
 use crate::spec::{Campaign, Reset, TargetKind, TargetSpec, WorkloadSpec};
@@ -80,6 +81,9 @@ pub struct Summary {
     pub missed: usize,
     pub interrupted: bool,
     pub store: String,
+    /// With `repeats = "auto"`: each cell's runs and why it stopped
+    /// (`describe`d), by cell key.
+    pub adaptive: Vec<(String, String)>,
 }
 
 /// Where the results go: the command line's store, else the file's
@@ -147,13 +151,22 @@ pub fn todo(c: &Campaign, store: &mut Store, resume: bool) -> Result<(Vec<Cell>,
 /// The plan, for `--dry-run`: `all` is the campaign's cells (or, with
 /// `--resume`, those still to run).
 pub fn describe(c: &Campaign, store: &str, all: &[Cell], skipped: usize) -> String {
+    let repeats = match &c.adaptive {
+        Some(a) => format!(
+            "auto repeats ({} to {}, until the 95% CI of a cell's median tps is within {}%)",
+            a.min,
+            a.max,
+            a.ci_width * 100.0
+        ),
+        None => format!("{} repeat(s)", c.repeats),
+    };
     let mut s = format!(
-        "campaign '{}': {} target(s) x {} workload(s) x {} client count(s) x {} repeat(s) = {} runs\n",
+        "campaign '{}': {} target(s) x {} workload(s) x {} client count(s) x {repeats} = {}{} runs\n",
         c.name,
         c.targets.len(),
         c.workloads.len(),
         c.clients.len(),
-        c.repeats,
+        if c.adaptive.is_some() { "up to " } else { "" },
         all.len()
     );
     s.push_str(&format!(
@@ -502,15 +515,21 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
     };
     let (todo, skipped) = todo(c, &mut store, o.resume)?;
     summary.skipped = skipped;
+    let mut judge = c.adaptive.map(Judge::new);
+    if let Some(j) = judge.as_mut() {
+        resume_judge(j, c, &mut store, o.resume)?;
+    }
     say(&format!(
-        "campaign '{}': {} runs{}, about {}; results in {}",
+        "campaign '{}': {}{} runs{}, {}about {}; results in {}",
         c.name,
+        if judge.is_some() { "up to " } else { "" },
         todo.len(),
         if summary.skipped > 0 {
             format!(" ({} already stored, skipped)", summary.skipped)
         } else {
             String::new()
         },
+        if judge.is_some() { "at most " } else { "" },
         human(estimate(c, &todo)),
         spec
     ));
@@ -595,6 +614,10 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                 summary.interrupted = true;
                 break;
             }
+            // A cell whose interval is narrow enough runs no more.
+            if judge.as_ref().is_some_and(|j| j.stopped(&cell.key(c))) {
+                continue;
+            }
             tell(i, Some(cell));
             let (t, w) = (&c.targets[cell.target], &c.workloads[cell.workload]);
             let eta = if i == 0 {
@@ -651,6 +674,13 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                         .save(&doc.to_json(), &meta(c, cell))
                         .map_err(|e| format!("cannot store the result: {e}"))?;
                     say(&format!("  {line} (stored as run #{id})"));
+                    if let Some(j) = judge.as_mut() {
+                        let value = (doc.completed() && !failed).then_some(doc.totals.events_per_s);
+                        let state = j.add(&cell.key(c), value).clone();
+                        if state.stop.is_some() {
+                            say(&format!("  {}: {}", cell.key(c), j.describe(&state)));
+                        }
+                    }
                     if failed {
                         summary.failed += 1;
                     } else {
@@ -662,6 +692,9 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                 }
                 CellOutcome::NoResult(e) => {
                     say(&format!("  FAILED: {e}"));
+                    if let Some(j) = judge.as_mut() {
+                        j.add(&cell.key(c), None);
+                    }
                     summary.failed += 1;
                     store_failure(&mut store, c, cell, &live[cell.target].url, &e)?;
                 }
@@ -694,7 +727,37 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
         }
     }
     result?;
+    if let Some(j) = &judge {
+        summary.adaptive = j
+            .cells()
+            .iter()
+            .map(|(k, state)| (k.clone(), j.describe(state)))
+            .collect();
+    }
     Ok(summary)
+}
+
+/// With `--resume`, the cells' completed stored runs count: a cell settled
+/// by them runs no more (a failed repeat runs again, as without `auto`).
+fn resume_judge(
+    j: &mut Judge,
+    c: &Campaign,
+    store: &mut Store,
+    resume: bool,
+) -> Result<(), String> {
+    if !resume {
+        return Ok(());
+    }
+    let filter = dbmeter_store::Filter::parse(&[format!("campaign:{}", c.name)])
+        .map_err(|e| e.to_string())?;
+    let mut runs = store.runs(&filter).map_err(|e| e.to_string())?;
+    runs.sort_by_key(|r| (r.repeat, r.id));
+    for r in runs {
+        if let (Some(key), true) = (&r.cell, r.completed()) {
+            j.add(key, r.events_per_s);
+        }
+    }
+    Ok(())
 }
 
 fn report_hook(say: &mut dyn FnMut(&str), r: &HookRecord) {

@@ -20,8 +20,19 @@ pub struct CampaignFile {
     pub duration: Spanned<f64>,
     #[serde(default)]
     pub warmup: f64,
+    /// A whole number, or "auto" (adaptive repeats: `ci_width`,
+    /// `min_repeats`, `max_repeats`).
     #[serde(default = "one")]
-    pub repeats: Spanned<u32>,
+    pub repeats: Spanned<toml::Value>,
+    /// With `repeats = "auto"`: a cell stops repeating when the 95%
+    /// confidence interval of its median throughput is at most this wide,
+    /// relative to the median ("5%", or the number 5).
+    #[serde(default)]
+    pub ci_width: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    pub min_repeats: Option<Spanned<u32>>,
+    #[serde(default)]
+    pub max_repeats: Option<Spanned<u32>>,
     pub clients: Spanned<Vec<u32>>,
     /// "interleaved" (default) or "sequential".
     #[serde(default)]
@@ -47,8 +58,32 @@ pub struct CampaignFile {
     pub hooks: Hooks,
 }
 
-fn one() -> Spanned<u32> {
-    Spanned::new(0..0, 1)
+fn one() -> Spanned<toml::Value> {
+    Spanned::new(0..0, toml::Value::Integer(1))
+}
+
+/// `repeats = "auto"`: each cell is repeated until the confidence interval
+/// of its median throughput is narrow enough, or `max` runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Adaptive {
+    /// The widest interval that settles a cell, relative to its median
+    /// (0.05 for 5%).
+    pub ci_width: f64,
+    /// Runs before a cell is judged.
+    pub min: u32,
+    /// Runs after which a cell stops, settled or not.
+    pub max: u32,
+}
+
+impl Adaptive {
+    /// The confidence level of the interval.
+    pub const LEVEL: f64 = 0.95;
+    pub const DEFAULT_CI_WIDTH: f64 = 0.05;
+    /// 4: with fewer runs a side, `compare`'s Mann-Whitney test cannot find
+    /// any difference significant at 95% (its smallest p-value with 3 and
+    /// 3 is 0.1).
+    pub const DEFAULT_MIN: u32 = 4;
+    pub const DEFAULT_MAX: u32 = 10;
 }
 
 #[derive(Debug, Deserialize)]
@@ -180,7 +215,10 @@ pub struct Campaign {
     pub store: Option<String>,
     pub duration: f64,
     pub warmup: f64,
+    /// Runs per cell; with [`Campaign::adaptive`], the most a cell may get.
     pub repeats: u32,
+    /// `repeats = "auto"`.
+    pub adaptive: Option<Adaptive>,
     pub clients: Vec<u32>,
     pub order: Order,
     pub pause: f64,
@@ -342,7 +380,9 @@ fn expected_of(key: &str) -> Option<&'static str> {
         | "target.server" | "target.config" | "target.basedir" | "target.server_cpus"
         | "workload.name" => "a string (in double quotes)",
         "duration" | "warmup" | "pause" => "a number of seconds",
-        "repeats" => "a whole number, 1 or more",
+        "repeats" => "a whole number, 1 or more, or \"auto\"",
+        "min_repeats" | "max_repeats" => "a whole number, 2 or more",
+        "ci_width" => "a percentage, e.g. \"5%\"",
         "clients" => "a list of whole numbers, e.g. [1, 8, 32]",
         "options" | "target.settings" | "target.options" | "workload.options" | "hooks" => {
             "a table, e.g. { key = value, ... }"
@@ -413,6 +453,94 @@ fn type_error(e: &toml::de::Error) -> Option<String> {
         Some(k) => format!("{k}: expected {wanted}, found {found}"),
         None => format!("expected {wanted}, found {found}"),
     })
+}
+
+/// `repeats` and the adaptive settings that go with `repeats = "auto"`;
+/// an error is a span and a message.
+fn repeats(f: &CampaignFile) -> Result<(u32, Option<Adaptive>), (Range<usize>, String)> {
+    let span = f.repeats.span();
+    let auto = match f.repeats.get_ref() {
+        toml::Value::Integer(n) if (1..=i64::from(u32::MAX)).contains(n) => false,
+        toml::Value::Integer(_) => return Err((span, "repeats must be at least 1".into())),
+        toml::Value::String(s) if s.trim().eq_ignore_ascii_case("auto") => true,
+        other => {
+            return Err((
+                span,
+                format!(
+                    "repeats: expected a whole number, 1 or more, or \"auto\", found {}",
+                    match other {
+                        toml::Value::String(v) => format!("the string {v:?}"),
+                        toml::Value::Float(v) => format!("the number {v}"),
+                        v => format!("{} {v}", v.type_str()),
+                    }
+                ),
+            ));
+        }
+    };
+    if !auto {
+        let stray = [
+            f.ci_width.as_ref().map(Spanned::span),
+            f.min_repeats.as_ref().map(Spanned::span),
+            f.max_repeats.as_ref().map(Spanned::span),
+        ];
+        if let Some(s) = stray.into_iter().flatten().next() {
+            return Err((
+                s,
+                "ci_width, min_repeats and max_repeats go with repeats = \"auto\"".into(),
+            ));
+        }
+        let n = f.repeats.get_ref().as_integer().unwrap_or(1);
+        return Ok((u32::try_from(n).unwrap_or(1), None));
+    }
+    let ci_width = match &f.ci_width {
+        None => Adaptive::DEFAULT_CI_WIDTH,
+        Some(v) => {
+            let pct = match v.get_ref() {
+                toml::Value::String(s) => s
+                    .trim()
+                    .strip_suffix('%')
+                    .and_then(|p| p.trim().parse::<f64>().ok()),
+                toml::Value::Float(x) => Some(*x),
+                toml::Value::Integer(x) => Some(*x as f64),
+                _ => None,
+            };
+            match pct.filter(|p| *p > 0.0 && *p <= 1000.0) {
+                Some(p) => p / 100.0,
+                None => {
+                    return Err((
+                        v.span(),
+                        format!(
+                            "ci_width = {}: expected a percentage above 0, at most 1000, e.g. \"5%\"",
+                            v.get_ref()
+                        ),
+                    ));
+                }
+            }
+        }
+    };
+    let min = f
+        .min_repeats
+        .as_ref()
+        .map_or(Adaptive::DEFAULT_MIN, |m| *m.get_ref());
+    let max = f
+        .max_repeats
+        .as_ref()
+        .map_or(Adaptive::DEFAULT_MAX.max(min), |m| *m.get_ref());
+    if min < 2 {
+        let s = f.min_repeats.as_ref().map_or(span.clone(), Spanned::span);
+        return Err((
+            s,
+            format!("min_repeats = {min}: a confidence interval needs at least 2 runs"),
+        ));
+    }
+    if max < min {
+        let s = f.max_repeats.as_ref().map_or(span, Spanned::span);
+        return Err((
+            s,
+            format!("max_repeats = {max} is below min_repeats ({min})"),
+        ));
+    }
+    Ok((max, Some(Adaptive { ci_width, min, max })))
 }
 
 fn line_of(text: &str, span: &Range<usize>) -> usize {
@@ -502,9 +630,7 @@ impl Campaign {
                 "{shown}: warmup and pause are seconds from 0 to {MAX_SECONDS} (a year)"
             ));
         }
-        if *f.repeats.get_ref() == 0 {
-            return Err(at(f.repeats.span(), "repeats must be at least 1".into()));
-        }
+        let (repeats, adaptive) = repeats(&f).map_err(|(span, msg)| at(span, msg))?;
         if f.clients.get_ref().is_empty() || f.clients.get_ref().contains(&0) {
             return Err(at(
                 f.clients.span(),
@@ -669,7 +795,8 @@ impl Campaign {
             store: f.store,
             duration: *f.duration.get_ref(),
             warmup: f.warmup,
-            repeats: *f.repeats.get_ref(),
+            repeats,
+            adaptive,
             clients: f.clients.get_ref().clone(),
             order,
             pause: f.pause,
@@ -764,7 +891,7 @@ mod tests {
             (
                 "repeats = 3",
                 "repeats = 1.5",
-                "c.toml, line 5: repeats: expected a whole number, 1 or more, found the number 1.5",
+                "c.toml, line 5: repeats: expected a whole number, 1 or more, or \"auto\", found the number 1.5",
             ),
         ] {
             let e = error_for(from, to);
@@ -777,5 +904,73 @@ mod tests {
             ),
             "{e}"
         );
+    }
+
+    #[test]
+    fn adaptive_repeats_and_their_mistakes() {
+        let head = "name = \"t\"\nduration = 1\nclients = [1]\n";
+        let tail =
+            "[[target]]\nname = \"a\"\nurl = \"sqlite:a.sqlite\"\n[[workload]]\nname = \"noop\"\n";
+        let parse = |mid: &str| {
+            Campaign::parse(
+                &format!("{head}{mid}\n{tail}"),
+                Path::new("c.toml"),
+                &[],
+                &[],
+            )
+        };
+        let c = parse("repeats = \"auto\"").unwrap();
+        assert_eq!(
+            c.adaptive,
+            Some(Adaptive {
+                ci_width: 0.05,
+                min: 4,
+                max: 10
+            })
+        );
+        assert_eq!(c.repeats, 10);
+        let c = parse("repeats = \"auto\"\nci_width = \"2.5%\"\nmin_repeats = 3\nmax_repeats = 7")
+            .unwrap();
+        assert_eq!(c.adaptive.map(|a| (a.min, a.max)), Some((3, 7)));
+        assert!((c.adaptive.unwrap().ci_width - 0.025).abs() < 1e-12);
+        assert_eq!(
+            parse("repeats = \"auto\"\nci_width = 3")
+                .unwrap()
+                .adaptive
+                .unwrap()
+                .ci_width,
+            0.03
+        );
+        assert_eq!(parse("repeats = 3").unwrap().adaptive, None);
+        for (mid, wants) in [
+            (
+                "repeats = \"often\"",
+                "line 4: repeats: expected a whole number, 1 or more, or \"auto\", found the string \"often\"",
+            ),
+            ("repeats = 0", "line 4: repeats must be at least 1"),
+            (
+                "repeats = 3\nci_width = \"5%\"",
+                "line 5: ci_width, min_repeats and max_repeats go with repeats = \"auto\"",
+            ),
+            (
+                "repeats = \"auto\"\nci_width = \"5\"",
+                "line 5: ci_width = \"5\": expected a percentage above 0",
+            ),
+            (
+                "repeats = \"auto\"\nci_width = 0",
+                "line 5: ci_width = 0: expected a percentage above 0",
+            ),
+            (
+                "repeats = \"auto\"\nmin_repeats = 1",
+                "line 5: min_repeats = 1: a confidence interval needs at least 2 runs",
+            ),
+            (
+                "repeats = \"auto\"\nmin_repeats = 5\nmax_repeats = 3",
+                "line 6: max_repeats = 3 is below min_repeats (5)",
+            ),
+        ] {
+            let e = parse(mid).unwrap_err();
+            assert!(e.contains(wants), "{mid}: {e}");
+        }
     }
 }

@@ -154,6 +154,12 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         "campaign '{}': {} stored{missed}, {} failed, {} skipped of {} runs; results in {}",
         campaign.name, s.stored, s.failed, s.skipped, s.cells, s.store
     );
+    if !s.adaptive.is_empty() {
+        println!("adaptive repeats, per cell:");
+        for (cell, how) in &s.adaptive {
+            println!("  {cell}: {how}");
+        }
+    }
     Ok(if s.interrupted {
         crate::signals::interrupted_code()
     } else if s.failed > 0 {

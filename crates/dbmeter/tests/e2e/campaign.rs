@@ -750,3 +750,113 @@ fn a_target_without_a_server_is_for_the_machine_only() {
         "settings, config and basedir are a managed server's",
     );
 }
+
+/// `repeats = "auto"`: a cell whose runs agree stops at `min_repeats`; a
+/// cell whose runs alternate between two speeds runs `max_repeats` times.
+/// Each says why it stopped.
+#[test]
+fn adaptive_repeats_stop_each_cell_for_its_own_reason() {
+    let p = Place::new();
+    let counter = p.scratch.path("flips");
+    // Every event of the steady script sleeps 20 ms; the flipping
+    // script's sleep is 1 ms in its odd runs and 20 ms in its even ones (a
+    // counter file tells it which run it is). On a loaded machine sleeps
+    // overshoot by a millisecond or so: the target is wide enough for that.
+    let steady = p.write(
+        "steady.lua",
+        "local ffi = require(\"ffi\")\nffi.cdef[[int usleep(unsigned int);]]\nfunction event()\n  ffi.C.usleep(20000)\nend\n",
+    );
+    let flipping = p.write(
+        "flipping.lua",
+        &format!(
+            r#"local ffi = require("ffi")
+ffi.cdef[[int usleep(unsigned int);]]
+local wait
+function thread_init()
+  local f = io.open("{c}", "r")
+  local n = f and tonumber(f:read("*l")) or 0
+  if f then f:close() end
+  f = io.open("{c}", "w")
+  f:write(tostring(n + 1))
+  f:close()
+  wait = (n % 2 == 0) and 1000 or 20000
+end
+function event()
+  ffi.C.usleep(wait)
+end
+"#,
+            c = counter.display()
+        ),
+    );
+    let file = p.write(
+        "auto.toml",
+        &format!(
+            r#"name = "auto"
+store = "results.db"
+duration = 1
+clients = [1]
+repeats = "auto"
+ci_width = "40%"
+max_repeats = 5
+
+[[target]]
+name = "m"
+url = "sqlite:m.sqlite"
+
+[[workload]]
+name = "{steady}"
+
+[[workload]]
+name = "{flipping}"
+"#
+        ),
+    );
+    // The scripts need no table: an empty database file will do.
+    p.write("m.sqlite", "");
+    let r = p.run(&["campaign", "run", &file, "--dry-run"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(
+            "auto repeats (4 to 5, until the 95% CI of a cell's median tps is within 40%) = up to 10 runs"
+        ),
+        "{}",
+        r.stdout
+    );
+    let r = p.run(&["campaign", "run", &file]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("9 stored, 0 failed"), "{}", r.stdout);
+    let line = |script: &str| -> String {
+        r.stdout
+            .lines()
+            .rev()
+            .find(|l| l.trim_start().starts_with(&format!("{script}/m/1: ")))
+            .unwrap_or_else(|| panic!("no line for {script}:\n{}", r.stdout))
+            .to_string()
+    };
+    let s = line(&steady);
+    assert!(
+        s.contains("4 runs (4 completed)") && s.ends_with("(target 40%): settled"),
+        "{s}"
+    );
+    let f = line(&flipping);
+    assert!(
+        f.contains("5 runs (5 completed)")
+            && f.ends_with("(target 40%): stopped at max_repeats (5)"),
+        "{f}"
+    );
+    let mut store = p.store();
+    let runs = store.runs(&Filter::all()).expect("list runs");
+    let repeats = |script: &str| -> Vec<u32> {
+        runs.iter()
+            .filter(|r| r.cell.as_deref() == Some(&format!("{script}/m/1")))
+            .filter_map(|r| r.repeat)
+            .collect()
+    };
+    assert_eq!(repeats(&steady), [1, 2, 3, 4]);
+    assert_eq!(repeats(&flipping), [1, 2, 3, 4, 5]);
+
+    // Resumed, a finished campaign has nothing left to run.
+    let r = p.run(&["campaign", "run", &file, "--resume"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(p.store().runs(&Filter::all()).expect("list runs").len(), 9);
+}
