@@ -19,6 +19,7 @@ mod capture;
 mod cli_errors;
 mod client_conventions;
 mod compare_queries;
+mod deploy;
 mod digest;
 mod environment;
 mod events;
