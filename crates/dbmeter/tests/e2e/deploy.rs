@@ -5,6 +5,8 @@
 //! only options that its help lists, every `$(NAME)` they use is defined,
 //! no password reaches an argument, and the metrics port is the same in
 //! dbmeter's `--prometheus`, the container port and the scrape annotations.
+//! The image is not built (no Docker engine), but its build context is
+//! checked to hold what the build reads.
 
 use crate::common::*;
 use dbmeter_testkit::Requirement;
@@ -529,4 +531,134 @@ fn collect_exprs(v: &serde_json::Value, out: &mut Vec<String>) {
         serde_json::Value::Array(items) => items.iter().for_each(|i| collect_exprs(i, out)),
         _ => {}
     }
+}
+
+/// Every `.rs` file under `dir`.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// `a/b/../c` as `a/c`, without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// No Docker engine runs here, so the image is not built on CI; what can
+/// break its build without breaking `cargo build` is checked instead: the
+/// build context (.dockerignore's allow-list) holds every file outside
+/// `crates/` that the crates' sources embed, and the Dockerfile's Rust is
+/// at least the workspace's rust-version.
+#[test]
+fn image_context_holds_what_the_build_reads() {
+    let root = normalize(&std::fs::canonicalize(repo()).expect("repository root"));
+    let ignore = std::fs::read_to_string(root.join(".dockerignore")).expect("read .dockerignore");
+    let lines: Vec<&str> = ignore
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert_eq!(
+        lines.first(),
+        Some(&"*"),
+        ".dockerignore should start by leaving everything out"
+    );
+    let allowed: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix('!'))
+        .map(|l| l.trim_end_matches('/'))
+        .collect();
+    for needed in ["Cargo.toml", "Cargo.lock", "crates"] {
+        assert!(
+            allowed.contains(&needed),
+            ".dockerignore leaves out {needed}"
+        );
+    }
+
+    let mut sources = Vec::new();
+    for entry in std::fs::read_dir(root.join("crates")).expect("read crates/") {
+        let src = entry.expect("directory entry").path().join("src");
+        if src.is_dir() {
+            rust_files(&src, &mut sources);
+        }
+    }
+    let mut outside = BTreeSet::new();
+    for file in &sources {
+        let code = std::fs::read_to_string(file).expect("read a source file");
+        for mac in ["include_str!(\"", "include_bytes!(\""] {
+            for (at, _) in code.match_indices(mac) {
+                let rest = &code[at + mac.len()..];
+                let Some(end) = rest.find('"') else { continue };
+                let dir = file.parent().expect("a source file's directory");
+                let target = normalize(&dir.join(&rest[..end]));
+                let relative = target.strip_prefix(&root).unwrap_or_else(|_| {
+                    panic!(
+                        "{} embeds {}, outside the repository",
+                        file.display(),
+                        target.display()
+                    )
+                });
+                if !relative.starts_with("crates") {
+                    outside.insert(relative.to_path_buf());
+                }
+            }
+        }
+    }
+    assert!(
+        outside.contains(Path::new("docs/sysbench.md")),
+        "expected the help's docs/sysbench.md among the embedded files: {outside:?}"
+    );
+    for file in &outside {
+        assert!(
+            allowed.iter().any(|a| file.starts_with(a)),
+            "the sources embed {}, which .dockerignore leaves out of the image's build context",
+            file.display()
+        );
+    }
+
+    let dockerfile =
+        std::fs::read_to_string(root.join("deploy/Dockerfile")).expect("read deploy/Dockerfile");
+    let image_rust = dockerfile
+        .lines()
+        .find_map(|l| l.strip_prefix("ARG RUST_VERSION="))
+        .expect("ARG RUST_VERSION= in deploy/Dockerfile");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("read Cargo.toml");
+    let needed = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = \""))
+        .and_then(|v| v.strip_suffix('"'))
+        .expect("rust-version in Cargo.toml");
+    let version = |v: &str| -> Vec<u32> {
+        v.split('.')
+            .map(|p| p.parse().expect("a version number"))
+            .collect()
+    };
+    assert!(
+        version(image_rust) >= version(needed),
+        "deploy/Dockerfile builds with Rust {image_rust}, older than the workspace's rust-version {needed}"
+    );
+    assert!(
+        dockerfile.contains("cargo build --release --locked -p dbmeter"),
+        "{dockerfile}"
+    );
+    assert!(
+        dockerfile.contains("FROM gcr.io/distroless/cc-debian12"),
+        "{dockerfile}"
+    );
 }
