@@ -3,7 +3,8 @@
 //! the oldest and a recent Kubernetes version), the kustomization builds
 //! with kubectl offline and its output passes too, the Jobs give dbmeter
 //! only options that its help lists, every `$(NAME)` they use is defined,
-//! no password reaches an argument, and the metrics port is the same in
+//! no password reaches an argument, their arguments with the ConfigMap's
+//! values run against SQLite and store the run, and the metrics port is the same in
 //! dbmeter's `--prometheus`, the container port and the scrape annotations.
 //! The image is not built (no Docker engine), but its build context is
 //! checked to hold what the build reads.
@@ -661,4 +662,144 @@ fn image_context_holds_what_the_build_reads() {
         dockerfile.contains("FROM gcr.io/distroless/cc-debian12"),
         "{dockerfile}"
     );
+}
+
+/// `arg` with each `$(NAME)` replaced by its value in `vars`.
+fn substitute(arg: &str, vars: &std::collections::BTreeMap<String, String>) -> String {
+    let mut out = arg.to_string();
+    for name in references(arg) {
+        let value = vars
+            .get(&name)
+            .unwrap_or_else(|| panic!("no value for $({name}) in {arg}"));
+        out = out.replace(&format!("$({name})"), value);
+    }
+    out
+}
+
+/// The prepare and shard Jobs' own arguments, with the ConfigMap's values
+/// put in as Kubernetes would, run against an SQLite file instead of the
+/// external server: small tables, a one-second run, the metrics on a free
+/// port without linger, the store in an SQLite file through
+/// `DBMETER_STORE` as in the pods. The options the sharding work adds are
+/// left out while this dbmeter lacks them. The run is stored with the
+/// Job's tags, and `dbmeter results list tag:run=...` finds it.
+#[test]
+fn job_arguments_run_with_the_configmap_values() {
+    let s = Scratch::new();
+    let configmap = resource("configmap.yaml");
+    let mut vars: std::collections::BTreeMap<String, String> = configmap["data"]
+        .as_hash()
+        .expect("ConfigMap data")
+        .iter()
+        .map(|(k, v)| (text(k).to_string(), text(v).to_string()))
+        .collect();
+    let db = s.path("target.sqlite");
+    for (k, v) in [
+        ("DBMETER_DB", format!("sqlite:{}", db.display())),
+        ("DBMETER_TABLES", "2".into()),
+        ("DBMETER_TABLE_SIZE", "100".into()),
+        // Two users in this shard once --shard splits them over 16.
+        ("DBMETER_THREADS", "32".into()),
+        ("DBMETER_PREPARE_THREADS", "2".into()),
+        ("DBMETER_TIME", "1".into()),
+        ("DBMETER_REPORT_INTERVAL", "1".into()),
+        ("JOB_COMPLETION_INDEX", "3".into()),
+    ] {
+        assert!(
+            vars.contains_key(k) || k == "JOB_COMPLETION_INDEX",
+            "configmap.yaml has no {k}"
+        );
+        vars.insert(k.to_string(), v);
+    }
+    // Once --start-at exists: a start two seconds ahead, as date(1) says.
+    let start = Command::new("date")
+        .args(["-u", "-d", "+2 seconds", "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+        .expect("run date");
+    vars.insert(
+        "DBMETER_START_AT".to_string(),
+        String::from_utf8_lossy(&start.stdout).trim().to_string(),
+    );
+    let store = s.path("results.db");
+    let run_name = vars["DBMETER_RUN"].clone();
+
+    for file in ["prepare-job.yaml", "shards-job.yaml"] {
+        let job = resource(file);
+        let container = &list(&job["spec"]["template"]["spec"]["containers"])[0];
+        let args = args_of(container);
+        let known = listed_options(&args[0], Some(&args[1])).expect("a dbmeter command");
+        let args: Vec<String> = args
+            .iter()
+            .filter(|a| {
+                let name = a.split('=').next().unwrap_or(a);
+                !a.starts_with("--") || known.contains(name)
+            })
+            .map(|a| match a.split_once('=') {
+                Some(("--prometheus", _)) => "--prometheus=127.0.0.1:0".to_string(),
+                Some(("--prometheus-linger", _)) => "--prometheus-linger=0".to_string(),
+                _ => substitute(a, &vars),
+            })
+            .collect();
+        // Without --shard, the whole run's users would all be in this
+        // process: keep them at two.
+        let args: Vec<String> = if known.contains("--shard") {
+            args
+        } else {
+            args.into_iter()
+                .map(|a| {
+                    if a == "--threads=32" {
+                        "--threads=2".to_string()
+                    } else {
+                        a
+                    }
+                })
+                .collect()
+        };
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut cmd = s.cmd(&argv);
+        cmd.env("DBMETER_STORE", &store)
+            .env("DBMETER_HOME", s.path("home"))
+            .env("MYSQL_PWD", "not-used-by-sqlite")
+            .env("PGPASSWORD", "not-used-by-sqlite")
+            .stdin(Stdio::null());
+        let r = s.output(cmd);
+        assert_eq!(
+            r.code, 0,
+            "{file}: dbmeter {argv:?}:\n{}\n{}",
+            r.stdout, r.stderr
+        );
+        assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+        if file == "shards-job.yaml" {
+            assert!(
+                r.stderr.contains("stored as run #1 in"),
+                "{file}: not stored:\n{}",
+                r.stderr
+            );
+            assert!(
+                r.stderr.contains("metrics for Prometheus at http://"),
+                "{}",
+                r.stderr
+            );
+        }
+    }
+    let selector = format!("tag:run={run_name}");
+    let r = s.run_home(&[
+        "results",
+        "list",
+        &selector,
+        "--format=json",
+        &format!("--store={}", store.display()),
+    ]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let runs = r.json();
+    let runs = runs.as_array().expect("a JSON array of runs");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["tags"]["run"], run_name.as_str(), "{runs:?}");
+    assert_eq!(runs[0]["tags"]["shard"], "3", "{runs:?}");
+    assert_eq!(runs[0]["workload"], "oltp_read_write", "{runs:?}");
+    let sharded =
+        listed_options("run", Some("oltp_read_write")).is_some_and(|o| o.contains("--shard"));
+    if !sharded {
+        assert_eq!(runs[0]["threads"], 2, "{runs:?}");
+    }
 }
