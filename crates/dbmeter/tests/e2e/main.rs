@@ -20,6 +20,7 @@ mod cli_errors;
 mod client_conventions;
 mod compare_queries;
 mod compare_stats;
+mod deploy;
 mod digest;
 mod environment;
 mod events;
