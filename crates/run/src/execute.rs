@@ -189,6 +189,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
 
     let warn = |w: &dbmeter_env::Warning| obs.event(&RunEvent::Warning(&w.message));
     let recorder = Recorder::start(o, target.as_ref(), &engine, &warn, plan.server_optional());
+    let measuring = recorder.measuring_flag();
     let mut errors = 0u64;
     // The engine calls on_interval and on_start one at a time, from the
     // thread that runs it: the plan is borrowed by one of them at a time,
@@ -221,6 +222,9 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let result = {
         let mut on_start = || {
             plan.borrow_mut().measure_start();
+            if let Some(m) = &measuring {
+                m.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
             obs.event(&RunEvent::Measuring);
         };
         dbmeter_engine::run_observed(&engine, users, stop, &mut on_interval, &mut on_start)

@@ -35,6 +35,7 @@ pub mod settings;
 pub mod store;
 mod sweep;
 mod verbs;
+mod waits;
 
 pub use capacity::find_capacity;
 pub use error::RunError;
