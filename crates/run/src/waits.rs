@@ -29,12 +29,13 @@ const PG_SAMPLE: &str = "SELECT coalesce(wait_event_type || ':' || wait_event, '
      FROM pg_stat_activity WHERE state = 'active' AND backend_type = 'client backend' \
      AND pid <> pg_backend_pid() AND datname = current_database()";
 
-/// MariaDB/MySQL: the foreground threads running a statement, but ours,
+/// MariaDB/MySQL: the foreground threads running a statement (a prepared
+/// one is `Execute`), but ours,
 /// with the wait each is in (none when it waits on nothing instrumented).
 const MY_SAMPLE: &str = "SELECT coalesce(w.EVENT_NAME, 'no instrumented wait') \
      FROM performance_schema.threads t LEFT JOIN performance_schema.events_waits_current w \
      ON w.THREAD_ID = t.THREAD_ID AND w.END_EVENT_ID IS NULL \
-     WHERE t.TYPE = 'FOREGROUND' AND t.PROCESSLIST_COMMAND = 'Query' \
+     WHERE t.TYPE = 'FOREGROUND' AND t.PROCESSLIST_COMMAND IN ('Query', 'Execute', 'Fetch') \
      AND t.PROCESSLIST_ID <> CONNECTION_ID()";
 
 /// The sampler of one run: started with the recorder, counting from

@@ -125,6 +125,11 @@ const COUNTERS: &[(&str, WhyUnit, &str)] = &[
         "rows InnoDB read (Innodb_rows_read)",
     ),
     (
+        "Rows_read",
+        WhyUnit::Count,
+        "rows the server read, all engines (MariaDB 10.6+'s Rows_read)",
+    ),
+    (
         "Handler_read_rnd_next",
         WhyUnit::Count,
         "next row in a table scan",
@@ -437,6 +442,21 @@ pub fn explain(baseline: &[&RunDocument], candidate: &[&RunDocument]) -> WhyPart
     let mut wait_notes = BTreeSet::new();
     let mut notes = BTreeSet::new();
     for (side, docs) in [("baseline", baseline), ("candidate", candidate)] {
+        let sampled: Vec<_> = docs.iter().filter_map(|d| d.waits.as_ref()).collect();
+        let samples: u64 = sampled.iter().map(|w| w.samples).sum();
+        let sources: BTreeSet<&str> = sampled
+            .iter()
+            .filter(|w| w.samples > 0)
+            .map(|w| w.source.as_str())
+            .collect();
+        if samples > 0 {
+            wait_notes.insert(format!(
+                "{side}: {samples} samples of {} over {} runs, every {} ms",
+                sources.into_iter().collect::<Vec<_>>().join(", "),
+                sampled.len(),
+                sampled.iter().map(|w| w.interval_ms).max().unwrap_or(0)
+            ));
+        }
         for d in docs {
             match &d.waits {
                 Some(w) => {

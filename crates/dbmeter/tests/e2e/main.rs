@@ -55,3 +55,4 @@ mod tpcc;
 mod tpch;
 mod vanished_host;
 mod verdicts;
+mod why;

@@ -1,0 +1,227 @@
+//! `dbmeter compare --why`: select_random_points (`WHERE k IN (...)`) on a
+//! table with its index on `k` (the baseline) and without it (the
+//! candidate, which scans the table for every transaction), on throwaway
+//! MariaDB and PostgreSQL servers, two runs a side. The server counter
+//! that explains the difference ranks first (MariaDB: rows read, which
+//! MariaDB 10.6 and later count as Rows_read, MySQL as Innodb_rows_read;
+//! PostgreSQL: blocks), up by far on the candidate; the server's CPU per
+//! transaction goes the same way; the wait events sampled during the runs
+//! are in the documents and the report. The assertions are on the order of
+//! rows and the direction of their numbers, by margins of a hundred times
+//! and more, never on times.
+
+use crate::common::*;
+use dbmeter_server::Flavor;
+use dbmeter_testkit::servers::{ask, start_with};
+
+/// Rows of the table: a scan reads about a thousand times the rows that
+/// ten index lookups read.
+const ROWS: &str = "10000";
+
+/// Prepares the table in database `db` of `url` (with or without its
+/// secondary index on k) and runs select_random_points twice against it,
+/// stored with tag index=yes|no.
+fn prepare_and_run(s: &Scratch, url: &str, index: bool) {
+    let db = format!("--db={url}");
+    let secondary = format!("--create_secondary={}", if index { "on" } else { "off" });
+    s.ok_home(&[
+        "prepare",
+        "select_random_points",
+        &db,
+        "--tables=1",
+        &format!("--table-size={ROWS}"),
+        &secondary,
+        // k uniform: ten keys are ten rows or so (sysbench's default
+        // distribution piles them up in the middle of the table).
+        "--rand-type=uniform",
+    ]);
+    for _ in 0..2 {
+        s.ok_home(&[
+            "run",
+            "select_random_points",
+            &db,
+            "--tables=1",
+            &format!("--table-size={ROWS}"),
+            "--rand-type=uniform",
+            "--threads=2",
+            "--time=3",
+            "--store=r.db",
+            &format!("--tag=index={}", if index { "yes" } else { "no" }),
+        ]);
+    }
+}
+
+/// The rows of list `title` of the text report: name, baseline,
+/// candidate, change.
+fn list<'a>(text: &'a str, title: &str) -> Vec<Vec<&'a str>> {
+    let start = text
+        .find(&format!("\n{title}:\n"))
+        .unwrap_or_else(|| panic!("no list {title} in\n{text}"));
+    text[start + title.len() + 3..]
+        .lines()
+        .skip(1) // the column heads
+        .take_while(|l| l.starts_with("    ") && !l.starts_with("    ..."))
+        .map(|l| l.split_whitespace().collect())
+        .collect()
+}
+
+fn num(s: &str) -> f64 {
+    s.parse()
+        .unwrap_or_else(|e| panic!("not a number: {s}: {e}"))
+}
+
+/// compare --why of index=no against index=yes: its text, after checking
+/// the first counter row is one of `first` and moved up by far.
+fn compare_why(s: &Scratch, first: &[&str]) -> String {
+    let r = s.ok_home(&[
+        "compare",
+        "--baseline=tag:index=yes",
+        "--candidate=tag:index=no",
+        "--store=r.db",
+        "--why",
+    ]);
+    let text = r.stdout;
+    assert!(
+        text.contains("Why it changed: select_random_points, 2 threads (baseline runs #1, #2; candidate runs #3, #4)"),
+        "{text}"
+    );
+    let counters = list(&text, "Server counters per transaction");
+    let top = &counters[0];
+    assert!(first.contains(&top[0]), "{text}");
+    // A counter of things: no unit between the numbers. The scan reads
+    // the whole table (MariaDB: 10000 rows against 10; PostgreSQL: its
+    // 271 pages against some 30).
+    let (b, c) = (num(top[1]), num(top[2]));
+    assert!(c > 5.0 * b.max(0.1), "{text}");
+    assert!(top[3].starts_with(['x', '+']) || top[3] == "new", "{text}");
+    // The server's CPU per transaction goes the same way: a scan costs
+    // far more than ten index lookups.
+    let os = list(&text, "OS per transaction");
+    let cpu = os
+        .iter()
+        .find(|r| r[0] == "server_cpu")
+        .unwrap_or_else(|| panic!("no server_cpu in\n{text}"));
+    // "0.05 ms": the numbers are the second and fourth words.
+    assert!(num(cpu[3]) > num(cpu[1]), "{text}");
+    text
+}
+
+/// The wait-event record of the stored run `id`.
+fn waits(s: &Scratch, id: &str) -> serde_json::Value {
+    let doc = s
+        .ok_home(&["results", "show", id, "--store=r.db", "--format=json"])
+        .json();
+    doc["waits"].clone()
+}
+
+#[test]
+fn mariadb_rows_read_rank_first_without_the_index() {
+    let Some(server) = start_with(Flavor::MariaDb, &[("performance_schema", "ON")]) else {
+        return;
+    };
+    ask(
+        &server,
+        "CREATE DATABASE idx; CREATE DATABASE noidx; \
+         UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' \
+         WHERE NAME = 'events_waits_current'",
+    );
+    let s = Scratch::new();
+    let url = |db: &str| format!("mysql://root@127.0.0.1:{}/{db}", server.port());
+    prepare_and_run(&s, &url("idx"), true);
+    prepare_and_run(&s, &url("noidx"), false);
+    let text = compare_why(&s, &["Innodb_rows_read", "Rows_read"]);
+    // Ten lookups by key a transaction with the index, a scan without.
+    let counters = list(&text, "Server counters per transaction");
+    let row = |name: &str| {
+        counters
+            .iter()
+            .find(|r| r[0] == name)
+            .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+    };
+    let scan = row("Handler_read_rnd_next");
+    assert!(num(scan[2]) > 1000.0 && num(scan[1]) < 100.0, "{text}");
+    let by_key = row("Handler_read_key");
+    assert!(num(by_key[1]) >= 5.0, "{text}");
+    // performance_schema was on, with its consumer: samples counted.
+    for id in ["1", "3"] {
+        let w = waits(&s, id);
+        assert_eq!(
+            w["source"], "performance_schema.events_waits_current",
+            "{w}"
+        );
+        assert!(w["samples"].as_u64().is_some_and(|n| n >= 5), "{w}");
+        assert!(w.get("note").is_none(), "{w}");
+    }
+    assert!(
+        list(&text, "Wait events (sampled during the measured phase)")
+            .iter()
+            .any(|r| r[0] == "busy"),
+        "{text}"
+    );
+}
+
+#[test]
+fn postgres_blocks_rank_first_without_the_index() {
+    let Some(server) = start_with(Flavor::Postgres, &[]) else {
+        return;
+    };
+    ask(&server, "CREATE DATABASE idx");
+    ask(&server, "CREATE DATABASE noidx");
+    let s = Scratch::new();
+    let url = |db: &str| format!("postgres://postgres@127.0.0.1:{}/{db}", server.port());
+    prepare_and_run(&s, &url("idx"), true);
+    prepare_and_run(&s, &url("noidx"), false);
+    let text = compare_why(&s, &["database.blks_hit", "database.blks_read"]);
+    // pg_stat_activity was sampled: the scans' sessions were seen busy.
+    for id in ["3", "4"] {
+        let w = waits(&s, id);
+        assert_eq!(w["source"], "pg_stat_activity", "{w}");
+        assert!(w["samples"].as_u64().is_some_and(|n| n >= 5), "{w}");
+        assert!(w["busy"].as_u64().is_some_and(|n| n >= 1), "{w}");
+    }
+    let waits_list = list(&text, "Wait events (sampled during the measured phase)");
+    assert!(waits_list.iter().any(|r| r[0] == "busy"), "{text}");
+
+    // Markdown and HTML carry the same first row; csv has no room for it.
+    let md = s
+        .ok_home(&[
+            "compare",
+            "--baseline=tag:index=yes",
+            "--candidate=tag:index=no",
+            "--store=r.db",
+            "--why",
+            "--format=markdown",
+        ])
+        .stdout;
+    assert!(md.contains("### Server counters per transaction"), "{md}");
+    let html = s
+        .ok_home(&[
+            "compare",
+            "--baseline=tag:index=yes",
+            "--candidate=tag:index=no",
+            "--store=r.db",
+            "--why",
+            "--format=html",
+        ])
+        .stdout;
+    let section = html
+        .split("<section class=\"dbmeter-why\">")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no why section in\n{html}"));
+    assert!(
+        section.contains("<tr><th class=\"label\">database.blks_"),
+        "{html}"
+    );
+    assert!(html.trim_end().ends_with("</html>"), "{html}");
+    let csv = s.run_home(&[
+        "compare",
+        "--baseline=tag:index=yes",
+        "--candidate=tag:index=no",
+        "--store=r.db",
+        "--why",
+        "--format=csv",
+    ]);
+    assert_eq!(csv.code, 2, "{}", csv.stderr);
+    assert_eq!(csv.stderr.trim().lines().count(), 1, "{}", csv.stderr);
+    assert!(csv.stderr.contains("--why"), "{}", csv.stderr);
+}
