@@ -213,6 +213,23 @@ fn postgres_blocks_rank_first_without_the_index() {
         "{html}"
     );
     assert!(html.trim_end().ends_with("</html>"), "{html}");
+    // The HTML report has the section too.
+    s.ok_home(&[
+        "report",
+        "--baseline=tag:index=yes",
+        "--store=r.db",
+        "--output=r.html",
+    ]);
+    let report = std::fs::read_to_string(s.path("r.html")).expect("read r.html");
+    let section = report
+        .rsplit("Why it changed against tag:index=yes")
+        .next()
+        .filter(|_| report.contains("Why it changed against tag:index=yes"))
+        .unwrap_or_else(|| panic!("no why section in the report"));
+    assert!(
+        section.contains("<tr><th class=\"label\">database.blks_"),
+        "{section}"
+    );
     let csv = s.run_home(&[
         "compare",
         "--baseline=tag:index=yes",
