@@ -82,13 +82,18 @@ pub fn heading(c: &WhyCell) -> String {
     )
 }
 
-/// The lists of a cell, with their titles.
-fn lists(c: &WhyCell) -> [(&'static str, &[WhyRow]); 3] {
-    [
+/// The lists of a cell, with their titles (the profile only when a side
+/// was profiled).
+fn lists(c: &WhyCell) -> Vec<(&'static str, &[WhyRow])> {
+    let mut v: Vec<(&'static str, &[WhyRow])> = vec![
         ("Server counters per transaction", &c.counters),
         ("OS per transaction", &c.os),
         ("Wait events (sampled during the measured phase)", &c.waits),
-    ]
+    ];
+    if !c.profile.is_empty() {
+        v.push(("Server CPU by function (perf)", &c.profile));
+    }
+    v
 }
 
 const INTRO: &str = "Per transaction (event, warm-up included), the median over each side's \

@@ -29,6 +29,7 @@ mod execute;
 mod managed;
 pub mod options;
 pub mod pinning;
+mod profile;
 pub mod record;
 mod request;
 pub mod settings;

@@ -264,6 +264,11 @@ impl Recorder {
         }
     }
 
+    /// The local server's main process, when it runs on this machine.
+    pub(crate) fn server_pid(&self) -> Option<u32> {
+        self.server.as_ref().and_then(|s| s.pid)
+    }
+
     /// A flag to raise when the measured phase starts (the wait-event
     /// sampler counts from then on); None without a sampler.
     pub(crate) fn measuring_flag(&self) -> Option<std::sync::Arc<std::sync::atomic::AtomicBool>> {

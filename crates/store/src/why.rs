@@ -9,7 +9,9 @@
 //! - the OS sampler's CPU of dbmeter and of the local server, the
 //!   machine's context switches and disk I/O;
 //! - the server's wait events sampled during the measured phase: the
-//!   share of the busy sessions' samples in each.
+//!   share of the busy sessions' samples in each;
+//! - with `--profile-server`, perf's share of the server's CPU samples by
+//!   function.
 //!
 //! Each list is ranked by relative change, so that its first rows explain
 //! the difference; see [`WhyRow::rank`].
@@ -106,6 +108,9 @@ pub struct WhyCell {
     pub os: Vec<WhyRow>,
     /// Busy sessions per sample and each wait event's share, ranked.
     pub waits: Vec<WhyRow>,
+    /// The server's CPU by function (`--profile-server`), ranked; empty
+    /// when neither side was profiled.
+    pub profile: Vec<WhyRow>,
     /// Where the wait events came from, or why there are none.
     pub wait_notes: Vec<String>,
     /// What to keep in mind reading the figures (restarts, other
@@ -337,8 +342,9 @@ const OS: &[(&str, WhyUnit, &str)] = &[
     ),
 ];
 
-/// Busy sessions per sample and each event's share, by name.
-fn waits_of(d: &RunDocument) -> BTreeMap<String, f64> {
+/// Busy sessions per sample and each event's share, by name; the events
+/// of `all` (every compared run's) that this run did not see count 0.
+fn waits_of(d: &RunDocument, all: &BTreeSet<String>) -> BTreeMap<String, f64> {
     let mut m = BTreeMap::new();
     let Some(w) = &d.waits else { return m };
     if w.samples == 0 {
@@ -347,12 +353,24 @@ fn waits_of(d: &RunDocument) -> BTreeMap<String, f64> {
     if let Some(b) = w.mean_busy() {
         m.insert(BUSY.to_string(), b);
     }
-    for e in w.events.keys() {
-        if let Some(p) = w.share_pct(e) {
-            m.insert(e.clone(), p);
+    if w.busy > 0 {
+        for e in all {
+            m.insert(e.clone(), w.share_pct(e).unwrap_or(0.0));
         }
     }
     m
+}
+
+/// perf's share of the server's samples by function, for a run profiled
+/// with `--profile-server`; `all` names the functions of every compared
+/// run, which count 0 where a run's profile does not list them.
+fn profile_of(d: &RunDocument, all: &BTreeSet<String>) -> Option<BTreeMap<String, f64>> {
+    let p = d.profile.as_ref().filter(|p| p.samples > 0)?;
+    let mut m: BTreeMap<String, f64> = all.iter().map(|f| (f.clone(), 0.0)).collect();
+    for f in &p.functions {
+        m.insert(f.function.clone(), f.pct);
+    }
+    Some(m)
 }
 
 /// The row of busy sessions per sample among the waits.
@@ -425,7 +443,17 @@ pub fn explain(baseline: &[&RunDocument], candidate: &[&RunDocument]) -> WhyPart
         .collect();
     let os_rows = rows(&os_order, &os(baseline), &os(candidate));
 
-    let waits = |docs: &[&RunDocument]| docs.iter().map(|d| waits_of(d)).collect::<Vec<_>>();
+    let events: BTreeSet<String> = baseline
+        .iter()
+        .chain(candidate)
+        .filter_map(|d| d.waits.as_ref())
+        .flat_map(|w| w.events.keys().cloned())
+        .collect();
+    let waits = |docs: &[&RunDocument]| {
+        docs.iter()
+            .map(|d| waits_of(d, &events))
+            .collect::<Vec<_>>()
+    };
     let (bw, cw) = (waits(baseline), waits(candidate));
     let mut wait_order = vec![(
         BUSY.to_string(),
@@ -439,6 +467,29 @@ pub fn explain(baseline: &[&RunDocument], candidate: &[&RunDocument]) -> WhyPart
     }
     let wait_rows = rows(&wait_order, &bw, &cw);
 
+    let functions: BTreeSet<String> = baseline
+        .iter()
+        .chain(candidate)
+        .filter_map(|d| d.profile.as_ref())
+        .flat_map(|p| p.functions.iter().map(|f| f.function.clone()))
+        .collect();
+    let profiles = |docs: &[&RunDocument]| {
+        docs.iter()
+            .filter_map(|d| profile_of(d, &functions))
+            .collect::<Vec<_>>()
+    };
+    let profile_order: Vec<(String, WhyUnit, String)> = functions
+        .iter()
+        .map(|f| {
+            (
+                f.clone(),
+                WhyUnit::Pct,
+                "share of the server's CPU samples".to_string(),
+            )
+        })
+        .collect();
+    let profile_rows = rows(&profile_order, &profiles(baseline), &profiles(candidate));
+
     let mut wait_notes = BTreeSet::new();
     let mut notes = BTreeSet::new();
     for (side, docs) in [("baseline", baseline), ("candidate", candidate)] {
@@ -451,13 +502,17 @@ pub fn explain(baseline: &[&RunDocument], candidate: &[&RunDocument]) -> WhyPart
             .collect();
         if samples > 0 {
             wait_notes.insert(format!(
-                "{side}: {samples} samples of {} over {} runs, every {} ms",
+                "{side}: {samples} samples of {} over {} run{}, every {} ms",
                 sources.into_iter().collect::<Vec<_>>().join(", "),
                 sampled.len(),
+                if sampled.len() == 1 { "" } else { "s" },
                 sampled.iter().map(|w| w.interval_ms).max().unwrap_or(0)
             ));
         }
         for d in docs {
+            if let Some(n) = d.profile.as_ref().and_then(|p| p.note.as_ref()) {
+                notes.insert(format!("{side}: {n}"));
+            }
             match &d.waits {
                 Some(w) => {
                     if let Some(n) = &w.note {
@@ -492,6 +547,7 @@ pub fn explain(baseline: &[&RunDocument], candidate: &[&RunDocument]) -> WhyPart
         counters: counter_rows,
         os: os_rows,
         waits: wait_rows,
+        profile: profile_rows,
         wait_notes: wait_notes.into_iter().collect(),
         notes: notes.into_iter().collect(),
     }
@@ -503,6 +559,7 @@ pub struct WhyParts {
     pub counters: Vec<WhyRow>,
     pub os: Vec<WhyRow>,
     pub waits: Vec<WhyRow>,
+    pub profile: Vec<WhyRow>,
     pub wait_notes: Vec<String>,
     pub notes: Vec<String>,
 }
@@ -530,6 +587,7 @@ pub fn why(table: &Comparison, docs: &BTreeMap<i64, RunDocument>) -> Vec<WhyCell
                 counters: parts.counters,
                 os: parts.os,
                 waits: parts.waits,
+                profile: parts.profile,
                 wait_notes: parts.wait_notes,
                 notes: parts.notes,
             });
