@@ -21,9 +21,11 @@ const ROWS: &str = "10000";
 /// Prepares the table in database `db` of `url` (with or without its
 /// secondary index on k) and runs select_random_points twice against it,
 /// stored with tag index=yes|no.
-fn prepare_and_run(s: &Scratch, url: &str, index: bool) {
+fn prepare_and_run(s: &Scratch, url: &str, index: bool, extra: &[&str]) -> Vec<Run> {
     let db = format!("--db={url}");
     let secondary = format!("--create_secondary={}", if index { "on" } else { "off" });
+    let size = format!("--table-size={ROWS}");
+    let tag = format!("--tag=index={}", if index { "yes" } else { "no" });
     s.ok_home(&[
         "prepare",
         "select_random_points",
@@ -35,20 +37,24 @@ fn prepare_and_run(s: &Scratch, url: &str, index: bool) {
         // distribution piles them up in the middle of the table).
         "--rand-type=uniform",
     ]);
+    let mut runs = Vec::new();
     for _ in 0..2 {
-        s.ok_home(&[
+        let mut args = vec![
             "run",
             "select_random_points",
             &db,
             "--tables=1",
-            &format!("--table-size={ROWS}"),
+            &size,
             "--rand-type=uniform",
             "--threads=2",
             "--time=3",
             "--store=r.db",
-            &format!("--tag=index={}", if index { "yes" } else { "no" }),
-        ]);
+            &tag,
+        ];
+        args.extend(extra);
+        runs.push(s.ok_home(&args));
     }
+    runs
 }
 
 /// The rows of list `title` of the text report: name, baseline,
@@ -106,6 +112,65 @@ fn compare_why(s: &Scratch, first: &[&str]) -> String {
     text
 }
 
+/// Each run has a profile: perf's functions, or one line (a warning of
+/// the run too) saying why not. With profiles, --why lists the functions,
+/// and a sequential scan's next-tuple function takes a share of the
+/// candidate's samples that the baseline's runs do not have.
+fn profiled(s: &Scratch, runs: &[Run], text: &str) {
+    // The share of a sequential scan's next-tuple function in each run.
+    let mut scan_share = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let doc = s
+            .ok_home(&[
+                "results",
+                "show",
+                &(i + 1).to_string(),
+                "--store=r.db",
+                "--format=json",
+            ])
+            .json();
+        let p = &doc["profile"];
+        assert_eq!(p["tool"], "perf", "{p}");
+        match p["note"].as_str() {
+            None => {
+                assert!(p["samples"].as_u64().is_some_and(|n| n > 0), "{p}");
+                let functions = p["functions"].as_array().cloned().unwrap_or_default();
+                assert!(!functions.is_empty(), "{p}");
+                scan_share.push(
+                    functions
+                        .iter()
+                        .find(|f| f["function"] == "heap_getnextslot")
+                        .and_then(|f| f["pct"].as_f64())
+                        .unwrap_or(0.0),
+                );
+            }
+            Some(note) => {
+                assert!(note.starts_with("--profile-server: "), "{note}");
+                assert_eq!(
+                    r.stderr.matches(note).count(),
+                    1,
+                    "the note is the run's warning once: {}",
+                    r.stderr
+                );
+                eprintln!("not profiled here: {note}");
+            }
+        }
+    }
+    if scan_share.len() == runs.len() {
+        assert!(
+            text.contains("\nServer CPU by function (perf):\n"),
+            "{text}"
+        );
+        // Runs 1-2 look rows up through the index, 3-4 scan the table.
+        let (with_index, scans) = scan_share.split_at(2);
+        let most_with_index = with_index.iter().copied().fold(0.0, f64::max);
+        assert!(
+            scans.iter().all(|s| *s > 1.0 && *s > most_with_index),
+            "{scan_share:?}\n{text}"
+        );
+    }
+}
+
 /// The wait-event record of the stored run `id`.
 fn waits(s: &Scratch, id: &str) -> serde_json::Value {
     let doc = s
@@ -127,8 +192,8 @@ fn mariadb_rows_read_rank_first_without_the_index() {
     );
     let s = Scratch::new();
     let url = |db: &str| format!("mysql://root@127.0.0.1:{}/{db}", server.port());
-    prepare_and_run(&s, &url("idx"), true);
-    prepare_and_run(&s, &url("noidx"), false);
+    prepare_and_run(&s, &url("idx"), true, &[]);
+    prepare_and_run(&s, &url("noidx"), false, &[]);
     let text = compare_why(&s, &["Innodb_rows_read", "Rows_read"]);
     // Ten lookups by key a transaction with the index, a scan without.
     let counters = list(&text, "Server counters per transaction");
@@ -169,9 +234,16 @@ fn postgres_blocks_rank_first_without_the_index() {
     ask(&server, "CREATE DATABASE noidx");
     let s = Scratch::new();
     let url = |db: &str| format!("postgres://postgres@127.0.0.1:{}/{db}", server.port());
-    prepare_and_run(&s, &url("idx"), true);
-    prepare_and_run(&s, &url("noidx"), false);
+    // Profiled with perf where it may watch the server.
+    let mut runs = prepare_and_run(&s, &url("idx"), true, &["--profile-server"]);
+    runs.extend(prepare_and_run(
+        &s,
+        &url("noidx"),
+        false,
+        &["--profile-server"],
+    ));
     let text = compare_why(&s, &["database.blks_hit", "database.blks_read"]);
+    profiled(&s, &runs, &text);
     // pg_stat_activity was sampled: the scans' sessions were seen busy.
     for id in ["3", "4"] {
         let w = waits(&s, id);
