@@ -80,10 +80,33 @@ fn last_words(child: &mut Child) -> String {
 
 impl Profiler {
     /// Starts `perf record` on `server` and its child processes
-    /// (PostgreSQL's backends); Err is the one line that says why not.
+    /// (PostgreSQL's backends); Err is the record with the one line that
+    /// says why not. perf refuses a list with a process that has just
+    /// ended (a session closing), so it is tried again, up to three times,
+    /// with the processes of the moment.
     pub fn start(server: u32) -> Result<Profiler, ProfileRecord> {
+        let mut last = None;
+        for _ in 0..3 {
+            match Profiler::try_start(server) {
+                Ok(p) => return Ok(p),
+                Err((record, again)) => {
+                    if !again {
+                        return Err(record);
+                    }
+                    last = Some(record);
+                }
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            ProfileRecord::failed("--profile-server: perf did not start".into())
+        }))
+    }
+
+    /// One attempt; Err with the record and whether another may succeed.
+    fn try_start(server: u32) -> Result<Profiler, (ProfileRecord, bool)> {
         let mut pids = vec![server];
         pids.extend(crate::process::children(server));
+        pids.retain(|p| std::path::Path::new(&format!("/proc/{p}")).exists());
         let list: Vec<String> = pids.iter().map(u32::to_string).collect();
         let file = std::env::temp_dir().join(format!(
             "dbmeter-perf-{}-{}.data",
@@ -93,7 +116,7 @@ impl Profiler {
                 .map_or(0, |d| d.as_nanos())
         ));
         let spawned = Command::new("perf")
-            .args(["record", "-q", "-F", &FREQUENCY_HZ.to_string(), "-p"])
+            .args(["record", "-F", &FREQUENCY_HZ.to_string(), "-p"])
             .arg(list.join(","))
             .arg("-o")
             .arg(&file)
@@ -104,14 +127,15 @@ impl Profiler {
         let mut child = match spawned {
             Ok(c) => c,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ProfileRecord::failed(
+                return Err((ProfileRecord::failed(
                     "--profile-server: perf is not installed (Debian package linux-perf), so the server was not profiled".into(),
-                ));
+                ), false));
             }
             Err(e) => {
-                return Err(ProfileRecord::failed(format!(
-                    "--profile-server: cannot start perf: {e}"
-                )));
+                return Err((
+                    ProfileRecord::failed(format!("--profile-server: cannot start perf: {e}")),
+                    false,
+                ));
             }
         };
         // perf refuses at once when it may not watch the server.
@@ -119,10 +143,14 @@ impl Profiler {
         while Instant::now() < until {
             if let Ok(Some(status)) = child.try_wait() {
                 let _ = std::fs::remove_file(&file);
-                return Err(ProfileRecord::failed(format!(
-                    "--profile-server: perf record ended at once ({status}): {}",
-                    last_words(&mut child)
-                )));
+                let why = last_words(&mut child);
+                let again = why.contains("No such process");
+                return Err((
+                    ProfileRecord::failed(format!(
+                        "--profile-server: perf record ended at once ({status}): {why}"
+                    )),
+                    again,
+                ));
             }
             std::thread::sleep(Duration::from_millis(20));
         }
