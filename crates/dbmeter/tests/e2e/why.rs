@@ -87,6 +87,8 @@ fn compare_why(s: &Scratch, first: &[&str]) -> String {
         "--why",
     ]);
     let text = r.stdout;
+    // Shown with --no-capture: what a user reads.
+    eprintln!("{text}");
     assert!(
         text.contains("Why it changed: select_random_points, 2 threads (baseline runs #1, #2; candidate runs #3, #4)"),
         "{text}"
@@ -217,6 +219,16 @@ fn mariadb_rows_read_rank_first_without_the_index() {
         assert!(w["samples"].as_u64().is_some_and(|n| n >= 5), "{w}");
         assert!(w.get("note").is_none(), "{w}");
     }
+    // The scans' time goes to table I/O through the handler.
+    for id in ["3", "4"] {
+        let w = waits(&s, id);
+        assert!(
+            w["events"]["wait/io/table/sql/handler"]
+                .as_u64()
+                .is_some_and(|n| n > 0),
+            "{w}"
+        );
+    }
     assert!(
         list(&text, "Wait events (sampled during the measured phase)")
             .iter()
@@ -313,4 +325,82 @@ fn postgres_blocks_rank_first_without_the_index() {
     assert_eq!(csv.code, 2, "{}", csv.stderr);
     assert_eq!(csv.stderr.trim().lines().count(), 1, "{}", csv.stderr);
     assert!(csv.stderr.contains("--why"), "{}", csv.stderr);
+}
+
+/// MariaDB as it starts by default, performance_schema OFF: nothing to
+/// sample, and the record and --why say so. SQLite has no wait events at
+/// all, and --why says that.
+#[test]
+fn wait_events_off_on_mariadb_and_none_on_sqlite() {
+    let s = Scratch::new();
+    let sqlite = "--db=sqlite:w.sqlite";
+    s.ok_home(&["prepare", "oltp_point_select", sqlite, "--table-size=100"]);
+    for tag in ["--tag=side=a", "--tag=side=b"] {
+        s.ok_home(&[
+            "run",
+            "oltp_point_select",
+            sqlite,
+            "--table-size=100",
+            "--events=200",
+            "--time=0",
+            "--store=r.db",
+            tag,
+        ]);
+    }
+    let doc = s
+        .ok_home(&["results", "show", "1", "--store=r.db", "--format=json"])
+        .json();
+    assert!(doc.get("waits").is_none(), "{doc}");
+    let text = s
+        .ok_home(&[
+            "compare",
+            "--baseline=tag:side=a",
+            "--candidate=tag:side=b",
+            "--store=r.db",
+            "--why",
+        ])
+        .stdout;
+    assert!(
+        text.contains("note: baseline: no wait events recorded (SQLite has none"),
+        "{text}"
+    );
+    // SQLite keeps no server counters.
+    assert!(
+        text.contains("note: baseline: a run has no server counters"),
+        "{text}"
+    );
+
+    let Some(server) = dbmeter_testkit::servers::start(Flavor::MariaDb) else {
+        return;
+    };
+    let url = format!("--db=mysql://root@127.0.0.1:{}/test", server.port());
+    s.ok_home(&["prepare", "oltp_point_select", &url, "--table-size=100"]);
+    for tag in ["--tag=m=a", "--tag=m=b"] {
+        s.ok_home(&[
+            "run",
+            "oltp_point_select",
+            &url,
+            "--table-size=100",
+            "--time=1",
+            "--store=r.db",
+            tag,
+        ]);
+    }
+    let w = waits(&s, "3");
+    assert_eq!(w["samples"], 0, "{w}");
+    let note = w["note"].as_str().unwrap_or_default();
+    assert!(
+        note.starts_with("performance_schema is OFF on this server"),
+        "{w}"
+    );
+    let text = s
+        .ok_home(&[
+            "compare",
+            "--baseline=tag:m=a",
+            "--candidate=tag:m=b",
+            "--store=r.db",
+            "--why",
+        ])
+        .stdout;
+    assert!(text.contains(&format!("note: candidate: {note}")), "{text}");
 }
