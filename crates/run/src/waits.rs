@@ -158,6 +158,17 @@ fn sample(
     let sql = match connect.target {
         Target::Postgres(_) => {
             rec.source = "pg_stat_activity".into();
+            // One transaction for all samples: each sample in a
+            // transaction of its own would add ten commits a second to
+            // xact_commit, which tpcc's TPM and --why read. It takes no
+            // snapshot between statements and writes nothing, so it holds
+            // back no vacuum; pg_stat_clear_snapshot() makes each sample
+            // read the sessions afresh.
+            if let Err(e) = c.query_rows("BEGIN READ ONLY") {
+                rec.note = Some(format!("could not sample wait events: {e}"));
+                let _ = stop.recv();
+                return rec;
+            }
             PG_SAMPLE
         }
         _ => {
@@ -192,6 +203,13 @@ fn sample(
         }
         if !measuring.load(Ordering::Relaxed) {
             continue;
+        }
+        if matches!(connect.target, Target::Postgres(_))
+            && let Err(e) = c.query_rows("SELECT pg_stat_clear_snapshot()")
+        {
+            rec.note = Some(format!("sampling wait events stopped: {e}"));
+            let _ = stop.recv();
+            return rec;
         }
         match c.query_rows(sql) {
             Ok(rows) => {
