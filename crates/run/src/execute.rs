@@ -191,7 +191,9 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let recorder = Recorder::start(o, target.as_ref(), &engine, &warn, plan.server_optional());
     let measuring = recorder.measuring_flag();
     // --profile-server: perf on the server from the measured phase on.
-    let profile_server = o.bool("profile-server").then(|| recorder.server_pid());
+    let profile_server = o
+        .bool("profile-server")
+        .then(|| crate::profile::server(target.as_ref(), recorder.server_pid()));
     let mut profiler = None;
     let mut errors = 0u64;
     // The engine calls on_interval and on_start one at a time, from the

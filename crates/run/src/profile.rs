@@ -2,22 +2,32 @@
 //! phase, by `perf record` on its processes (dbmeter_env::profile), started
 //! when the measurement starts and stopped when it ends.
 
+use dbmeter_db::Target;
 use dbmeter_env::{ProfileRecord, Profiler};
 
 /// A running profiler, or the record of why there is none.
 pub(crate) type Started = Result<Profiler, ProfileRecord>;
 
-/// Starts perf on `server`'s processes; a server that is not on this
-/// machine (or whose process was not found) cannot be profiled.
-pub(crate) fn start(server: Option<u32>) -> Started {
+/// What to profile: the local server's main process, or why nothing.
+pub(crate) fn server(target: Option<&Target>, pid: Option<u32>) -> Result<u32, &'static str> {
+    match (target, pid) {
+        (Some(Target::Sqlite { .. }) | None, _) => Err(
+            "--profile-server: SQLite runs inside dbmeter, there is no server process to profile",
+        ),
+        (_, Some(pid)) => Ok(pid),
+        (_, None) => Err(
+            "--profile-server: the server's process is not on this machine (or was not found), so it was not profiled",
+        ),
+    }
+}
+
+/// Starts perf on the server's processes, or keeps why not.
+pub(crate) fn start(server: Result<u32, &'static str>) -> Started {
     match server {
-        Some(pid) => Profiler::start(pid),
-        None => Err(ProfileRecord {
+        Ok(pid) => Profiler::start(pid),
+        Err(why) => Err(ProfileRecord {
             tool: "perf".into(),
-            note: Some(
-                "--profile-server: the server's process is not on this machine (or was not found), so it was not profiled"
-                    .into(),
-            ),
+            note: Some(why.into()),
             ..ProfileRecord::default()
         }),
     }
