@@ -60,20 +60,34 @@ pub struct Profiler {
     file: PathBuf,
 }
 
-/// The last line perf wrote on stderr that says something.
+/// What perf said on stderr, in one line: the paranoid setting when the
+/// kernel refused, else its first line that says something.
 fn last_words(child: &mut Child) -> String {
     let mut err = String::new();
     if let Some(mut e) = child.stderr.take() {
         let _ = e.read_to_string(&mut err);
     }
+    refusal(&err)
+}
+
+/// [`last_words`] of perf's stderr text.
+fn refusal(err: &str) -> String {
+    if let Some(l) = err
+        .lines()
+        .find(|l| l.contains("perf_event_paranoid setting is"))
+    {
+        let n = l
+            .trim()
+            .trim_start_matches("perf_event_paranoid setting is")
+            .trim_end_matches(':')
+            .trim();
+        return format!(
+            "the kernel refuses (kernel.perf_event_paranoid is {n}; root, CAP_PERFMON or a lower setting lets perf watch the server's processes)"
+        );
+    }
     err.lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('['))
-        .find(|l| {
-            let l = l.to_ascii_lowercase();
-            l.contains("paranoid") || l.contains("permission") || l.contains("error")
-        })
-        .or_else(|| err.lines().map(str::trim).find(|l| !l.is_empty()))
+        .find(|l| !l.is_empty() && *l != "Error:" && !l.starts_with('['))
         .unwrap_or("it gave no reason")
         .to_string()
 }
@@ -286,6 +300,22 @@ pub fn parse_report(text: &str) -> ProfileRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn says_why_perf_refused_in_one_line() {
+        let paranoid = "Error:\nAccess to performance monitoring and observability operations is limited.\n\
+                        Consider adjusting /proc/sys/kernel/perf_event_paranoid setting to open\n\
+                        perf_event_paranoid setting is 2:\n  -1: Allow use of (almost) all events by all users\n";
+        assert_eq!(
+            refusal(paranoid),
+            "the kernel refuses (kernel.perf_event_paranoid is 2; root, CAP_PERFMON or a lower setting lets perf watch the server's processes)"
+        );
+        assert_eq!(
+            refusal("Couldn't create thread/CPU maps: No such process\n"),
+            "Couldn't create thread/CPU maps: No such process"
+        );
+        assert_eq!(refusal(""), "it gave no reason");
+    }
 
     #[test]
     fn reads_perf_report_text() {
