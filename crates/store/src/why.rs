@@ -578,8 +578,19 @@ pub fn why(table: &Comparison, docs: &BTreeMap<i64, RunDocument>) -> Vec<WhyCell
             }
             let pick = |ids: &[i64]| ids.iter().filter_map(|i| docs.get(i)).collect::<Vec<_>>();
             let parts = explain(&pick(&cell.baseline.runs), &pick(&cell.candidate.runs));
+            // A row per figure is named `WORKLOAD FIGURE` (tpch Q1): the
+            // runs, and so their explanation, are the workload's.
+            let workload = if table.options.metric == crate::Metric::Figures {
+                row.workload
+                    .split(' ')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string()
+            } else {
+                row.workload.clone()
+            };
             out.push(WhyCell {
-                workload: row.workload.clone(),
+                workload,
                 variant: row.variant.clone(),
                 threads: *threads,
                 baseline_runs: cell.baseline.runs.clone(),
