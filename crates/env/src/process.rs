@@ -81,7 +81,7 @@ pub fn listener_pid(port: u16) -> Option<u32> {
 /// The direct children of `root`: from /proc/ROOT/task/*/children (a
 /// single file for PostgreSQL's single-threaded postmaster) where the
 /// kernel has them, else by scanning every process's parent in /proc.
-fn children(root: u32) -> Vec<u32> {
+pub fn children(root: u32) -> Vec<u32> {
     let mut found = Vec::new();
     let tasks = std::fs::read_dir(format!("/proc/{root}/task"))
         .map(|d| {

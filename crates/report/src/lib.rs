@@ -12,6 +12,8 @@
 //! - [`stored`]: lists of stored runs as text and CSV.
 //! - [`history`]: one configuration's runs over time with their change
 //!   points, as text (the HTML is `html::history`).
+//! - [`why`]: why compared runs differ (`compare --why`): their counters,
+//!   OS figures and wait events, as text, Markdown and HTML.
 
 pub mod compare;
 pub mod csv;
@@ -22,3 +24,4 @@ pub mod present;
 pub mod slap;
 pub mod stored;
 pub mod text;
+pub mod why;

@@ -1,7 +1,9 @@
 //! The run document (JSON schema `dbmeter.run`).
 
 use crate::KindSection;
-use dbmeter_env::{CounterRecord, Environment, OsRecord, ServerRecord, Warning};
+use dbmeter_env::{
+    CounterRecord, Environment, OsRecord, ProfileRecord, ServerRecord, WaitRecord, Warning,
+};
 use dbmeter_stats::measure::sql;
 use dbmeter_stats::{LatencyHistogram, LatencySummary, MeasureInfo};
 use serde::{Deserialize, Serialize};
@@ -95,6 +97,14 @@ pub struct RunDocument {
     /// OS statistics sampled during the run.
     #[serde(default)]
     pub os: Option<OsRecord>,
+    /// The server's wait events sampled during the measured phase
+    /// (PostgreSQL, MariaDB/MySQL; none for SQLite and older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits: Option<WaitRecord>,
+    /// The server's CPU profile during the measured phase
+    /// (`--profile-server`): perf's busiest functions, or why there are none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileRecord>,
     /// Set-ups found to distort the run, and facts that could not be collected.
     #[serde(default)]
     pub warnings: Vec<Warning>,

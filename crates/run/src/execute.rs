@@ -189,6 +189,12 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
 
     let warn = |w: &dbmeter_env::Warning| obs.event(&RunEvent::Warning(&w.message));
     let recorder = Recorder::start(o, target.as_ref(), &engine, &warn, plan.server_optional());
+    let measuring = recorder.measuring_flag();
+    // --profile-server: perf on the server from the measured phase on.
+    let profile_server = o
+        .bool("profile-server")
+        .then(|| crate::profile::server(target.as_ref(), recorder.server_pid()));
+    let mut profiler = None;
     let mut errors = 0u64;
     // The engine calls on_interval and on_start one at a time, from the
     // thread that runs it: the plan is borrowed by one of them at a time,
@@ -221,12 +227,17 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let result = {
         let mut on_start = || {
             plan.borrow_mut().measure_start();
+            if let Some(m) = &measuring {
+                m.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            profiler = profile_server.map(crate::profile::start);
             obs.event(&RunEvent::Measuring);
         };
         dbmeter_engine::run_observed(&engine, users, stop, &mut on_interval, &mut on_start)
             .map_err(|e| RunError::Failed(e.to_string()))?
     };
     let mut plan = plan.into_inner();
+    let profile = profiler.map(crate::profile::finish);
     let words = if print {
         plan.own_words(&RunEvent::MeasurementEnded { words: None })
     } else {
@@ -268,6 +279,14 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     doc.stages = document::stage_results(&profiles, &doc.intervals, &engine.percentiles);
     doc.spikes = dbmeter_result::spikes::analyse(&doc, general.recovery_tolerance_pct);
     recorder.finish(&mut doc, result.abandoned > 0, &warn);
+    if let Some(p) = profile {
+        if let Some(n) = &p.note {
+            let w = dbmeter_env::Warning::new("profile", n.clone());
+            warn(&w);
+            doc.warnings.push(w);
+        }
+        doc.profile = Some(p);
+    }
     if doc.target.server_version.is_empty()
         && let Some(s) = &doc.server
     {

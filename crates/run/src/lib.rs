@@ -29,12 +29,14 @@ mod execute;
 mod managed;
 pub mod options;
 pub mod pinning;
+mod profile;
 pub mod record;
 mod request;
 pub mod settings;
 pub mod store;
 mod sweep;
 mod verbs;
+mod waits;
 
 pub use capacity::find_capacity;
 pub use error::RunError;

@@ -204,6 +204,12 @@ pub const GENERAL: &[OptSpec] = &[
         "seconds into the measurement (e.g. 60,120) at which to print a full report of the time since the previous one, as sysbench's checkpoint reports",
     ),
     opt(
+        "profile-server",
+        OptKind::Bool,
+        "off",
+        "sample the CPU of the server's processes (a server on this machine) with perf record during the measured phase; the document keeps the busiest functions and `compare --why` compares them (needs perf, Debian package linux-perf, and the right to watch the server's processes)",
+    ),
+    opt(
         "histogram",
         OptKind::Bool,
         "off",

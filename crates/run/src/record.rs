@@ -185,6 +185,8 @@ pub(crate) struct Recorder {
     connect: Option<ConnectOptions>,
     warnings: Vec<Warning>,
     sampler: Sampler,
+    /// The server's wait events during the measured phase (not SQLite).
+    waits: Option<crate::waits::WaitSampler>,
 }
 
 /// The counters read after a run, and how many other clients' sessions
@@ -244,6 +246,10 @@ impl Recorder {
             warn(w);
         }
         let pid = server.as_ref().and_then(|s| s.pid);
+        let waits = match (&connect, &server) {
+            (Some(c), Some(_)) => crate::waits::WaitSampler::start(c),
+            _ => None,
+        };
         Recorder {
             environment,
             server,
@@ -254,7 +260,19 @@ impl Recorder {
             connect,
             warnings,
             sampler: Sampler::start(engine.interval, pid),
+            waits,
         }
+    }
+
+    /// The local server's main process, when it runs on this machine.
+    pub(crate) fn server_pid(&self) -> Option<u32> {
+        self.server.as_ref().and_then(|s| s.pid)
+    }
+
+    /// A flag to raise when the measured phase starts (the wait-event
+    /// sampler counts from then on); None without a sampler.
+    pub(crate) fn measuring_flag(&self) -> Option<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+        self.waits.as_ref().map(crate::waits::WaitSampler::flag)
     }
 
     /// Stops the sampler, reads the counters again and puts everything
@@ -264,6 +282,7 @@ impl Recorder {
     /// failure already tells the user).
     pub(crate) fn finish(self, doc: &mut RunDocument, server_gone: bool, warn: &dyn Fn(&Warning)) {
         let os = self.sampler.finish();
+        let waits = self.waits.map(crate::waits::WaitSampler::finish);
         let mut warnings = self.warnings;
         let mut late = Vec::new();
         if let Some(w) = warnings::steal(&os) {
@@ -328,6 +347,7 @@ impl Recorder {
         doc.server = self.server;
         doc.counters = counters;
         doc.os = Some(os);
+        doc.waits = waits;
         doc.warnings = warnings;
     }
 }

@@ -9,6 +9,8 @@
 //!   marks), as data; formatting is the report crate's.
 //! - [`history`]: one configuration's runs over time and their change
 //!   points, as data.
+//! - [`why`]: why a comparison's cells differ (`compare --why`): the runs'
+//!   server counters, OS figures and wait events per transaction, ranked.
 //! - The schema and its migrations are in `schema.rs`; the columns read out
 //!   of run documents in `document.rs`; the two databases in `backend.rs`.
 //!
@@ -24,6 +26,7 @@ pub mod history;
 mod schema;
 mod store;
 mod summary;
+pub mod why;
 
 pub use compare::{
     CellStats, CompareMode, CompareOptions, Comparison, ComparisonCell, ComparisonRow, Metric,
@@ -36,3 +39,4 @@ pub use schema::SCHEMA_VERSION;
 pub use dbmeter_result::{COMPLETED_REASONS, is_completed};
 pub use store::{Store, StoredRun};
 pub use summary::{FigureValue, RunMeta, RunSummary};
+pub use why::{WhyCell, WhyRow, WhyUnit};

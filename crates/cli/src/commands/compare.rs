@@ -103,6 +103,14 @@ pub const PAGE: Page = Page {
              (dbmeter.compare, docs/json-schema.md)",
         )
         .default("text"),
+        flag(
+            "why",
+            "after the table, why each cell differs: per transaction, the medians of each \
+             side's server counters (rows read, handler calls, buffer pool and block reads, \
+             temporary tables, log and WAL), CPU of dbmeter and of the server, context \
+             switches, disk I/O, and the wait events sampled during the runs, each list \
+             ranked by relative change (text, markdown, html)",
+        ),
         opt("output", "FILE", "write to FILE instead of standard output"),
         super::results::STORE,
     ],
@@ -111,6 +119,10 @@ pub const PAGE: Page = Page {
         Example {
             what: "Two phases of a tuning session",
             command: "compare --baseline tag:phase=before --candidate tag:phase=after",
+        },
+        Example {
+            what: "Why the runs tagged after are slower: the counters that moved first",
+            command: "compare --baseline tag:phase=before --candidate tag:phase=after --why",
         },
         Example {
             what: "Every variant of a campaign against one, in p99 latency, for a wiki page",
@@ -129,6 +141,21 @@ pub const PAGE: Page = Page {
         "stored runs against a baseline, as a table of ratios",
     )
 };
+
+/// `out` with the `--why` lists of `table` after the table.
+fn why(
+    store: &mut dbmeter_store::Store,
+    table: &dbmeter_store::Comparison,
+    format: &str,
+    out: String,
+) -> Result<String, CliError> {
+    let cells = store.why(table).map_err(|e| CliError::Failed(e.0))?;
+    Ok(match format {
+        "markdown" => out + &dbmeter_report::why::markdown(&cells),
+        "html" => dbmeter_report::why::into_page(out, &cells),
+        _ => out + &dbmeter_report::why::text(&cells),
+    })
+}
 
 /// The selector words of a repeatable option (each value may hold several,
 /// separated by spaces).
@@ -195,6 +222,11 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         .map(FailOn::parse)
         .collect::<Result<Vec<_>, _>>()
         .map_err(CliError::Usage)?;
+    if a.flag("why") && matches!(format, "csv" | "json") {
+        return Err(CliError::Usage(format!(
+            "--why writes text, markdown or html, not {format}"
+        )));
+    }
     let baseline = selectors(base_words)?;
     let cand_words: Vec<&str> = groups[1].iter().map(String::as_str).collect();
     let candidate = if cand_words.is_empty() {
@@ -245,6 +277,9 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     };
     if let (Some(checks), "text") = (checks, format) {
         out.push_str(&fmt::gate_text(checks));
+    }
+    if a.flag("why") {
+        out = why(&mut store, &table, format, out)?;
     }
     if let Some(path) = a.get("markdown") {
         let mut tables = vec![&table];

@@ -16,7 +16,7 @@ pub const PAGE: Page = Page {
          charts are inline SVG) from runs in the results store: the environment of each \
          variant and the server variables that differ between them, tables of candidate \
          / baseline x 100 for throughput and for p95 and p99 latency (noisy cells \
-         marked), throughput and p99 latency against clients on log-log axes, and per \
+         marked) and why the candidate differs (the lists of `compare --why`), throughput and p99 latency against clients on log-log axes, and per \
          workload and client count the runs' throughput, p99, CPU and disk I/O over time \
          and their latency distributions; for benchmarks with figures of their own \
          (tpch's queries), a bar chart per figure. When the runs are all of one \
@@ -80,6 +80,15 @@ fn variant_of(s: &RunSummary) -> String {
             .join(",");
     }
     format!("run {}", s.id)
+}
+
+/// Why the candidate differs from the baseline (`compare --why`'s lists).
+fn why_section(c: &dbmeter_store::Comparison, runs: &[ReportRun], name: &str) -> Section {
+    let docs = runs.iter().map(|r| (r.id, r.doc.clone())).collect();
+    Section {
+        title: format!("Why it changed against {name}"),
+        html: dbmeter_report::why::html(&dbmeter_store::why::why(c, &docs)),
+    }
 }
 
 pub fn main(args: &[String]) -> Result<i32, CliError> {
@@ -220,6 +229,15 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
                     break;
                 }
             }
+        }
+        let opts = CompareOptions {
+            metric: metrics[0],
+            mode: CompareMode::Ratio,
+            noise_pct,
+            ..CompareOptions::default()
+        };
+        if let Ok(c) = dbmeter_store::compare(&base, &cand, &opts) {
+            sections.push(why_section(&c, &runs, &name));
         }
     }
 

@@ -56,3 +56,4 @@ mod tpcc;
 mod tpch;
 mod vanished_host;
 mod verdicts;
+mod why;
