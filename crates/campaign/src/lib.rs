@@ -13,5 +13,7 @@ pub mod plan;
 pub mod runner;
 pub mod spec;
 
-pub use runner::{RunOptions, Summary, check, describe, run, store_spec, todo};
+pub use runner::{
+    CellInfo, Progress, RunOptions, Summary, Watch, check, describe, run, store_spec, todo,
+};
 pub use spec::Campaign;

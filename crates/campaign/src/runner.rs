@@ -36,6 +36,38 @@ pub struct RunOptions {
     pub stop: StopHandle,
     /// Loaders of each `prepare` (connections loading at once).
     pub prepare_threads: usize,
+    /// Who else follows the campaign (the `--prometheus` endpoint): the
+    /// cells' run events and where the campaign stands.
+    pub watch: Option<Arc<dyn Watch>>,
+}
+
+/// Follows a campaign as it goes: every event of its cells' runs, and
+/// its progress when a cell starts and ends.
+pub trait Watch: Send + Sync {
+    fn event(&self, event: &RunEvent);
+    fn progress(&self, progress: &Progress);
+}
+
+/// Where a campaign stands.
+#[derive(Debug)]
+pub struct Progress<'a> {
+    pub campaign: &'a str,
+    /// Cells ended (stored or failed) of those this invocation runs.
+    pub done: usize,
+    /// Cells this invocation runs (`--resume` leaves out those stored).
+    pub total: usize,
+    /// The cell running now.
+    pub current: Option<CellInfo<'a>>,
+}
+
+/// A cell, by the names its labels use.
+#[derive(Debug)]
+pub struct CellInfo<'a> {
+    /// The target's name in the campaign file.
+    pub target: &'a str,
+    pub workload: &'a str,
+    pub clients: u32,
+    pub repeat: u32,
 }
 
 #[derive(Debug, Default, PartialEq)]
@@ -304,6 +336,8 @@ struct Quiet {
     lines: Mutex<Vec<String>>,
     warnings: Mutex<Vec<String>>,
     progress: LoadProgress,
+    /// Gets every event too.
+    watch: Option<Arc<dyn Watch>>,
 }
 
 impl Console for Quiet {
@@ -320,6 +354,9 @@ impl Console for Quiet {
 
 impl Observer for Quiet {
     fn event(&self, event: &RunEvent) {
+        if let Some(w) = &self.watch {
+            w.event(event);
+        }
         match event {
             RunEvent::Note(text) => self.line(text),
             RunEvent::Warning(message) => {
@@ -536,12 +573,29 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
             campaign_hooks.push(r);
         }
 
+        let tell = |done: usize, current: Option<&Cell>| {
+            if let Some(watch) = &o.watch {
+                watch.progress(&Progress {
+                    campaign: &c.name,
+                    done,
+                    total: todo.len(),
+                    current: current.map(|cell| CellInfo {
+                        target: &c.targets[cell.target].name,
+                        workload: &c.workloads[cell.workload].name,
+                        clients: cell.clients,
+                        repeat: cell.repeat,
+                    }),
+                });
+            }
+        };
+        tell(0, None);
         let began = Instant::now();
         for (i, cell) in todo.iter().enumerate() {
             if o.stop.is_stopped() {
                 summary.interrupted = true;
                 break;
             }
+            tell(i, Some(cell));
             let (t, w) = (&c.targets[cell.target], &c.workloads[cell.workload]);
             let eta = if i == 0 {
                 human(estimate(c, &todo))
@@ -563,6 +617,7 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                 say(&format!("  FAILED before the run: {e}"));
                 summary.failed += 1;
                 store_failure(&mut store, c, cell, &live[cell.target].url, &e)?;
+                tell(i + 1, None);
                 continue;
             }
             let env = HookEnv {
@@ -611,6 +666,7 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                     store_failure(&mut store, c, cell, &live[cell.target].url, &e)?;
                 }
             }
+            tell(i + 1, None);
             if o.stop.is_stopped() {
                 summary.interrupted = true;
                 break;
@@ -775,7 +831,10 @@ fn run_cell(
 ) -> Result<CellOutcome, String> {
     let t = &c.targets[cell.target];
     let req = request(w, url, &cell_options(c, t, w, cell.clients))?;
-    let quiet = Quiet::default();
+    let quiet = Quiet {
+        watch: o.watch.clone(),
+        ..Quiet::default()
+    };
     let outcome = match dbmeter_run::run(&req, &quiet, &o.stop) {
         Ok(x) => x,
         Err(e) => return Ok(CellOutcome::NoResult(e.to_string())),

@@ -8,6 +8,7 @@ mod args;
 mod commands;
 mod error;
 mod help;
+mod metrics;
 mod progress;
 mod signals;
 mod subcommand_args;

@@ -142,6 +142,8 @@ pub struct Printer {
     /// Whether a live status line is on stderr now (only ever on a
     /// terminal).
     status: Option<Mutex<bool>>,
+    /// `--prometheus`: the metrics endpoint, fed every event too.
+    metrics: Option<Arc<dbmeter_metrics::Exporter>>,
 }
 
 /// Erases the current line of the terminal.
@@ -157,7 +159,14 @@ impl Printer {
             recorded: None,
             bar: LoadBar::silent(),
             status: (live && std::io::stderr().is_terminal()).then(|| Mutex::new(false)),
+            metrics: None,
         }
+    }
+
+    /// Also feeds the events to the metrics endpoint (`--prometheus`).
+    pub fn feeding(mut self, metrics: Option<Arc<dbmeter_metrics::Exporter>>) -> Printer {
+        self.metrics = metrics;
+        self
     }
 
     /// Also records the run's JSON lines (for `--output` with
@@ -196,6 +205,7 @@ impl Printer {
             recorded: None,
             bar: LoadBar::new(),
             status: None,
+            metrics: None,
         }
     }
 
@@ -271,6 +281,9 @@ impl Console for Printer {
 
 impl Observer for Printer {
     fn event(&self, event: &RunEvent) {
+        if let Some(m) = &self.metrics {
+            m.event(event);
+        }
         if let Some(r) = &self.recorded {
             let mut r = r.lock();
             let (json, lines) = &mut *r;

@@ -20,6 +20,11 @@ pub struct EngineConfig {
     pub events: Option<u64>,
     /// Warm-up before measuring; measured separately and left out of the results.
     pub warmup: Duration,
+    /// `--warmup-time=auto[:MAX]`: the warm-up lasts until the throughput
+    /// of its intervals has become steady ([`dbmeter_stats::steady`]),
+    /// at most this long; `warmup` is then ignored. The time limit counts
+    /// from the end of the warm-up.
+    pub auto_warmup: Option<Duration>,
     /// Poisson arrival rate in events per second (all users together); `None` = as fast as possible.
     /// With [`EngineConfig::rate_stages`], the mean of the staged rate
     /// (what the run's rate figures compare with).
@@ -96,6 +101,7 @@ impl Default for EngineConfig {
             time: Some(Duration::from_secs(10)),
             events: None,
             warmup: Duration::ZERO,
+            auto_warmup: None,
             rate: None,
             rate_stages: None,
             user_stages: None,

@@ -17,8 +17,8 @@ mod user;
 pub use config::EngineConfig;
 pub use profile::{Piece, Profile, Stage};
 pub use result::{
-    EndReason, IntervalSample, KindCounts, KindResult, PhaseResult, RateResult, RunResult,
-    UserTotals,
+    AutoWarmup, EndReason, IntervalSample, KindCounts, KindResult, PhaseResult, RateResult,
+    RunResult, UserTotals,
 };
 pub use run::{EngineError, QUEUE_FULL, StopHandle, run, run_observed};
 pub use user::{EventError, Flow, Interrupter, Tally, User, UserFactory};

@@ -35,6 +35,22 @@ pub(crate) fn add_kinds(into: &mut Vec<KindResult>, part: &[KindResult]) {
     }
 }
 
+/// How a warm-up of [`crate::EngineConfig::auto_warmup`] ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AutoWarmup {
+    /// Its intervals' throughput (events per second), in order.
+    pub series: Vec<f64>,
+    /// The interval from which the throughput was steady (0-based index
+    /// into `series`): the warm-up ended after the last of them. `None`:
+    /// it never became steady and the warm-up ended at its limit (or the
+    /// run ended first).
+    pub steady_since: Option<usize>,
+    /// The longest the warm-up could last.
+    pub max: Duration,
+    /// Length of one interval of `series`, in seconds.
+    pub interval_s: f64,
+}
+
 /// Totals of one phase (warm-up or measurement).
 #[derive(Clone, Debug, Default)]
 pub struct PhaseResult {
@@ -63,6 +79,10 @@ pub struct IntervalSample {
     /// an event in the interval, as measured.
     pub active_users: Option<usize>,
     pub counters: Counters,
+    /// The interval's errors by driver code (ignored, lost connections,
+    /// timeouts, the error that failed the run), counted when they
+    /// happened.
+    pub errors: ErrorCounts,
     pub latency: LatencySummary,
     /// The interval's latency histogram, serialised
     /// ([`LatencyHistogram::to_base64`]): compact enough to keep one per
@@ -147,6 +167,8 @@ pub struct RunResult {
     pub threads: usize,
     pub measured: PhaseResult,
     pub warmup: Option<PhaseResult>,
+    /// With [`crate::EngineConfig::auto_warmup`]: how the warm-up ended.
+    pub auto_warmup: Option<AutoWarmup>,
     pub intervals: Vec<IntervalSample>,
     pub users: Vec<UserTotals>,
     pub rate: Option<RateResult>,

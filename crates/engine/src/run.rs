@@ -5,8 +5,8 @@ use crate::clock::Ticks;
 use crate::collector::{Slot, SlotStats, add_into, add_user_totals};
 use crate::config::EngineConfig;
 use crate::result::{
-    EndReason, IntervalSample, KindCounts, PhaseResult, RateResult, RunResult, UserTotals,
-    add_kinds,
+    AutoWarmup, EndReason, IntervalSample, KindCounts, PhaseResult, RateResult, RunResult,
+    UserTotals, add_kinds,
 };
 use crate::user::{EventError, Flow, Interrupter, Tally, User, UserFactory};
 use dbmeter_stats::LatencySummary;
@@ -82,11 +82,59 @@ const SHORTEST_LAST: f64 = 0.1;
 /// (measured against a local MariaDB).
 const CONNECTS_IN_FLIGHT: usize = 32;
 
-/// Moments of the run, in clock ticks.
+/// Moments of the run, in clock ticks. Under an automatic warm-up the
+/// measurement's start and the time limit are not known when the users
+/// are let go: the collector sets them when the warm-up ends.
 struct Timing {
     begin: u64,
-    measure_start: u64,
-    deadline: Option<u64>,
+    measure_start: AtomicU64,
+    deadline: AtomicU64,
+}
+
+/// `Timing::deadline`: the run has no time limit.
+const NO_DEADLINE: u64 = u64::MAX;
+/// `Timing::deadline` and `Timing::measure_start`: not known yet (an
+/// automatic warm-up goes on).
+const NOT_YET: u64 = u64::MAX - 1;
+
+impl Timing {
+    fn new(begin: u64, measure_start: Option<u64>, deadline: Option<u64>) -> Timing {
+        Timing {
+            begin,
+            measure_start: AtomicU64::new(measure_start.unwrap_or(NOT_YET)),
+            deadline: AtomicU64::new(match (measure_start, deadline) {
+                (None, _) => NOT_YET,
+                (Some(_), d) => d.unwrap_or(NO_DEADLINE),
+            }),
+        }
+    }
+
+    /// When the measurement starts (a tick later than any while the
+    /// warm-up goes on).
+    fn measure_start(&self) -> u64 {
+        self.measure_start.load(Relaxed)
+    }
+
+    /// The time limit, when there is one and it is known.
+    fn deadline(&self) -> Option<u64> {
+        match self.deadline.load(Relaxed) {
+            NO_DEADLINE | NOT_YET => None,
+            d => Some(d),
+        }
+    }
+
+    /// Whether the time limit is still to be set (an automatic warm-up
+    /// goes on).
+    fn deadline_pending(&self) -> bool {
+        self.deadline.load(Relaxed) == NOT_YET
+    }
+
+    /// The warm-up ended at `at`: the measurement starts, and lasts `time`.
+    fn start_measuring(&self, ticks: &Ticks, at: u64, time: Option<Duration>) {
+        let deadline = time.map_or(NO_DEADLINE, |t| ticks.add(at, t));
+        self.deadline.store(deadline, Relaxed);
+        self.measure_start.store(at, Relaxed);
+    }
 }
 
 struct Shared {
@@ -286,17 +334,26 @@ pub fn run_observed(
     // Without a warm-up the measurement starts with the users: readings
     // taken at its start (a benchmark's counters) come before any user
     // is let go, so that no event slips in ahead of them.
-    if cfg.warmup.is_zero() {
+    let fixed_warmup = if cfg.auto_warmup.is_some() {
+        Duration::ZERO
+    } else {
+        cfg.warmup
+    };
+    if fixed_warmup.is_zero() && cfg.auto_warmup.is_none() {
         on_measure_start();
     }
     let begin = ticks.now();
-    let measure_start = ticks.add(begin, cfg.warmup);
-    let deadline = cfg.time.map(|t| ticks.add(measure_start, t));
-    let _ = shared.timing.set(Timing {
+    // Under an automatic warm-up both are set when it ends.
+    let mut measure_start = ticks.add(begin, fixed_warmup);
+    let mut deadline = cfg.time.map(|t| ticks.add(measure_start, t));
+    let _ = shared.timing.set(Timing::new(
         begin,
-        measure_start,
+        cfg.auto_warmup.is_none().then_some(measure_start),
         deadline,
-    });
+    ));
+    if cfg.auto_warmup.is_some() {
+        deadline = None;
+    }
     go.wait();
 
     let interrupters = std::mem::take(&mut *interrupters.lock());
@@ -320,9 +377,20 @@ pub fn run_observed(
     let tick = cfg.interval.max(Duration::from_millis(10));
     let mut warmup: Option<PhaseResult> = None;
     let mut measured = PhaseResult::default();
-    let mut in_warmup = !cfg.warmup.is_zero();
+    let mut in_warmup = !fixed_warmup.is_zero() || cfg.auto_warmup.is_some();
     let mut interval_start = measure_start;
-    let mut boundary = if in_warmup {
+    // The automatic warm-up's intervals and what they measured so far.
+    let mut auto = cfg.auto_warmup.map(|max| AutoWarmup {
+        series: Vec::new(),
+        steady_since: None,
+        max,
+        interval_s: tick.as_secs_f64(),
+    });
+    let mut warm = PhaseResult::default();
+    let mut boundary = if auto.is_some() {
+        interval_start = begin;
+        ticks.add(begin, tick)
+    } else if in_warmup {
         measure_start
     } else {
         ticks.add(measure_start, tick)
@@ -386,14 +454,39 @@ pub fn run_observed(
             continue;
         }
         if in_warmup {
-            let mut w = PhaseResult {
-                duration: cfg.warmup,
-                ..Default::default()
-            };
-            c.collect_into(&mut w, false);
-            warmup = Some(w);
+            if let Some(a) = auto.as_mut() {
+                let mut part = PhaseResult::default();
+                c.collect_into(&mut part, false);
+                let secs = ticks.secs(interval_start, boundary).max(1e-9);
+                a.series.push(part.counters.events as f64 / secs);
+                add_into_phase(&mut warm, part);
+                a.steady_since = dbmeter_stats::steady::steady_since(&a.series);
+                // A last piece shorter than half an interval is not
+                // waited for.
+                let limit = ticks.add(begin, a.max);
+                if a.steady_since.is_none() && ticks.add(boundary, tick / 2) < limit {
+                    interval_start = boundary;
+                    boundary = ticks.add(boundary, tick).min(limit);
+                    continue;
+                }
+                measure_start = boundary;
+                deadline = cfg.time.map(|t| ticks.add(measure_start, t));
+                if let Some(t) = shared.timing.get() {
+                    t.start_measuring(&ticks, measure_start, cfg.time);
+                }
+                warm.duration = ticks.between(begin, measure_start);
+                warmup = Some(std::mem::take(&mut warm));
+            } else {
+                let mut w = PhaseResult {
+                    duration: cfg.warmup,
+                    ..Default::default()
+                };
+                c.collect_into(&mut w, false);
+                warmup = Some(w);
+            }
             in_warmup = false;
             on_measure_start();
+            interval_start = measure_start;
             boundary = ticks.add(measure_start, tick);
             continue;
         }
@@ -422,10 +515,8 @@ pub fn run_observed(
         boundary = ticks.add(boundary, tick);
     }
     if in_warmup {
-        let mut w = PhaseResult {
-            duration: ticks.between(begin, end),
-            ..Default::default()
-        };
+        let mut w = std::mem::take(&mut warm);
+        w.duration = ticks.between(begin, end);
         c.collect_into(&mut w, false);
         warmup = Some(w);
     } else {
@@ -465,6 +556,7 @@ pub fn run_observed(
         threads: n,
         measured,
         warmup,
+        auto_warmup: auto,
         intervals: c.intervals,
         users: c.users,
         rate: c.rate,
@@ -614,6 +706,7 @@ impl Collector<'_> {
             duration_s,
             threads,
             counters: part.counters,
+            errors: part.errors.clone(),
             latency: LatencySummary::from_histogram(&part.latency, &self.cfg.percentiles),
             histogram: part.latency.to_base64(),
             queue_length,
@@ -828,6 +921,21 @@ fn join_all(handles: Vec<JoinHandle<()>>) {
 }
 
 /// Sleeps until `at`, waking early when the run stops. Returns false when it stopped.
+/// Waits until the run's time limit (or a stop); returns at once when the
+/// run has none. Under an automatic warm-up the limit is set when the
+/// warm-up ends: until then the user waits for it to be known.
+fn sleep_to_end(timing: &Timing, shared: &Shared) {
+    while timing.deadline_pending() {
+        if shared.stop.load(Relaxed) {
+            return;
+        }
+        dbmeter_coop::sleep(Duration::from_millis(50));
+    }
+    if let Some(d) = timing.deadline() {
+        sleep_until(d, shared);
+    }
+}
+
 fn sleep_until(at: u64, shared: &Shared) -> bool {
     loop {
         if shared.stop.load(Relaxed) {
@@ -882,13 +990,13 @@ fn reconnect(user: &mut dyn User, shared: &Shared, slot: &Slot, lost_at: u64) ->
         let now = ticks.now();
         // Given up after the timeout, or the time limit came with the
         // server still gone: either way the run did not end healthy.
-        if now >= give_up || timing.deadline.is_some_and(|d| now >= d) {
+        if now >= give_up || timing.deadline().is_some_and(|d| now >= d) {
             return Reconnect::GaveUp(lost_server_message(timing, ticks, lost_at, failed, &error));
         }
         // The last attempt is made when the timeout runs out, or at the
         // time limit, whichever comes first.
         let mut wake = ticks.add(now, backoff).min(give_up);
-        if let Some(d) = timing.deadline {
+        if let Some(d) = timing.deadline() {
             wake = wake.min(d);
         }
         if !sleep_until(wake, shared) {
@@ -907,10 +1015,11 @@ fn lost_server_message(
     failed: u64,
     error: &str,
 ) -> String {
-    let when = if lost_at < timing.measure_start {
+    let start = timing.measure_start();
+    let when = if lost_at < start {
         "during the warm-up".to_string()
     } else {
-        format!("at {:.1} s", ticks.secs(timing.measure_start, lost_at))
+        format!("at {:.1} s", ticks.secs(start, lost_at))
     };
     let attempts = if failed == 1 {
         "1 reconnect attempt failed".to_string()
@@ -1034,8 +1143,14 @@ fn event_error(
     last_event: &mut bool,
 ) -> Option<Outcome> {
     let ticks = &shared.ticks;
-    // Set before any user runs.
-    let deadline = shared.timing.get().and_then(|t| t.deadline);
+    // Set before any user runs (under an automatic warm-up, when it ends).
+    let past_deadline = || {
+        shared
+            .timing
+            .get()
+            .and_then(Timing::deadline)
+            .is_some_and(|d| ticks.now() >= d)
+    };
     match e {
         EventError::Ignorable { code } => {
             // Counted now, in the interval where it happened.
@@ -1047,7 +1162,7 @@ fn event_error(
             }
             drop(s);
             // Retry until the run stops or its time is up.
-            if shared.stop.load(Relaxed) || deadline.is_some_and(|d| ticks.now() >= d) {
+            if shared.stop.load(Relaxed) || past_deadline() {
                 return Some(Outcome::Cancelled);
             }
         }
@@ -1063,7 +1178,7 @@ fn event_error(
                 Reconnect::Done => {
                     slot.stats.lock().counters.reconnects += 1;
                     // Restart the event only while the run goes on.
-                    if shared.stop.load(Relaxed) || deadline.is_some_and(|d| ticks.now() >= d) {
+                    if shared.stop.load(Relaxed) || past_deadline() {
                         return Some(Outcome::Cancelled);
                     }
                 }
@@ -1119,16 +1234,14 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
             let now_s = ticks.secs(timing.begin, ticks.now());
             if p.users(now_s) <= id {
                 let Some(at_s) = p.when_users(id + 1, now_s) else {
-                    if let Some(d) = timing.deadline {
-                        sleep_until(d, shared);
-                    }
+                    sleep_to_end(timing, shared);
                     break;
                 };
                 let at = ticks.add(
                     timing.begin,
                     Duration::try_from_secs_f64(at_s).unwrap_or(Duration::MAX),
                 );
-                if let Some(d) = timing.deadline
+                if let Some(d) = timing.deadline()
                     && at >= d
                 {
                     sleep_until(d, shared);
@@ -1144,7 +1257,7 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
         let pause = user.pause();
         if !pause.is_zero() {
             let at = ticks.add(ticks.now(), pause);
-            if let Some(d) = timing.deadline
+            if let Some(d) = timing.deadline()
                 && at >= d
             {
                 // The wait outlasts the run: the user is done.
@@ -1167,7 +1280,7 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
                     let at = ticks.add(timing.begin, after);
                     // Already later than the late limit: skipped.
                     if let Some(limit) = shared.late_limit
-                        && timing.deadline.is_none_or(|d| at < d)
+                        && timing.deadline().is_none_or(|d| at < d)
                     {
                         let now = ticks.now();
                         if now > ticks.add(at, limit) {
@@ -1186,12 +1299,12 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
                     break at;
                 };
                 if user_done {
-                    if timing.deadline.is_none_or(|d| ticks.now() < d) {
+                    if timing.deadline().is_none_or(|d| ticks.now() < d) {
                         shared.work_done.fetch_add(1, Relaxed);
                     }
                     break;
                 }
-                if let Some(d) = timing.deadline
+                if let Some(d) = timing.deadline()
                     && at >= d
                 {
                     // No arrival for this user before the end: it stays
@@ -1207,7 +1320,7 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
             None if shared.own_schedule => match user.intended_start() {
                 Some(after) => {
                     let at = ticks.add(timing.begin, after);
-                    if let Some(d) = timing.deadline
+                    if let Some(d) = timing.deadline()
                         && at >= d
                     {
                         // Its next event is due after the end.
@@ -1229,7 +1342,7 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
             prev_end
         };
         if let Some(at) = intended
-            && start >= timing.measure_start
+            && start >= timing.measure_start()
         {
             let lag = ticks.ns(at, start);
             // Read first: the shared maximum is written only when it grows.
@@ -1237,7 +1350,7 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
                 shared.max_lag_ns.fetch_max(lag, Relaxed);
             }
         }
-        if shared.max_events > 0 && start >= timing.measure_start {
+        if shared.max_events > 0 && start >= timing.measure_start() {
             if budget == 0 {
                 budget = reserve_events(shared);
             }
@@ -1312,13 +1425,13 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
             // Work done before the time limit: the run may end with
             // EndReason::WorkDone (a last event that ended after the time
             // limit leaves the time limit as the reason).
-            if timing.deadline.is_none_or(|d| end < d) {
+            if timing.deadline().is_none_or(|d| end < d) {
                 shared.work_done.fetch_add(1, Relaxed);
             }
             break;
         }
         if !matches!(outcome, Outcome::Done | Outcome::TimedOut | Outcome::Failed)
-            || timing.deadline.is_some_and(|d| end >= d)
+            || timing.deadline().is_some_and(|d| end >= d)
         {
             break;
         }

@@ -1259,3 +1259,92 @@ fn users_own_schedules_are_kept_and_their_lag_measured() {
     assert_eq!(r.measured.counters.events, 20);
     assert!(r.max_lag.is_none() && r.measured.service.is_none());
 }
+
+/// A user whose throughput climbs linearly from 50 events per second at
+/// `t0` to 1,000 at `t0 + ramp`, and stays there (a cold cache warming);
+/// with `stall`, its first event lasts until `t0 + stall`.
+struct Warming {
+    t0: Instant,
+    ramp: Duration,
+    stall: Option<Duration>,
+}
+
+impl User for Warming {
+    fn event(&mut self, _tally: &mut Tally) -> Result<Flow, EventError> {
+        if let Some(stall) = self.stall.take() {
+            std::thread::sleep(stall.saturating_sub(self.t0.elapsed()));
+        }
+        let done = (self.t0.elapsed().as_secs_f64() / self.ramp.as_secs_f64()).min(1.0);
+        std::thread::sleep(Duration::from_secs_f64(1.0 / (50.0 + 950.0 * done)));
+        Ok(Flow::Continue)
+    }
+}
+
+struct WarmingFactory(Instant, Duration, Option<Duration>);
+
+impl UserFactory for WarmingFactory {
+    fn create(&self, _user_id: usize) -> Result<Box<dyn User>, String> {
+        Ok(Box::new(Warming {
+            t0: self.0,
+            ramp: self.1,
+            stall: self.2,
+        }))
+    }
+}
+
+#[test]
+fn an_automatic_warmup_ends_when_a_slow_start_is_over() {
+    let c = EngineConfig {
+        time: Some(Duration::from_millis(600)),
+        interval: Duration::from_millis(200),
+        auto_warmup: Some(Duration::from_secs(60)),
+        ..cfg()
+    };
+    let f = Arc::new(WarmingFactory(Instant::now(), Duration::from_secs(2), None));
+    let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+    let a = r.auto_warmup.expect("the automatic warm-up's account");
+    let since = a.steady_since.expect("it became steady");
+    let w = r.warmup.expect("warm-up phase");
+    // Steady from half the climb or later (5 intervals of 0.2 s), and the
+    // warm-up ended after it, well before its limit.
+    assert!(since >= 5, "steady since interval {since}: {:?}", a.series);
+    assert!(a.series.len() > 2 * since, "{since} {:?}", a.series);
+    assert!(w.duration >= Duration::from_secs(2), "{:?}", w.duration);
+    assert!(w.duration < Duration::from_secs(30), "{:?}", w.duration);
+    // The measurement lasts its --time from there, faster than the start.
+    assert_eq!(r.end, EndReason::TimeLimit);
+    let secs = r.measured.duration.as_secs_f64();
+    assert!((0.59..3.0).contains(&secs), "{secs}");
+    // (about 10 times the first interval's rate on an idle machine)
+    let rate = r.measured.counters.events as f64 / secs;
+    assert!(rate > 2.0 * a.series[0], "{rate} against {:?}", a.series);
+}
+
+#[test]
+fn an_automatic_warmup_that_never_settles_ends_at_its_limit() {
+    let c = EngineConfig {
+        time: Some(Duration::from_millis(300)),
+        interval: Duration::from_millis(100),
+        auto_warmup: Some(Duration::from_millis(1500)),
+        ..cfg()
+    };
+    // No event ends before 1.6 s: nothing to call steady in 1.5 s.
+    let f = Arc::new(WarmingFactory(
+        Instant::now(),
+        Duration::from_secs(2),
+        Some(Duration::from_millis(1600)),
+    ));
+    let r = run(&c, f, &StopHandle::new(), &mut |_| {}).unwrap();
+    let a = r.auto_warmup.expect("the automatic warm-up's account");
+    assert_eq!(a.steady_since, None, "{:?}", a.series);
+    assert_eq!(a.series.len(), 15, "{:?}", a.series);
+    assert!(a.series.iter().all(|v| *v == 0.0), "{:?}", a.series);
+    let w = r.warmup.expect("warm-up phase");
+    assert!(
+        w.duration >= Duration::from_millis(1490),
+        "{:?}",
+        w.duration
+    );
+    assert_eq!(r.end, EndReason::TimeLimit);
+    assert!(r.measured.counters.events > 0);
+}

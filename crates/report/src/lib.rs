@@ -10,9 +10,12 @@
 //! - [`compare`]: comparison tables (from the results store) as text,
 //!   Markdown, CSV, HTML.
 //! - [`stored`]: lists of stored runs as text and CSV.
+//! - [`history`]: one configuration's runs over time with their change
+//!   points, as text (the HTML is `html::history`).
 
 pub mod compare;
 pub mod csv;
+pub mod history;
 pub mod html;
 pub mod junit;
 pub mod present;

@@ -95,7 +95,11 @@ pub fn header(h: &RunHeader) -> Vec<String> {
             "Report intermediate results every {every} second(s)"
         ));
     }
-    if h.warmup_s > 0.0 {
+    if let Some(max) = h.warmup_auto_max_s {
+        lines.push(format!(
+            "Warming up until throughput is steady, at most {max} second(s), before measuring"
+        ));
+    } else if h.warmup_s > 0.0 {
         lines.push(format!(
             "Warming up for {} second(s) before measuring",
             h.warmup_s
@@ -219,6 +223,14 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
                 w.events, w.duration_s, w.events_per_s
             ),
         );
+        if let Some(a) = &w.auto {
+            row(
+                &mut out,
+                4,
+                "warm-up ended:",
+                &auto_warmup_words(a, w.duration_s),
+            );
+        }
     }
     if let Some(rate) = &r.rate {
         row(
@@ -528,6 +540,14 @@ pub fn sysbench_extras(r: &RunDocument) -> String {
             "warm-up (not counted):",
             &format!("{} events in {:.2}s", w.events, w.duration_s),
         );
+        if let Some(a) = &w.auto {
+            row(
+                &mut out,
+                4,
+                "warm-up ended:",
+                &auto_warmup_words(a, w.duration_s),
+            );
+        }
     }
     if let Some(rate) = &r.rate {
         row(
@@ -648,6 +668,22 @@ pub fn histogram(h: &LatencyHistogram) -> String {
         let _ = writeln!(out, "{:>12.3} |{bar:<40} {n}", v as f64 / 1e6);
     }
     out
+}
+
+/// When and why an automatic warm-up ended, after `duration_s`:
+/// "throughput steady since 5.0 s (MSER, Mann-Kendall)" or "throughput
+/// not steady at the limit of 300 s".
+fn auto_warmup_words(a: &dbmeter_result::AutoWarmupInfo, duration_s: f64) -> String {
+    match a.steady_since_s {
+        Some(since) => {
+            format!("at {duration_s:.1}s: throughput steady since {since:.1}s (MSER, Mann-Kendall)")
+        }
+        None if duration_s + a.interval_s / 2.0 >= a.max_s => format!(
+            "at {duration_s:.1}s: throughput not steady by the limit of {}s; measured from there",
+            a.max_s
+        ),
+        None => format!("at {duration_s:.1}s: the run ended before throughput was steady"),
+    }
 }
 
 #[cfg(test)]

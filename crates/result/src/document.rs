@@ -302,6 +302,32 @@ pub struct WarmupInfo {
     pub events: u64,
     pub events_per_s: f64,
     pub latency_ms: LatencySummary,
+    /// `--warmup-time=auto`: how the warm-up ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto: Option<AutoWarmupInfo>,
+}
+
+/// How an automatic warm-up (`--warmup-time=auto[:MAX]`) ended.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AutoWarmupInfo {
+    /// The rule that decides: `mser+mann-kendall` (docs/test-types.md).
+    pub rule: String,
+    /// The longest the warm-up could last, in seconds.
+    pub max_s: f64,
+    /// Seconds into the warm-up from which throughput was steady; None:
+    /// it was not steady when the warm-up ended (at `max_s`, or the run
+    /// ended first).
+    pub steady_since_s: Option<f64>,
+    /// Length of one interval of `events_per_s`, in seconds.
+    pub interval_s: f64,
+    /// The warm-up's interval throughput, in order.
+    pub events_per_s: Vec<f64>,
+}
+
+impl AutoWarmupInfo {
+    /// The rule's name in documents.
+    pub const RULE: &'static str = "mser+mann-kendall";
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -342,6 +368,11 @@ pub struct Interval {
     pub errors_per_s: f64,
     /// Successful reconnects per second.
     pub reconnects_per_s: f64,
+    /// The interval's errors by driver code, as the run's `errors` counts
+    /// them (absent before dbmeter counted them per interval, and when
+    /// the interval had none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors: BTreeMap<String, u64>,
     /// Reconnect attempts that failed, per second (a server that is down).
     #[serde(default)]
     pub failed_reconnects_per_s: f64,

@@ -84,6 +84,9 @@ pub struct RunHeader {
     pub time_limit_s: Option<f64>,
     /// Seconds of warm-up before the measurement (0: none).
     pub warmup_s: f64,
+    /// `--warmup-time=auto[:MAX]`: the warm-up lasts until throughput is
+    /// steady, at most this many seconds (`warmup_s` is then 0).
+    pub warmup_auto_max_s: Option<f64>,
     pub seed: u64,
     /// Whether the seed was given (`--rand-seed`), not drawn from the clock.
     pub seed_given: bool,
@@ -91,6 +94,11 @@ pub struct RunHeader {
     pub line_percentile: f64,
     /// The counters the benchmark declared beyond events.
     pub measures: Vec<MeasureInfo>,
+    /// The names of the run's kinds of events (tpcc's transactions), in
+    /// the order of an interval's `events_by_kind`; empty when the
+    /// benchmark tells no kinds apart.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<String>,
     /// What the benchmark says of its settings before the users start
     /// (sysbench's cpu test: `Prime numbers limit: 10000`), in the words of
     /// the run's layout, one or more lines; printed with the header. None

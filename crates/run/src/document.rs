@@ -3,8 +3,8 @@
 
 use dbmeter_engine::{EndReason, IntervalSample, PhaseResult, Profile, RunResult};
 use dbmeter_result::{
-    EndInfo, Fairness, Interval, KindSection, RateInfo, RunDocument, SCHEMA_NAME, SCHEMA_VERSION,
-    StageResult, TargetInfo, ToolInfo, Totals, WarmupInfo,
+    AutoWarmupInfo, EndInfo, Fairness, Interval, KindSection, RateInfo, RunDocument, SCHEMA_NAME,
+    SCHEMA_VERSION, StageResult, TargetInfo, ToolInfo, Totals, WarmupInfo,
 };
 use dbmeter_stats::measure::sql;
 use dbmeter_stats::{Counters, LatencyHistogram, LatencySummary, Measure};
@@ -44,6 +44,7 @@ pub fn interval(s: &IntervalSample, measures: &[Measure]) -> Interval {
         events_per_s: s.per_sec(c.events),
         counts: counts(measures, c),
         errors_per_s: s.per_sec(c.errors()),
+        errors: s.errors.clone(),
         reconnects_per_s: s.per_sec(c.reconnects),
         failed_reconnects_per_s: s.per_sec(c.failed_reconnects),
         latency_ms: s.latency.clone(),
@@ -191,6 +192,13 @@ pub fn build(f: Facts, r: &RunResult, percentiles: &[f64]) -> RunDocument {
                 events: t.events,
                 events_per_s: t.events_per_s,
                 latency_ms: LatencySummary::from_histogram(&w.latency, percentiles),
+                auto: r.auto_warmup.as_ref().map(|a| AutoWarmupInfo {
+                    rule: AutoWarmupInfo::RULE.to_string(),
+                    max_s: a.max.as_secs_f64(),
+                    steady_since_s: a.steady_since.map(|i| i as f64 * a.interval_s),
+                    interval_s: a.interval_s,
+                    events_per_s: a.series.clone(),
+                }),
             }
         }),
         fairness: Fairness {

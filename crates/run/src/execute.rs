@@ -3,7 +3,7 @@
 //! document, the store.
 
 use crate::document::{self, Facts};
-use crate::options::{SECRET_OPTIONS, STORE_OPTIONS, VERDICT_OPTIONS};
+use crate::options::{METRICS_OPTIONS, SECRET_OPTIONS, STORE_OPTIONS, VERDICT_OPTIONS};
 use crate::record::Recorder;
 use crate::request::{Observer, Request};
 use crate::store::{OpenStore, Stored};
@@ -14,7 +14,7 @@ use dbmeter_engine::{IntervalSample, StopHandle};
 use dbmeter_result::events::line_percentile;
 use dbmeter_result::{Live, RunDocument, RunEvent, RunHeader, TargetInfo};
 use dbmeter_stats::MAX_MEASURES;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// What a run produced.
 pub struct Outcome {
@@ -77,6 +77,7 @@ fn recorded_options(
             !SECRET_OPTIONS.contains(&k.as_str())
                 && !STORE_OPTIONS.contains(&k.as_str())
                 && !VERDICT_OPTIONS.contains(&k.as_str())
+                && !METRICS_OPTIONS.contains(&k.as_str())
         })
         .map(|(k, v)| match (k.as_str(), target) {
             ("ignore-errors", Some(t)) => (
@@ -175,10 +176,12 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         },
         time_limit_s: engine.time.map(|d| d.as_secs_f64()),
         warmup_s: engine.warmup.as_secs_f64(),
+        warmup_auto_max_s: engine.auto_warmup.map(|d| d.as_secs_f64()),
         seed: engine.seed,
         seed_given: o.u64("rand-seed") != 0,
         line_percentile: percentile,
         measures: measures.iter().map(|m| m.info()).collect(),
+        kinds: kinds.clone(),
         preamble: plan.preamble(),
     };
     obs.event(&RunEvent::Started(&header));
@@ -233,7 +236,11 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         words: words.as_deref(),
     });
 
-    let started = SystemTime::now() - result.measured.duration - engine.warmup;
+    let warmed = result
+        .warmup
+        .as_ref()
+        .map_or(Duration::ZERO, |w| w.duration);
+    let started = SystemTime::now() - result.measured.duration - warmed;
     let mut doc = document::build(
         Facts {
             workload: bench.name().to_string(),

@@ -15,6 +15,10 @@ pub const STORE_OPTIONS: &[&str] = &["store", "tag"];
 /// verdicts instead (`RunDocument::verdicts`).
 pub const VERDICT_OPTIONS: &[&str] = &["assert", "junit"];
 
+/// Options that serve a run's metrics while it goes on (`--prometheus`):
+/// they change nothing measured and stay out of the run document.
+pub const METRICS_OPTIONS: &[&str] = &["prometheus", "prometheus-linger"];
+
 /// The general options and then `benchmark`'s own.
 pub fn specs_for(benchmark: Option<&dyn Benchmark>) -> Vec<OptSpec> {
     let mut v = GENERAL.to_vec();
@@ -149,12 +153,14 @@ pub const GENERAL: &[OptSpec] = &[
         "0",
         "stop after this many events; 0 = no limit",
     ),
+    // `auto[:MAX]` too: run/src/settings.rs checks the value.
     opt(
         "warmup-time",
         OptKind::Float,
         "0",
-        "seconds of load before measuring, reported apart and left out of the results",
-    ),
+        "seconds of load before measuring, reported apart and left out of the results; auto[:MAX]: until interval throughput is steady (MSER, then a Mann-Kendall trend test; docs/test-types.md), at most MAX seconds (300)",
+    )
+    .checked_by_benchmark(),
     opt(
         "rate",
         OptKind::Float,
@@ -250,6 +256,18 @@ pub const GENERAL: &[OptSpec] = &[
         OptKind::Str,
         "",
         "write the result in --format to this file; the console still shows the text report",
+    ),
+    opt(
+        "prometheus",
+        OptKind::Str,
+        "",
+        "run: serve live metrics for Prometheus at http://ADDR/metrics while the run goes on; ADDR is HOST:PORT (127.0.0.1:9464) or :PORT (every interface); see docs/metrics.md",
+    ),
+    opt(
+        "prometheus-linger",
+        OptKind::Float,
+        "0",
+        "with --prometheus: seconds the endpoint stays up after the run, so that a last scrape sees the final counts",
     ),
     opt(
         "store",

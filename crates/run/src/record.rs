@@ -236,6 +236,7 @@ impl Recorder {
                 .map_or(engine.threads, |j| j.clamp(1, engine.threads.max(1))),
             fds_per_connection: fds_per_connection(target),
             time_s: engine.time.map(|d| d.as_secs_f64()),
+            // An automatic warm-up's limit is no length to warn about.
             warmup_s: engine.warmup.as_secs_f64(),
             server: server.as_ref(),
         }));

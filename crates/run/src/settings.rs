@@ -7,6 +7,7 @@ use dbmeter_db::conninfo::{self, Env, Given, ServerKind, Spec};
 use dbmeter_db::{ConnectOptions, IgnoreList, PsMode, SqliteOptions, Target, TlsMode, TlsSettings};
 use dbmeter_engine::{EngineConfig, Profile};
 use dbmeter_result::Layout;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -203,6 +204,69 @@ pub fn threads(o: &OptValues) -> Result<usize, RunError> {
     }
 }
 
+/// `--prometheus` and `--prometheus-linger`: where the live metrics are
+/// served, and how long after the run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prometheus {
+    pub addr: SocketAddr,
+    /// Zero: the endpoint closes when the run ends.
+    pub linger: Duration,
+}
+
+/// The metrics endpoint the options ask for, if any. ADDR is `HOST:PORT`
+/// (a name, an IPv4 address, `[IPv6]`) or `:PORT` for every interface.
+pub fn prometheus(o: &OptValues) -> Result<Option<Prometheus>, RunError> {
+    let given = o.str("prometheus").trim();
+    let linger = seconds(
+        o,
+        "prometheus-linger",
+        (MIN_SECONDS, MAX_SECONDS),
+        Some("none"),
+    )?
+    .unwrap_or_default();
+    if given.is_empty() {
+        if o.given("prometheus") {
+            return Err(RunError::Usage(
+                "--prometheus is empty: give the address to serve the metrics at, HOST:PORT or :PORT (e.g. 127.0.0.1:9464)".into(),
+            ));
+        }
+        if !linger.is_zero() {
+            return Err(RunError::Usage(
+                "--prometheus-linger keeps the metrics endpoint up after the run: add --prometheus=HOST:PORT".into(),
+            ));
+        }
+        return Ok(None);
+    }
+    let bad = |why: &str| {
+        RunError::Usage(format!(
+            "--prometheus={given}: {why}; write HOST:PORT or :PORT, e.g. 127.0.0.1:9464 or :9464"
+        ))
+    };
+    let text = match given.strip_prefix(':') {
+        Some(port) => format!("0.0.0.0:{port}"),
+        None => given.to_string(),
+    };
+    let Some((host, port)) = text.rsplit_once(':') else {
+        return Err(bad("no port"));
+    };
+    let port: u16 = port
+        .parse()
+        .map_err(|_| bad(&format!("'{port}' is not a port number (0-65535)")))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.is_empty() {
+        return Err(bad("no host"));
+    }
+    let addr = match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => SocketAddr::new(ip, port),
+        Err(_) => (host, port)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| bad(&format!("the host '{host}' does not resolve")))?,
+    };
+    Ok(Some(Prometheus { addr, linger }))
+}
+
 /// The most virtual users a run takes.
 pub const MAX_THREADS: u64 = 100_000;
 /// The longest duration a general option takes, in seconds: a year of
@@ -244,6 +308,9 @@ pub struct General {
     pub events: Option<u64>,
     /// `--warmup-time` (zero: none).
     pub warmup: Duration,
+    /// `--warmup-time=auto[:MAX]`: the warm-up ends when throughput is
+    /// steady, at most MAX (`warmup` is then zero).
+    pub auto_warmup: Option<Duration>,
     /// `--rate`, events per second; None = as fast as possible.
     pub rate: Option<f64>,
     /// With a rate, the backlog that fails the run (sysbench's layout).
@@ -311,7 +378,7 @@ fn stages(o: &OptValues) -> Result<Profiles, RunError> {
             &format!("the stages set the run's length ({} s)", first.duration_s()),
         ));
     }
-    if o.given("warmup-time") && o.f64("warmup-time") > 0.0 {
+    if o.given("warmup-time") && o.str("warmup-time").trim().parse::<f64>() != Ok(0.0) {
         return Err(clash(
             "warmup-time",
             "the stages start with the users (make the first stage the warm-up; the report shows each stage apart)",
@@ -347,6 +414,59 @@ fn shown(max: f64) -> String {
 
 /// The value of option `name` in seconds: 0 (None) when `zero` says what
 /// 0 means, else from `min` to `max`.
+/// How long an automatic warm-up may last when `--warmup-time=auto` gives
+/// no limit.
+pub const AUTO_WARMUP_MAX_S: f64 = 300.0;
+
+/// `--warmup-time`: seconds, or (in dbmeter's layout) `auto[:MAX]`.
+fn warmup(o: &OptValues, layout: Layout) -> Result<(Duration, Option<Duration>), RunError> {
+    let text = o.str("warmup-time").trim();
+    let span = (MIN_SECONDS, MAX_SECONDS);
+    let sysbench = matches!(layout, Layout::Sysbench { .. });
+    let auto = text
+        .get(..4)
+        .filter(|w| w.eq_ignore_ascii_case("auto"))
+        .map(|_| &text[4..]);
+    match auto {
+        Some(rest) if !sysbench => {
+            let max = match rest.strip_prefix(':') {
+                None if rest.is_empty() => Some(AUTO_WARMUP_MAX_S),
+                None => None,
+                Some(m) => m
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| (span.0..=span.1).contains(v)),
+            };
+            match max {
+                Some(m) => Ok((Duration::ZERO, Some(Duration::from_secs_f64(m)))),
+                None => Err(RunError::Usage(format!(
+                    "--warmup-time={text}: expected auto or auto:MAX, MAX in seconds from {} to {}",
+                    span.0,
+                    shown(span.1)
+                ))),
+            }
+        }
+        _ if sysbench => Ok((
+            seconds(o, "warmup-time", span, Some("no warm-up"))?.unwrap_or_default(),
+            None,
+        )),
+        _ => {
+            let v = o.f64_where(
+                "warmup-time",
+                |v| v == 0.0 || (span.0..=span.1).contains(&v),
+                &format!(
+                    "seconds from {} to {}, 0 for no warm-up, or auto[:MAX] to end it when throughput is steady",
+                    span.0,
+                    shown(span.1)
+                ),
+            )?;
+            // 0: no warm-up.
+            Ok((Duration::from_secs_f64(v), None))
+        }
+    }
+}
+
 fn seconds(
     o: &OptValues,
     name: &str,
@@ -440,11 +560,13 @@ impl General {
         let required = |name: &str| -> Result<Duration, RunError> {
             Ok(seconds(o, name, span, None)?.unwrap_or_default())
         };
+        let (warmup, auto_warmup) = warmup(o, layout)?;
         Ok(General {
             threads: threads(o)?,
             time: seconds(o, "time", span, Some("no limit"))?,
             events: Some(o.u64("events")).filter(|&n| n > 0),
-            warmup: seconds(o, "warmup-time", span, Some("no warm-up"))?.unwrap_or_default(),
+            warmup,
+            auto_warmup,
             rate,
             queue_limit: sysbench.then_some(SYSBENCH_QUEUE),
             connect_rate: per_second(o, "connect-rate", "connections", "all at once")?,
@@ -483,6 +605,7 @@ impl General {
             time: self.time,
             events: self.events,
             warmup: self.warmup,
+            auto_warmup: self.auto_warmup,
             rate: self.rate,
             late_limit: None,
             queue_limit: self.queue_limit,
@@ -621,6 +744,57 @@ mod tests {
             Err(RunError::Usage(m)) if m.starts_with("--rate=-1: ")
         ));
         assert_eq!(general(&[]).unwrap().queue_limit, None);
+    }
+
+    #[test]
+    fn prometheus_addresses() {
+        let parse = |given: &[(&str, &str)]| {
+            let mut o = OptValues::from_defaults(GENERAL);
+            for (k, v) in given {
+                o.set(k, v);
+            }
+            prometheus(&o)
+        };
+        assert_eq!(parse(&[]).unwrap(), None);
+        let p = parse(&[("prometheus", "127.0.0.1:9464")]).unwrap().unwrap();
+        assert_eq!(p.addr, "127.0.0.1:9464".parse().unwrap());
+        assert_eq!(p.linger, Duration::ZERO);
+        let p = parse(&[("prometheus", ":9464"), ("prometheus-linger", "2.5")])
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.addr, "0.0.0.0:9464".parse().unwrap());
+        assert_eq!(p.linger, Duration::from_millis(2500));
+        let p = parse(&[("prometheus", "[::1]:0")]).unwrap().unwrap();
+        assert_eq!(p.addr, "[::1]:0".parse().unwrap());
+        let p = parse(&[("prometheus", "localhost:9000")]).unwrap().unwrap();
+        assert!(p.addr.ip().is_loopback(), "{p:?}");
+        for (given, says) in [
+            (vec![("prometheus", "9464")], "no port"),
+            (
+                vec![("prometheus", "host:http")],
+                "'http' is not a port number",
+            ),
+            (
+                vec![("prometheus", "1.2.3.4:70000")],
+                "'70000' is not a port",
+            ),
+            (vec![("prometheus", ":")], "'' is not a port"),
+            (vec![("prometheus", "[]:80")], "no host"),
+            (vec![("prometheus", " ")], "--prometheus is empty"),
+            (vec![("prometheus-linger", "3")], "add --prometheus"),
+            (
+                vec![("prometheus", ":1"), ("prometheus-linger", "-1")],
+                "--prometheus-linger=-1: ",
+            ),
+        ] {
+            match parse(&given) {
+                Err(RunError::Usage(m)) => {
+                    assert!(m.contains(says), "{given:?}: {m}");
+                    assert!(!m.contains('\n'), "{m}");
+                }
+                other => panic!("{given:?}: {other:?}"),
+            }
+        }
     }
 
     #[test]

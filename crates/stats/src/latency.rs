@@ -139,6 +139,19 @@ impl LatencyHistogram {
         v.clamp(self.min, self.max)
     }
 
+    /// How many recorded values are at most `ns` (a cumulative bucket of
+    /// a Prometheus histogram), within the histogram's precision: the
+    /// values of the HDR bucket that holds `ns` all count.
+    pub fn count_up_to(&self, ns: u64) -> u64 {
+        if self.count() == 0 || ns < self.min {
+            return 0;
+        }
+        if ns >= self.max {
+            return self.count();
+        }
+        self.hist.count_between(0, ns.min(MAX_LATENCY_NS))
+    }
+
     /// Buckets for a text histogram: (bucket upper value in ns, count), on a
     /// logarithmic scale with `per_decade`-ish resolution, empty buckets left out.
     pub fn log_buckets(&self) -> Vec<(u64, u64)> {
@@ -225,6 +238,22 @@ mod tests {
             assert!(v >= h.min() && v <= h.max(), "p{p} = {v}");
         }
         assert_eq!(h.percentile(100.0), 1_235_001);
+    }
+
+    #[test]
+    fn counts_up_to_a_bound() {
+        let mut h = LatencyHistogram::new();
+        assert_eq!(h.count_up_to(1_000), 0);
+        for ns in [500, 1_000, 250_000, 1_000_000, 3_000_000_000] {
+            h.record(ns);
+        }
+        assert_eq!(h.count_up_to(499), 0);
+        assert_eq!(h.count_up_to(1_000), 2);
+        assert_eq!(h.count_up_to(100_000), 2);
+        // 250 µs is in the bucket of 250.1 µs (3 significant digits).
+        assert_eq!(h.count_up_to(250_100), 3);
+        assert_eq!(h.count_up_to(2_500_000), 4);
+        assert_eq!(h.count_up_to(u64::MAX), 5);
     }
 
     #[test]

@@ -1,16 +1,20 @@
-//! Statistics: latency histograms, event counters and the median.
+//! Statistics: latency histograms, event counters, the median, when a
+//! series has become steady ([`steady`]), and change points in a series
+//! of results ([`changepoint`]).
 //!
 //! Everything here is mergeable: each virtual user records into its own
 //! [`LatencyRecorder`] (HDR buckets allocated as they are used) and
 //! [`Counters`], and the collector adds them up into [`LatencyHistogram`]s
 //! per interval and in total without losing precision.
 
+pub mod changepoint;
 mod counters;
 pub mod inference;
 mod latency;
 pub mod measure;
 mod median;
 mod recorder;
+pub mod steady;
 mod summary;
 
 pub use counters::{Counters, ErrorCounts};

@@ -7,6 +7,8 @@
 //! - [`Filter`] / [`Selector`]: which runs (`tag:k=v variant:A ...`).
 //! - [`compare`]: baseline vs candidate tables (median over repeats, noise
 //!   marks), as data; formatting is the report crate's.
+//! - [`history`]: one configuration's runs over time and their change
+//!   points, as data.
 //! - The schema and its migrations are in `schema.rs`; the columns read out
 //!   of run documents in `document.rs`; the two databases in `backend.rs`.
 //!
@@ -18,6 +20,7 @@ mod document;
 mod error;
 mod filter;
 pub mod gate;
+pub mod history;
 mod schema;
 mod store;
 mod summary;

@@ -25,7 +25,7 @@ pub enum Requirement {
     /// `DBMETER_REQUIRE_CHROMIUM`: headless Chromium for the HTML report.
     Chromium,
     /// `DBMETER_REQUIRE_TOOLS`: every other optional program (zsh, fish,
-    /// sysbench and its scripts, pgbench, man, groff, openssl).
+    /// sysbench and its scripts, pgbench, man, groff, openssl, prometheus).
     Tools,
 }
 

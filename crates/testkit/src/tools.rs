@@ -43,6 +43,10 @@ pub const GROFF: Tool = Tool::on_path("groff", "groff-base", &["groff"]);
 pub const OPENSSL: Tool = Tool::on_path("openssl", "openssl", &["openssl"]);
 /// fio, the storage benchmark fileio is compared with.
 pub const FIO: Tool = Tool::on_path("fio", "fio", &["fio"]);
+/// Prometheus, which scrapes `--prometheus` endpoints in the tests.
+pub const PROMETHEUS: Tool = Tool::on_path("prometheus", "prometheus", &["prometheus"]);
+/// promtool, Prometheus' checker of exposition text (in its package).
+pub const PROMTOOL: Tool = Tool::on_path("promtool", "prometheus", &["promtool"]);
 /// sysbench itself.
 pub const SYSBENCH: Tool = Tool::on_path("sysbench", "sysbench", &["sysbench"]);
 /// The Lua scripts Debian's sysbench installs; [`Tool::find_or_skip`] gives

@@ -3,12 +3,14 @@
 use crate::CliError;
 use crate::help::{Example, Page, Sub, flag, opt};
 use crate::subcommand_args::{Grammar, SubArgs};
+use dbmeter_benchmarks::options::OptValues;
 use dbmeter_campaign::{Campaign, RunOptions, check, describe, store_spec, todo};
 use dbmeter_store::Store;
 use std::path::Path;
+use std::sync::Arc;
 
 pub const PAGE: Page = Page {
-    usage: &["campaign run FILE [--resume] [--dry-run] [--store=PATH|URL]"],
+    usage: &["campaign run FILE [--resume] [--dry-run] [--store=PATH|URL] [--prometheus=ADDR]"],
     about: &[
         "Runs the matrix a campaign file describes (targets x workloads x client \
               counts x repeats; see docs/campaigns.md): starts its managed servers, \
@@ -32,6 +34,19 @@ pub const PAGE: Page = Page {
             ),
             opt("store", "PATH|URL", "results store")
                 .default("the file's `store`, $DBMETER_STORE, or $DBMETER_HOME/results.db"),
+            opt(
+                "prometheus",
+                "ADDR",
+                "serve live metrics for Prometheus at http://ADDR/metrics while the campaign \
+                 runs: every cell's run and the campaign's progress (cells done, the cell \
+                 running); ADDR is HOST:PORT or :PORT (docs/metrics.md)",
+            ),
+            opt(
+                "prometheus-linger",
+                "SECS",
+                "with --prometheus: seconds the endpoint stays up after the last cell",
+            )
+            .default("0"),
         ],
     }],
     examples: &[
@@ -75,6 +90,15 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         },
     )?;
     let (resume, dry_run, store) = (a.flag("resume"), a.flag("dry-run"), a.get("store"));
+    let prometheus = {
+        let mut o = OptValues::from_defaults(dbmeter_run::options::GENERAL);
+        for name in dbmeter_run::options::METRICS_OPTIONS {
+            if let Some(v) = a.get(name) {
+                o.set(name, v);
+            }
+        }
+        dbmeter_run::settings::prometheus(&o)?
+    };
     let file = match a.words.as_slice() {
         [] => {
             return Err(CliError::Usage(
@@ -106,14 +130,21 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         print!("{}", describe(&campaign, &store, &cells, skipped));
         return Ok(0);
     }
+    let metrics = crate::metrics::open(prometheus.as_ref())?;
     let opts = RunOptions {
         store,
         resume,
         stop: crate::signals::stop_handle(),
         prepare_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+        watch: metrics.clone().map(|m| {
+            Arc::new(crate::metrics::CampaignWatch(m)) as Arc<dyn dbmeter_campaign::Watch>
+        }),
     };
     let mut say = |l: &str| println!("{l}");
-    let s = dbmeter_campaign::run(&campaign, &opts, &mut say).map_err(CliError::Failed)?;
+    let s = dbmeter_campaign::run(&campaign, &opts, &mut say);
+    drop(opts);
+    crate::metrics::close(metrics, prometheus.as_ref());
+    let s = s.map_err(CliError::Failed)?;
     let missed = if s.missed > 0 {
         format!(" ({} missed their assert targets)", s.missed)
     } else {

@@ -9,6 +9,7 @@ pub(crate) mod compare;
 pub(crate) mod compare_queries;
 pub(crate) mod digest;
 pub(crate) mod env;
+pub(crate) mod history;
 mod info;
 pub(crate) mod pgbench;
 pub(crate) mod report;
@@ -197,6 +198,16 @@ pub(crate) fn execute(inv: Invocation, layout: Layout) -> Result<i32, CliError> 
     if !ctx.request.assertions.is_empty() && !matches!(inv.command, Command::Run) {
         return Err(CliError::Usage(format!(
             "--assert judges a run's result; `{}` makes none (use it with `dbmeter run`)",
+            inv.command.name()
+        )));
+    }
+    if let Some(name) = dbmeter_run::options::METRICS_OPTIONS
+        .iter()
+        .find(|n| ctx.request.options.given(n))
+        && !matches!(inv.command, Command::Run)
+    {
+        return Err(CliError::Usage(format!(
+            "--{name} serves a run's metrics; `{}` makes no run (use it with `dbmeter run` or `dbmeter campaign run`)",
             inv.command.name()
         )));
     }

@@ -19,7 +19,10 @@ pub const PAGE: Page = Page {
          marked), throughput and p99 latency against clients on log-log axes, and per \
          workload and client count the runs' throughput, p99, CPU and disk I/O over time \
          and their latency distributions; for benchmarks with figures of their own \
-         (tpch's queries), a bar chart per figure.",
+         (tpch's queries), a bar chart per figure. When the runs are all of one \
+         configuration (a nightly job's, say) and enough of them, the history of their \
+         throughput and p99 latency with its change points, as `dbmeter results history` \
+         shows it.",
         "Without selectors every stored run is in the report; `campaign:NAME` (or any \
          other selectors, as in `dbmeter results`) narrows it.",
     ],
@@ -219,6 +222,17 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             }
         }
     }
+
+    // Runs of one configuration over time: their history and change points.
+    let options = runs.iter().map(|r| (r.id, r.doc.options.clone())).collect();
+    let selection = if a.words.is_empty() {
+        "all runs".to_string()
+    } else {
+        a.words.join(" ")
+    };
+    sections.extend(super::history::report_sections(
+        &summaries, &options, &selection,
+    ));
 
     let campaigns: Vec<&str> = {
         let mut c: Vec<&str> = summaries

@@ -1,4 +1,5 @@
-//! `dbmeter results list|show|export|delete`, the store options of `run`
+//! `dbmeter results list|show|history|export|delete` (history's own code is
+//! `history.rs`), the store options of `run`
 //! (`--store`, `--tag`), and what `results` and `compare` share: finding
 //! the store and reading their command lines. The store itself is
 //! `dbmeter_store`; the tables and CSV are `dbmeter_report::stored`.
@@ -53,6 +54,7 @@ pub const PAGE: Page = Page {
             )
             .default("text")],
         },
+        super::history::SUB,
         Sub {
             name: "export",
             args: "[SELECTORS]",
@@ -99,12 +101,19 @@ pub const PAGE: Page = Page {
             command: "results list campaign:bp-size",
         },
         Example {
+            what: "A nightly job's throughput over the last 30 days, with its change points and a chart",
+            command: "results history tag:job=nightly --since=30d --html=nightly.html",
+        },
+        Example {
             what: "Every run tagged phase=before, as CSV for a spreadsheet",
             command: "results export tag:phase=before --output=before.csv",
         },
     ],
     exit: "0 ok, 1 failed (no such run, no store, bad selector), 2 usage error.",
-    ..Page::new("results", "stored runs: list, show, export, delete")
+    ..Page::new(
+        "results",
+        "stored runs: list, show, history (change points), export, delete",
+    )
 };
 
 /// The store to use: `given` (a path or URL), else `$DBMETER_STORE`, else
@@ -255,7 +264,7 @@ pub(crate) fn filter_of<S: AsRef<str>>(words: &[S]) -> Result<Filter, CliError> 
     Ok(Filter { selectors })
 }
 
-fn no_match(store: &Store, filter: &Filter) -> CliError {
+pub(crate) fn no_match(store: &Store, filter: &Filter) -> CliError {
     if filter.is_empty() {
         CliError::Failed(format!(
             "the results store '{}' holds no runs yet (store one with `dbmeter run ... --store`)",
@@ -272,7 +281,8 @@ fn no_match(store: &Store, filter: &Filter) -> CliError {
 pub fn main(args: &[String]) -> Result<i32, CliError> {
     let Some(sub) = args.first().map(String::as_str) else {
         return Err(CliError::Usage(
-            "which results command? list, show, export or delete (`dbmeter help results`)".into(),
+            "which results command? list, show, history, export or delete (`dbmeter help results`)"
+                .into(),
         ));
     };
     let rest = &args[1..];
@@ -280,10 +290,11 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         "help" | "--help" | "-h" => crate::help::print_page(&PAGE),
         "list" => list(rest),
         "show" => show(rest),
+        "history" => super::history::main(rest),
         "export" => export(rest),
         "delete" => delete(rest),
         _ => Err(CliError::Usage(format!(
-            "unknown results command '{sub}': list, show, export or delete (`dbmeter help results`)"
+            "unknown results command '{sub}': list, show, history, export or delete (`dbmeter help results`)"
         ))),
     }
 }

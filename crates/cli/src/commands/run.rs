@@ -82,6 +82,18 @@ pub(crate) fn text_report(doc: &RunDocument) -> String {
 pub const TARGETS_MISSED: i32 = 3;
 
 pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
+    let prometheus = dbmeter_run::settings::prometheus(&ctx.request.options)?;
+    let metrics = crate::metrics::open(prometheus.as_ref())?;
+    let r = run_fed(ctx, metrics.clone());
+    crate::metrics::close(metrics, prometheus.as_ref());
+    r
+}
+
+/// [`run`], its events also fed to the metrics endpoint if there is one.
+fn run_fed(
+    ctx: &Ctx,
+    metrics: Option<std::sync::Arc<dbmeter_metrics::Exporter>>,
+) -> Result<i32, CliError> {
     let o = &ctx.request.options;
     let format = o.str("format").to_ascii_lowercase();
     let output_path = o.str("output").to_string();
@@ -113,7 +125,7 @@ pub fn run(ctx: &Ctx) -> Result<i32, CliError> {
             },
         )
     };
-    let mut printer = Printer::for_run(presenter, ctx.layout == Layout::Dbmeter);
+    let mut printer = Printer::for_run(presenter, ctx.layout == Layout::Dbmeter).feeding(metrics);
     if json_lines && output.is_some() {
         printer = printer.recording_json_lines();
     }

@@ -241,6 +241,13 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     )?;
     let bench = slap()?;
     let values = args::values(&specs_for(Some(bench.as_ref())), &inv.given);
+    for name in ["prometheus", "prometheus-linger"] {
+        if values.given(name) {
+            return Err(CliError::Usage(format!(
+                "--{name}: dbmeter slap serves no live metrics; use --prometheus with `dbmeter run` or `dbmeter campaign run`"
+            )));
+        }
+    }
     for name in ["format", "output", "assert", "junit"] {
         if values.given(name) {
             return Err(CliError::Usage(format!(

@@ -197,7 +197,10 @@ fn bash_completion_loads_and_completes() {
     assert_eq!(c("dbmeter pre"), ["prepare", "prewarm"]);
     assert!(c("dbmeter ").contains(&"oltp_read_write".to_string()));
     assert_eq!(c("dbmeter run oltp_read_w"), ["oltp_read_write"]);
-    assert_eq!(c("dbmeter results "), ["list", "show", "export", "delete"]);
+    assert_eq!(
+        c("dbmeter results "),
+        ["list", "show", "history", "export", "delete"]
+    );
     assert_eq!(c("dbmeter results export --format="), ["csv", "json"]);
     assert_eq!(c("dbmeter results list --format="), ["text", "csv", "json"]);
     // A workload's own options after its name, with their choices.

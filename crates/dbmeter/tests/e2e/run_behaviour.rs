@@ -227,6 +227,99 @@ fn warmup_is_reported_apart_and_left_out() {
     assert_eq!(j["latency_ms"]["count"].as_u64().unwrap(), events);
 }
 
+/// A script whose events are slow at first, as on a cold cache: they
+/// sleep 40 ms in the script's first second, 20 ms in the next, then 10
+/// and 5, and 1 ms from the fifth second on.
+const WARMING_SCRIPT: &str = r#"
+local ffi = require("ffi")
+ffi.cdef[[int usleep(unsigned int);]]
+local t0
+function thread_init()
+  t0 = os.time()
+end
+function event()
+  local waits = {40000, 20000, 10000, 5000}
+  ffi.C.usleep(waits[os.time() - t0 + 1] or 1000)
+end
+"#;
+
+#[test]
+fn an_automatic_warmup_ends_after_a_slow_start() {
+    let s = Scratch::new();
+    std::fs::write(s.path("warming.lua"), WARMING_SCRIPT).unwrap();
+    let r = s.ok(&[
+        "run",
+        "warming.lua",
+        "--warmup-time=auto:120",
+        "--report-interval=0.5",
+        "--time=2",
+        "--threads=2",
+        "--format=json",
+    ]);
+    let j = r.json();
+    let w = &j["warmup"];
+    let a = &w["auto"];
+    assert_eq!(a["rule"], "mser+mann-kendall", "{w}");
+    assert_eq!(a["max_s"].as_f64(), Some(120.0));
+    let since = a["steady_since_s"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("never steady: {w}"));
+    let took = w["duration_s"].as_f64().unwrap();
+    // The slow seconds (four, or five: os.time() counts whole seconds) are
+    // left behind, and the warm-up ends once what follows is steady:
+    // long before its limit.
+    assert!(since >= 2.5, "steady since {since} s: {w}");
+    assert!(took >= 2.0 * since && took < 60.0, "{took} s: {w}");
+    let series: Vec<f64> = a["events_per_s"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(series.len() as f64 * 0.5, (took * 2.0).round() / 2.0, "{w}");
+    // The measurement follows the warm-up, for its --time, at the fast rate.
+    let dur = j["totals"]["duration_s"].as_f64().unwrap();
+    assert!((2.0..3.0).contains(&dur), "{dur}");
+    let rate = j["totals"]["events_per_s"].as_f64().unwrap();
+    assert!(rate > 5.0 * series[0], "{rate} against {series:?}");
+
+    // The text report says when and why it ended.
+    let r = s.ok(&[
+        "run",
+        "warming.lua",
+        "--warmup-time=auto:120",
+        "--report-interval=0.5",
+        "--time=1",
+    ]);
+    assert!(
+        r.stdout
+            .contains("Warming up until throughput is steady, at most 120 second(s)"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("throughput steady since"), "{}", r.stdout);
+}
+
+#[test]
+fn an_automatic_warmup_takes_only_auto_or_auto_with_a_limit() {
+    let s = Scratch::new();
+    for bad in ["auto:", "auto:0", "auto:x", "automatic", "auto:-5", "fast"] {
+        let r = s.run(&["run", "oltp_point_select", &format!("--warmup-time={bad}")]);
+        assert_eq!(r.code, 2, "{bad}: {}", r.stderr);
+        assert_eq!(r.stderr.trim().lines().count(), 1, "{bad}: {}", r.stderr);
+        assert!(r.stderr.contains("--warmup-time="), "{bad}: {}", r.stderr);
+        assert!(r.stderr.contains("auto"), "{bad}: {}", r.stderr);
+    }
+    let r = s.run(&[
+        "run",
+        "oltp_point_select",
+        "--warmup-time=auto",
+        "--stages=1s:1,1s:2",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--warmup-time"), "{}", r.stderr);
+}
+
 fn interrupt_after(s: &Scratch, args: &[&str], after: Duration) -> (i32, String, String, Duration) {
     let child = s.spawn(args);
     std::thread::sleep(after);

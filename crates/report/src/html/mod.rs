@@ -9,6 +9,7 @@ pub mod bars;
 pub mod charts;
 mod data;
 pub mod digest;
+pub mod history;
 
 pub use data::{OsPoint, ReportRun, spectrum};
 use dbmeter_stats::median;
