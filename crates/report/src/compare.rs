@@ -772,3 +772,96 @@ pub fn metric_names() -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dbmeter_store::gate::{self, FailOn};
+    use dbmeter_store::{CompareOptions, RunSummary};
+
+    fn runs(first_id: i64, variant: &str, tps: &[f64]) -> Vec<RunSummary> {
+        tps.iter()
+            .enumerate()
+            .map(|(i, &t)| RunSummary {
+                id: first_id + i as i64,
+                workload: "w".into(),
+                variant: Some(variant.into()),
+                threads: Some(1),
+                end_reason: "time_limit".into(),
+                events_per_s: Some(t),
+                ..RunSummary::default()
+            })
+            .collect()
+    }
+
+    fn table(cand: &[f64]) -> Comparison {
+        dbmeter_store::compare(
+            &runs(1, "A", &[100.0, 101.0, 99.0, 100.5, 99.5]),
+            &runs(10, "B", cand),
+            &CompareOptions::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn statistics_and_gate_in_every_layout() {
+        let slow = table(&[90.0, 91.0, 89.0, 90.5, 89.5]);
+        let lines = statistics_lines(&slow);
+        assert_eq!(lines.len(), 1);
+        assert!(
+            lines[0].starts_with("w, 1 thread: 90.0 (95% CI ")
+                && lines[0].ends_with("p = 0.0079: slower"),
+            "{lines:?}"
+        );
+        assert!(text(&slow).contains("\nStatistics (95% bootstrap interval"));
+        let csv = csv(&slow);
+        assert!(
+            csv.lines()
+                .next()
+                .unwrap()
+                .ends_with(",p_value,verdict,repeats_needed")
+        );
+        assert!(csv.lines().nth(1).unwrap().contains(",slower,"), "{csv}");
+
+        let rule = FailOn::parse("tps:-3%").unwrap();
+        let checks = gate::check(&rule, &slow);
+        assert_eq!(checks[0].outcome, Outcome::Fail);
+        assert_eq!(gate_summary(&checks), "gate FAILED: 1 of 1 check failed");
+        let x = gate_junit(&checks, "variant:A", "variant:B");
+        assert!(
+            x.contains("tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\""),
+            "{x}"
+        );
+        assert!(
+            x.contains("<property name=\"baseline\" value=\"variant:A\"/>"),
+            "{x}"
+        );
+        let md = summary_markdown(&[&slow], Some(&checks));
+        assert!(
+            md.contains("**Performance gate FAILED: 1 of 1 check failed**"),
+            "{md}"
+        );
+        assert!(md.contains("| `tps:-3%` | w, 1 thread | -10.00% |"), "{md}");
+        let j: serde_json::Value = serde_json::from_str(&json(&slow, Some(&checks))).unwrap();
+        assert_eq!(j["schema"], "dbmeter.compare");
+        assert_eq!(j["gate"]["failed"], true);
+        assert_eq!(j["rows"][0]["cells"][0]["stats"]["verdict"], "slower");
+
+        // Within 1%: passes, and a drop beyond 20% is not asked for.
+        let same = table(&[100.2, 100.7, 99.2, 100.1, 99.9]);
+        let checks = gate::check(&FailOn::parse("tps:-20%").unwrap(), &slow);
+        assert_eq!(checks[0].outcome, Outcome::Pass);
+        assert!(
+            checks[0].line.ends_with("slower), within the threshold"),
+            "{}",
+            checks[0].line
+        );
+        let checks = gate::check(&rule, &same);
+        assert_eq!(checks[0].outcome, Outcome::Pass);
+        assert!(statistics_lines(&same)[0].ends_with(": no significant difference"));
+        // Diff mode gives the interval as a difference.
+        let mut d = slow.clone();
+        d.options.mode = CompareMode::Diff;
+        assert!(statistics_lines(&d)[0].starts_with("w, 1 thread: -10.0% (95% CI -"));
+    }
+}
