@@ -104,20 +104,11 @@ pub struct SideResult {
     pub counters: BTreeMap<String, f64>,
 }
 
-/// The median of some values (the mean of the middle two for an even
-/// count); None for none.
+/// The median of the finite values among these (the mean of the middle
+/// two for an even count); None for none.
 pub fn median(values: &[f64]) -> Option<f64> {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
+    dbmeter_stats::median_in_place(&mut v)
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@
 //!   interval), by non-overlapping batch means (Schmeiser 1982; Law &
 //!   Kelton, *Simulation Modeling and Analysis*, ch. 9) and Student's t.
 
+use crate::median::median_in_place;
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -66,21 +67,6 @@ impl Interval {
             w / self.estimate.abs()
         }
     }
-}
-
-/// The median of some values (mean of the middle two for an even count);
-/// sorts them in place. None for none.
-fn median_in_place(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
 }
 
 /// A uniform index below `n` (Lemire's multiply-shift; the bias, n / 2^64,

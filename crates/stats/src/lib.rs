@@ -20,6 +20,6 @@ mod summary;
 pub use counters::{Counters, ErrorCounts};
 pub use latency::{HistogramError, LatencyHistogram, MAX_LATENCY_NS};
 pub use measure::{MAX_MEASURES, Measure, MeasureInfo};
-pub use median::median;
+pub use median::{median, median_in_place};
 pub use recorder::LatencyRecorder;
 pub use summary::{LatencySummary, Percentile};

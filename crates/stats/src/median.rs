@@ -3,10 +3,15 @@
 /// The median of some numbers (the mean of the middle two for an even
 /// count); None for none.
 pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
+    median_in_place(&mut values.to_vec())
+}
+
+/// [`median`] of values it may reorder (it sorts them): no copy, for the
+/// bootstrap's many resamples.
+pub fn median_in_place(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
         return None;
     }
-    let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
     let n = v.len();
     Some(if n % 2 == 1 {
