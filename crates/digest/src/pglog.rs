@@ -1609,6 +1609,14 @@ mod chunk_tests {
         )
     }
 
+    /// (process, user and database, severity, message).
+    type Entry = (
+        u64,
+        Option<(&'static str, &'static str)>,
+        &'static str,
+        String,
+    );
+
     /// A small deterministic generator (xorshift).
     struct Rng(u64);
     impl Rng {
@@ -1628,15 +1636,7 @@ mod chunk_tests {
     /// and without log_duration, the extended protocol's parse, bind and
     /// execute with their parameters, multi-line statements, errors,
     /// connections, and entries without the user (which carries).
-    fn messages(
-        seed: u64,
-        n: usize,
-    ) -> Vec<(
-        u64,
-        Option<(&'static str, &'static str)>,
-        &'static str,
-        String,
-    )> {
+    fn messages(seed: u64, n: usize) -> Vec<Entry> {
         let mut r = Rng(seed);
         let users = [("alice", "shop"), ("bob", "crm")];
         let mut out = Vec::new();
