@@ -333,12 +333,12 @@ fi
 PG_STATUS=0
 python3 - "$PG_SIZE" "$G_WALL" "$G_CPU" "$G_RSS" "$B_WALL" "$B_CPU" "$B_RSS" \
     "$OUT/dbmeter-pg.json" "$OUT/pgbadger.json" "$SKIP_PGBADGER" \
-    "$G1_WALL" "$G1_CPU" "$G1_RSS" "$OUT/dbmeter-pg-1.json" "$PG_STYLE" "$CPUS" <<'EOF' || PG_STATUS=1
+    "$G1_WALL" "$G1_CPU" "$G1_RSS" "$OUT/dbmeter-pg-1.json" "$PG_STYLE" "$CPUS" "$PGLOG" <<'EOF' || PG_STATUS=1
 import json, sys
 (mb, gw, gc, grss, bw, bc, brss) = map(float, sys.argv[1:8])
 ours_f, theirs_f, skip = sys.argv[8], sys.argv[9], sys.argv[10] == "1"
 (g1w, g1c, g1rss) = map(float, sys.argv[11:14])
-one_f, style, cpus = sys.argv[14], sys.argv[15], sys.argv[16]
+one_f, style, cpus, log = sys.argv[14], sys.argv[15], sys.argv[16], sys.argv[17]
 rate = lambda mb, s: mb / s if s > 0 else float("inf")
 print(f"\nPostgreSQL stderr log ({style})")
 print(f"{'':26} {'MB':>8} {'wall s':>8} {'CPU s':>8} {'MB/s wall':>10} {'MB/CPU-s':>9} {'peak RSS':>9}")
@@ -364,6 +364,13 @@ row("pgbadger -j 2", bw, bc, brss)
 print(f"throughput, dbmeter / pgbadger -j 2: {rate(mb, gw) / rate(mb, bw):.1f}x wall, "
       f"{rate(mb, gc) / rate(mb, bc):.1f}x per CPU second")
 theirs = json.load(open(theirs_f))["overall_stat"]["queries_number"]
+if style == "pairs":
+    # pgBadger counts every duration line, parse's and bind's too: the
+    # statements are the log's `statement:` and `execute` entries.
+    want = sum(1 for l in open(log, "rb") if b"LOG:  statement: " in l or b"LOG:  execute " in l)
+    print(f"statements: dbmeter {n}, the log's statement and execute entries {want}; "
+          f"pgBadger {theirs} (it counts each parse and bind duration as a query)")
+    sys.exit(0 if n == want else 1)
 if theirs == n:
     print(f"statements: identical ({n})")
 else:
