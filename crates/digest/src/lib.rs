@@ -203,8 +203,8 @@ struct PgChunk {
     seq: u64,
     /// Whether it is the last of its input.
     last: bool,
-    /// Whether `duration: ` occurs in the log before it.
-    durations_before: bool,
+    /// What the log holds before it.
+    before: pglog::Seen,
 }
 
 /// What PostgreSQL chunks left, read in their order ([`pglog::PgTail`]).
@@ -295,7 +295,7 @@ pub fn digest_in_chunks(
                             );
                             continue;
                         };
-                        let mut p = pg.parser.for_chunk(pg.durations_before);
+                        let mut p = pg.parser.for_chunk(&pg.before);
                         p.parse_chunk(&c.data, c.first_line, c.offset, |e| agg.add(e, file), bad);
                         let tail = p.into_tail();
                         // What the chunks left, in order, as far as they are done.
@@ -384,7 +384,6 @@ fn read_inputs(
     let mut files = Vec::new();
     let mut total = 0u64;
     let mut pg_seq = 0u64;
-    let duration_finder = memchr::memmem::Finder::new(b"duration: ");
     for (i, name) in names.iter().enumerate() {
         let io_err = |error| DigestError::Io {
             name: name.clone(),
@@ -414,7 +413,7 @@ fn read_inputs(
             .and_then(|(h, _)| h.log_line_prefix.as_deref()));
         let (format, pg) = choose_format(name, format, log_line_prefix, &buf)?;
         let pg = pg.map(Arc::new);
-        let mut durations = false;
+        let mut seen = pglog::Seen::default();
         let mut general = general::GeneralParser::default();
         // Lines and bytes count from the file's start, the header included.
         let (mut line, mut offset) = match &header {
@@ -454,8 +453,10 @@ fn read_inputs(
             let last = !more && buf.is_empty();
             if let Some(parser) = &pg {
                 // Every chunk, the last one even if empty: it ends the log's sessions.
-                let durations_before = durations;
-                durations = durations || duration_finder.find(&data).is_some();
+                let before = seen;
+                if let Some(kind) = format.pg_kind() {
+                    seen.note(kind, &data);
+                }
                 let chunk = Chunk {
                     file: i as u32,
                     data,
@@ -466,7 +467,7 @@ fn read_inputs(
                         parser: parser.clone(),
                         seq: pg_seq,
                         last,
-                        durations_before,
+                        before,
                     }),
                 };
                 pg_seq += 1;

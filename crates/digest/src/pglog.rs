@@ -632,6 +632,36 @@ impl Known {
     }
 }
 
+/// What the reader of a log noted before a chunk, with searches cheaper
+/// than parsing: what the sessions cannot carry into the chunk.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Seen {
+    /// Any entry.
+    entries: bool,
+    /// `duration: ` (without it no parse or bind time carries).
+    durations: bool,
+    /// A user, database or host could have been given (a jsonlog's keys).
+    user: bool,
+    db: bool,
+    host: bool,
+}
+
+impl Seen {
+    /// Notes `chunk`, the next chunk of a log of `kind`.
+    pub fn note(&mut self, kind: PgKind, chunk: &[u8]) {
+        let has = |w: &[u8]| memchr::memmem::find(chunk, w).is_some();
+        self.entries = self.entries || !chunk.is_empty();
+        self.durations = self.durations || has(b"duration: ");
+        // A jsonlog writes a key only with its value (and `"key":`
+        // cannot occur inside a string: its quotes would be escaped);
+        // a stderr log's or csvlog's values are not told apart so cheaply.
+        let json = kind == PgKind::Json;
+        self.user = self.user || !json && self.entries || has(b"\"user\":");
+        self.db = self.db || !json && self.entries || has(b"\"dbname\":");
+        self.host = self.host || !json && self.entries || has(b"\"remote_host\":");
+    }
+}
+
 /// What a chunk read on its own leaves to be read in order
 /// ([`PgParser::into_tail`], [`PgParser::apply`]).
 #[derive(Debug, Default)]
@@ -670,31 +700,30 @@ impl PgParser {
 
     /// A parser of the same log for one chunk read on its own, in
     /// parallel with the others: the records whose meaning depends on the
-    /// chunks before are kept for [`PgParser::apply`]. `durations_before`:
-    /// whether `duration: ` occurs before the chunk in the log (if not, no
-    /// parse or bind time carries into it).
-    pub fn for_chunk(&self, durations_before: bool) -> PgParser {
-        // A value a log cannot have is known: none.
-        let (user, db, host) = match self.kind {
-            PgKind::Stderr => {
-                let has = |e: &[u8]| {
-                    self.prefix
-                        .items
-                        .iter()
-                        .any(|i| matches!(i, Item::Esc(c, _) if e.contains(c)))
-                };
-                (!has(b"u"), !has(b"d"), !has(b"hr"))
-            }
-            PgKind::Csv | PgKind::Json => (false, false, false),
+    /// chunks before are kept for [`PgParser::apply`]. `before`: what the
+    /// log holds before the chunk ([`Seen`]).
+    pub fn for_chunk(&self, before: &Seen) -> PgParser {
+        let has = |e: &[u8]| {
+            self.kind != PgKind::Stderr
+                || self
+                    .prefix
+                    .items
+                    .iter()
+                    .any(|i| matches!(i, Item::Esc(c, _) if e.contains(c)))
         };
         let mut p = self.fresh();
         p.chunk = Some(ChunkState {
             initial: Known {
-                carry: !durations_before,
-                user,
-                db,
-                host,
-                ..Known::default()
+                // At the log's start every session is known: it has none.
+                stmt: !before.entries,
+                awaiting_some: (!before.entries).then_some(false),
+                awaiting: !before.entries,
+                // No parse or bind time carries without a duration.
+                carry: !before.durations,
+                // Nor a value a log cannot have, or has not had yet.
+                user: !(before.user && has(b"u")),
+                db: !(before.db && has(b"d")),
+                host: !(before.host && has(b"hr")),
             },
             ..ChunkState::default()
         });
@@ -977,7 +1006,9 @@ impl PgParser {
         let key = session_key(r);
         let known = match c.heads.get(&key) {
             Some(k) => *k,
-            None if self.sessions.contains_key(&key) => return self.record(r, emit),
+            None if self.sessions.contains_key(&key) || c.initial.all() => {
+                return self.record(r, emit);
+            }
             None => c.initial,
         };
         let known = known.after(r, self.sessions.get(&key), self.kind);
@@ -1727,9 +1758,14 @@ mod chunk_tests {
                 "timestamp".into(),
                 format!("2026-11-27 10:31:38.{:03} UTC", i % 1000).into(),
             );
+            // Some entries lack the user or the database alone.
             if let Some((u, d)) = who {
-                o.insert("user".into(), u.into());
-                o.insert("dbname".into(), d.into());
+                if i % 5 != 0 {
+                    o.insert("user".into(), u.into());
+                }
+                if i % 7 != 0 {
+                    o.insert("dbname".into(), d.into());
+                }
             }
             o.insert("pid".into(), pid.into());
             o.insert("error_severity".into(), sev.into());
@@ -1760,8 +1796,8 @@ mod chunk_tests {
         let mut bad = 0;
         let mut tails = Vec::new();
         // Read last chunk first: the order chunks are read in does not matter.
-        for (start, line, chunk, durations_before) in cuts(kind, text, size).into_iter().rev() {
-            let mut p = template.for_chunk(durations_before);
+        for (start, line, chunk, before) in cuts(kind, text, size).into_iter().rev() {
+            let mut p = template.for_chunk(&before);
             p.parse_chunk(chunk, line, start as u64, |e| evs.push(ev(e)), |_| bad += 1);
             tails.push(p.into_tail());
         }
@@ -1775,11 +1811,11 @@ mod chunk_tests {
         (evs, bad, deferred)
     }
 
-    /// (start, first line, chunk, durations before) cut where the reader cuts.
-    fn cuts(kind: PgKind, text: &[u8], size: usize) -> Vec<(usize, u64, &[u8], bool)> {
+    /// (start, first line, chunk, what is before it) cut where the reader cuts.
+    fn cuts(kind: PgKind, text: &[u8], size: usize) -> Vec<(usize, u64, &[u8], Seen)> {
         let mut out = Vec::new();
         let (mut start, mut line) = (0, 1);
-        let first_duration = crate::scan::find(text, b"duration: ");
+        let mut seen = Seen::default();
         while start < text.len() {
             let rest = &text[start..];
             let end = if rest.len() <= size {
@@ -1794,8 +1830,8 @@ mod chunk_tests {
                     .unwrap_or(rest.len())
             };
             let chunk = &rest[..end];
-            let before = first_duration.is_some_and(|p| p < start);
-            out.push((start, line, chunk, before));
+            out.push((start, line, chunk, seen));
+            seen.note(kind, chunk);
             line += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
             start += end;
         }
