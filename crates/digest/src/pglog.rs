@@ -19,8 +19,11 @@
 //! - Everything else (connections, errors and their `STATEMENT:`, `DETAIL:`
 //!   lines, checkpoints) is read and left out of the counts.
 //!
-//! Records carry state (the pairs) from one to the next, so a PostgreSQL log
-//! is read in order; [`PgParser`] keeps the state from one chunk to the next.
+//! Records carry state (the pairs) from one to the next: [`PgParser`] keeps
+//! the state from one chunk to the next when it reads a log in order, and
+//! reading a chunk on its own ([`PgParser::for_chunk`], the parallel
+//! reader's) keeps each process's records aside until they make its state
+//! known, for [`PgParser::apply`] to read in order after the chunks before.
 
 use crate::event::{BadLine, LogEvent, parse_datetime};
 use std::borrow::Cow;
