@@ -21,6 +21,8 @@
 #   DBMETER_BIN=path     use this binary instead of building one
 #   SKIP_PT=1            dbmeter only
 #   PG_MB=200            size of the generated PostgreSQL stderr log (0: no PostgreSQL case)
+#   PG_STYLE=min-duration  its entries: min-duration (log_min_duration_statement=0) or
+#                        pairs (log_statement=all with log_duration=on)
 #   SKIP_PGBADGER=1      dbmeter only on the PostgreSQL log
 #   MANY_CLASSES=200000  classes of the many-classes log (0: no such case)
 #   MANY_MB=110          its size (110 MB: each class about once)
@@ -32,9 +34,12 @@
 #
 # The PostgreSQL case: bench/gen_pglog.py writes a stderr log (Debian's
 # log_line_prefix, log_min_duration_statement=0, simple and extended protocol,
-# multi-line statements, errors); dbmeter digest and pgBadger -j 2 read it,
-# and both must count the same statements (pgBadger's classes keep digits in
-# names, so the totals are compared, not the classes).
+# multi-line statements, errors; PG_STYLE=pairs: log_statement=all with
+# log_duration=on, each duration at its process's next turn); dbmeter digest
+# (every CPU, then --threads=1: one thread parsing while the reader cuts) and
+# pgBadger -j 2 read it; dbmeter's two runs must give the same classes and
+# counts, and pgBadger the same statements (pgBadger's classes keep digits
+# in names, so the totals are compared, not the classes).
 #
 # The replay case: a managed PostgreSQL server logs pgbench's select-only
 # transactions (-S -M simple, REPLAY_CLIENTS clients x REPLAY_TX transactions;
@@ -61,6 +66,7 @@ PT_MB="${PT_MB:-256}"
 SEED="${SEED:-42}"
 SKIP_PT="${SKIP_PT:-0}"
 PG_MB="${PG_MB:-200}"
+PG_STYLE="${PG_STYLE:-min-duration}"
 SKIP_PGBADGER="${SKIP_PGBADGER:-0}"
 MANY_CLASSES="${MANY_CLASSES:-200000}"
 MANY_MB="${MANY_MB:-110}"
@@ -74,6 +80,7 @@ require_flag SKIP_PGBADGER
 case "$PG_MB" in '' | *[!0-9]*) die "PG_MB=$PG_MB: expected a number of MB (0 for none)" ;; esac
 case "$MANY_CLASSES" in '' | *[!0-9]*) die "MANY_CLASSES=$MANY_CLASSES: expected a number (0 for none)" ;; esac
 require_positive MANY_MB
+case "$PG_STYLE" in min-duration | pairs) ;; *) die "PG_STYLE=$PG_STYLE: expected min-duration or pairs" ;; esac
 if [ "$PG_MB" -gt 0 ] && [ "$SKIP_PGBADGER" != 1 ] && [ "${REPLAY_ONLY:-0}" != 1 ]; then
     command -v pgbadger >/dev/null ||
         die "pgbadger not found (Debian package pgbadger), or SKIP_PGBADGER=1 or PG_MB=0"
@@ -306,15 +313,17 @@ fi
 [ "$MANY_STATUS" = 0 ] || SLOW_STATUS=1
 
 [ "$PG_MB" -gt 0 ] || exit "$SLOW_STATUS"
-PGLOG="$OUT/pg-stderr-${PG_MB}MB-s$SEED.log"
+PGLOG="$OUT/pg-stderr-$PG_STYLE-${PG_MB}MB-s$SEED.log"
 if [ ! -s "$PGLOG" ]; then
-    log "generating a ${PG_MB} MB PostgreSQL stderr log: $PGLOG"
-    python3 "$ROOT/bench/gen_pglog.py" "$PG_MB" "$SEED" > "$PGLOG.tmp"
+    log "generating a ${PG_MB} MB PostgreSQL stderr log ($PG_STYLE): $PGLOG"
+    python3 "$ROOT/bench/gen_pglog.py" "$PG_MB" "$SEED" "$PG_STYLE" > "$PGLOG.tmp"
     mv "$PGLOG.tmp" "$PGLOG"
 fi
 PG_SIZE="$(mb_of "$PGLOG")"
 read -r G_WALL G_CPU G_RSS < <(measure dbmeter-pg "$OUT/dbmeter-pg.json" \
     "$DBMETER_BIN" digest "$PGLOG" --format=json --limit=0)
+read -r G1_WALL G1_CPU G1_RSS < <(measure dbmeter-pg-1 "$OUT/dbmeter-pg-1.json" \
+    "$DBMETER_BIN" digest "$PGLOG" --format=json --limit=0 --threads=1)
 if [ "$SKIP_PGBADGER" != 1 ]; then
     read -r B_WALL B_CPU B_RSS < <(measure pgbadger "$OUT/pgbadger.stdout" \
         pgbadger -j 2 -q -f stderr --prefix '%m [%p] %q%u@%d ' -o "$OUT/pgbadger.json" "$PGLOG")
@@ -323,26 +332,45 @@ else
 fi
 PG_STATUS=0
 python3 - "$PG_SIZE" "$G_WALL" "$G_CPU" "$G_RSS" "$B_WALL" "$B_CPU" "$B_RSS" \
-    "$OUT/dbmeter-pg.json" "$OUT/pgbadger.json" "$SKIP_PGBADGER" <<'EOF' || PG_STATUS=1
+    "$OUT/dbmeter-pg.json" "$OUT/pgbadger.json" "$SKIP_PGBADGER" \
+    "$G1_WALL" "$G1_CPU" "$G1_RSS" "$OUT/dbmeter-pg-1.json" "$PG_STYLE" "$CPUS" "$PGLOG" <<'EOF' || PG_STATUS=1
 import json, sys
 (mb, gw, gc, grss, bw, bc, brss) = map(float, sys.argv[1:8])
 ours_f, theirs_f, skip = sys.argv[8], sys.argv[9], sys.argv[10] == "1"
+(g1w, g1c, g1rss) = map(float, sys.argv[11:14])
+one_f, style, cpus, log = sys.argv[14], sys.argv[15], sys.argv[16], sys.argv[17]
 rate = lambda mb, s: mb / s if s > 0 else float("inf")
-print(f"\nPostgreSQL stderr log")
+print(f"\nPostgreSQL stderr log ({style})")
 print(f"{'':26} {'MB':>8} {'wall s':>8} {'CPU s':>8} {'MB/s wall':>10} {'MB/CPU-s':>9} {'peak RSS':>9}")
 def row(name, w, c, rss):
     print(f"{name:26} {mb:8.1f} {w:8.2f} {c:8.2f} {rate(mb, w):10.1f} {rate(mb, c):9.1f} {rss / 1024:7.1f}MB")
-row("dbmeter digest", gw, gc, grss)
+row(f"dbmeter digest ({cpus} thr)", gw, gc, grss)
+row("dbmeter digest --threads=1", g1w, g1c, g1rss)
+print(f"dbmeter, {cpus} threads / 1: {rate(mb, gw) / rate(mb, g1w):.2f}x wall")
 ours = json.load(open(ours_f))
 n = ours["global"]["query_count"]
 print(f"dbmeter: {n} statements in {len(ours['classes'])} classes, "
       f"{ours['malformed']['count']} malformed lines")
+classes = lambda d: {c["id"]: (c["query_count"], c["attributes"].get("Query_time", {}).get("numbers", {}).get("count"))
+                     for c in d["classes"]}
+one = json.load(open(one_f))
+if classes(one) != classes(ours) or one["global"]["query_count"] != n:
+    print(f"dbmeter DIFFERS with --threads=1: {one['global']['query_count']} statements")
+    sys.exit(1)
+print("dbmeter --threads=1: the same classes, counts and timed counts")
 if skip:
     sys.exit(0)
 row("pgbadger -j 2", bw, bc, brss)
 print(f"throughput, dbmeter / pgbadger -j 2: {rate(mb, gw) / rate(mb, bw):.1f}x wall, "
       f"{rate(mb, gc) / rate(mb, bc):.1f}x per CPU second")
 theirs = json.load(open(theirs_f))["overall_stat"]["queries_number"]
+if style == "pairs":
+    # pgBadger counts every duration line, parse's and bind's too: the
+    # statements are the log's `statement:` and `execute` entries.
+    want = sum(1 for l in open(log, "rb") if b"LOG:  statement: " in l or b"LOG:  execute " in l)
+    print(f"statements: dbmeter {n}, the log's statement and execute entries {want}; "
+          f"pgBadger {theirs} (it counts each parse and bind duration as a query)")
+    sys.exit(0 if n == want else 1)
 if theirs == n:
     print(f"statements: identical ({n})")
 else:

@@ -955,10 +955,19 @@ impl ClassStats {
             self.hosts.record(h, 1, strings);
         }
         if keep_sample {
-            let worse = match (&self.sample, e.query_time) {
-                (None, _) => true,
-                (Some(s), Some(t)) => s.query_time.is_none_or(|w| t > w),
-                (Some(_), None) => false,
+            // The longest; of equal ones the first in the log (as merge
+            // chooses: events may come out of order, a statement waiting
+            // for its duration or read in parallel).
+            let worse = match &self.sample {
+                None => true,
+                Some(s) => match (s.query_time, e.query_time) {
+                    (Some(w), Some(t)) => {
+                        t > w || (t == w && (file, e.offset) < (s.file, s.offset))
+                    }
+                    (None, Some(_)) => true,
+                    (Some(_), None) => false,
+                    (None, None) => (file, e.offset) < (s.file, s.offset),
+                },
             };
             if worse {
                 self.sample = Some(Sample {

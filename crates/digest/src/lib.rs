@@ -27,8 +27,10 @@ pub mod tables;
 pub use aggregate::{Aggregate, GroupBy, TimeFilter};
 pub use event::{LogEvent, Malformed, MalformedLines};
 
-use std::sync::Mutex;
+use pglog::PgTail;
+use std::collections::BTreeMap;
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// The log formats dbmeter reads.
@@ -176,8 +178,11 @@ impl std::fmt::Display for DigestError {
 
 impl std::error::Error for DigestError {}
 
-/// Bytes a chunk holds at least (but a whole event, whatever its size).
-const CHUNK: usize = 1 << 20;
+/// Bytes a chunk holds at most (but a whole event, whatever its size).
+pub const CHUNK: usize = 1 << 20;
+
+/// Bytes of an input's start read before its format is told.
+const HEAD: usize = 256 << 10;
 
 /// A piece of an input made of whole events.
 struct Chunk {
@@ -186,6 +191,38 @@ struct Chunk {
     first_line: u64,
     offset: u64,
     file_start: bool,
+    /// A PostgreSQL log's: read on its own, then what it left in order.
+    pg: Option<PgChunk>,
+}
+
+/// A chunk of a PostgreSQL log.
+struct PgChunk {
+    /// The log's parser (with no state).
+    parser: Arc<pglog::PgParser>,
+    /// Its place among the PostgreSQL chunks of all inputs.
+    seq: u64,
+    /// Whether it is the last of its input.
+    last: bool,
+    /// What the log holds before it.
+    before: pglog::Seen,
+}
+
+/// What PostgreSQL chunks left, read in their order ([`pglog::PgTail`]).
+#[derive(Default)]
+struct Sequencer {
+    next: u64,
+    waiting: BTreeMap<u64, Done>,
+    /// The state of the sessions after the chunks applied so far.
+    carried: Option<pglog::PgParser>,
+}
+
+/// A PostgreSQL chunk read, waiting for the chunks before it.
+struct Done {
+    tail: PgTail,
+    parser: Arc<pglog::PgParser>,
+    file: u32,
+    first: bool,
+    last: bool,
 }
 
 /// What a worker made.
@@ -201,16 +238,30 @@ pub fn digest(
     opts: &Options,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Digest, DigestError> {
+    digest_in_chunks(inputs, opts, CHUNK, progress)
+}
+
+/// [`digest`], cutting the inputs into chunks of about `chunk` bytes (a
+/// whole event at least) instead of 1 MiB: for tests, which make every
+/// event boundary a cut somewhere.
+pub fn digest_in_chunks(
+    inputs: &[String],
+    opts: &Options,
+    chunk: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Digest, DigestError> {
     let started = Instant::now();
     let threads = opts.threads.max(1);
     let names: Vec<String> = inputs.to_vec();
     let (tx, rx) = mpsc::sync_channel::<Chunk>(threads);
     let rx = Mutex::new(rx);
+    let sequencer = Mutex::new(Sequencer::default());
     let result = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 let rx = &rx;
                 let names = &names;
+                let sequencer = &sequencer;
                 s.spawn(move || {
                     let mut part = Part {
                         agg: Aggregate::new(opts.group_by, opts.filter.clone()),
@@ -226,20 +277,56 @@ pub fn digest(
                         let name = &names[file as usize];
                         let agg = &mut part.agg;
                         let malformed = &mut part.malformed;
-                        slowlog::parse_chunk(
-                            &c.data,
-                            c.first_line,
-                            c.offset,
-                            c.file_start,
-                            |e| agg.add(e, file),
-                            |b| {
-                                malformed.push(Malformed {
-                                    file: name.clone(),
-                                    line: b.line,
-                                    reason: b.reason,
-                                })
-                            },
-                        );
+                        let bad = |b: event::BadLine| {
+                            malformed.push(Malformed {
+                                file: name.clone(),
+                                line: b.line,
+                                reason: b.reason,
+                            })
+                        };
+                        let Some(pg) = c.pg else {
+                            slowlog::parse_chunk(
+                                &c.data,
+                                c.first_line,
+                                c.offset,
+                                c.file_start,
+                                |e| agg.add(e, file),
+                                bad,
+                            );
+                            continue;
+                        };
+                        let mut p = pg.parser.for_chunk(&pg.before);
+                        p.parse_chunk(&c.data, c.first_line, c.offset, |e| agg.add(e, file), bad);
+                        let tail = p.into_tail();
+                        // What the chunks left, in order, as far as they are done.
+                        let mut sq = sequencer.lock().unwrap_or_else(PoisonError::into_inner);
+                        let done = Done {
+                            tail,
+                            parser: pg.parser,
+                            file,
+                            first: c.file_start,
+                            last: pg.last,
+                        };
+                        sq.waiting.insert(pg.seq, done);
+                        loop {
+                            let next = sq.next;
+                            let Some(d) = sq.waiting.remove(&next) else {
+                                break;
+                            };
+                            sq.next += 1;
+                            if d.first || sq.carried.is_none() {
+                                sq.carried = Some(d.parser.fresh());
+                            }
+                            if let Some(carried) = sq.carried.as_mut() {
+                                carried.apply(d.tail, |e| agg.add(e, d.file));
+                                if d.last {
+                                    carried.finish(|e| agg.add(e, d.file));
+                                }
+                            }
+                            if d.last {
+                                sq.carried = None;
+                            }
+                        }
                     }
                     part
                 })
@@ -249,7 +336,7 @@ pub fn digest(
             agg: Aggregate::new(opts.group_by, opts.filter.clone()),
             malformed: MalformedLines::default(),
         };
-        let read = read_inputs(&names, opts, &tx, &mut own, progress);
+        let read = read_inputs(&names, opts, chunk.max(1), &tx, &mut own, progress);
         drop(tx);
         let mut parts = vec![own];
         for w in workers {
@@ -284,25 +371,28 @@ pub fn digest(
 }
 
 /// The reader: opens each input, detects its format, cuts it into chunks
-/// for the workers (or parses it here, when its events must be read in
-/// order).
+/// of about `chunk` bytes for the workers (or parses it here, when its
+/// events must be read in order).
 fn read_inputs(
     names: &[String],
     opts: &Options,
+    chunk: usize,
     tx: &mpsc::SyncSender<Chunk>,
     own: &mut Part,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<FileInfo>, DigestError> {
     let mut files = Vec::new();
     let mut total = 0u64;
+    let mut pg_seq = 0u64;
     for (i, name) in names.iter().enumerate() {
         let io_err = |error| DigestError::Io {
             name: name.clone(),
             error,
         };
         let mut opened = input::open(name).map_err(io_err)?;
-        let mut buf = Vec::with_capacity(2 * CHUNK);
-        let mut more = input::fill(&mut opened.reader, &mut buf, CHUNK).map_err(io_err)?;
+        let mut buf = Vec::with_capacity(2 * chunk.max(HEAD));
+        let mut more =
+            input::fill(&mut opened.reader, &mut buf, chunk.max(HEAD)).map_err(io_err)?;
         // dbmeter's capture: its header line says the format and prefix.
         let header = match capture::read_header(&buf) {
             None => None,
@@ -321,7 +411,9 @@ fn read_inputs(
         let log_line_prefix = opts.log_line_prefix.as_deref().or(header
             .as_ref()
             .and_then(|(h, _)| h.log_line_prefix.as_deref()));
-        let (format, mut pg) = choose_format(name, format, log_line_prefix, &buf)?;
+        let (format, pg) = choose_format(name, format, log_line_prefix, &buf)?;
+        let pg = pg.map(Arc::new);
+        let mut seen = pglog::Seen::default();
         let mut general = general::GeneralParser::default();
         // Lines and bytes count from the file's start, the header included.
         let (mut line, mut offset) = match &header {
@@ -331,22 +423,58 @@ fn read_inputs(
         total += offset;
         let mut first = true;
         loop {
-            // Cut after the last event start, or send everything at the end.
-            let cut = if more {
-                format.last_boundary(&buf)
-            } else {
+            if more && buf.len() < chunk {
+                let want = chunk - buf.len();
+                more = input::fill(&mut opened.reader, &mut buf, want).map_err(io_err)?;
+                continue;
+            }
+            // Cut after the last event start in the whole lines of the
+            // first `chunk` bytes (or further, for an event larger than
+            // that), or take everything at the end.
+            let cut = if !more && buf.len() <= chunk {
                 Some(buf.len())
+            } else {
+                let lines =
+                    memchr::memrchr(b'\n', &buf[..chunk.min(buf.len())]).map_or(0, |p| p + 1);
+                format
+                    .last_boundary(&buf[..lines])
+                    .or_else(|| format.last_boundary(&buf))
+                    .or((!more).then_some(buf.len()))
             };
             let Some(cut) = cut else {
                 // One event larger than the buffer: read on.
-                more = input::fill(&mut opened.reader, &mut buf, CHUNK).map_err(io_err)?;
+                more = input::fill(&mut opened.reader, &mut buf, chunk).map_err(io_err)?;
                 continue;
             };
             let rest = buf.split_off(cut);
             let data = std::mem::replace(&mut buf, rest);
             let lines = memchr::memchr_iter(b'\n', &data).count() as u64;
             let len = data.len() as u64;
-            if !data.is_empty() {
+            let last = !more && buf.is_empty();
+            if let Some(parser) = &pg {
+                // Every chunk, the last one even if empty: it ends the log's sessions.
+                let before = seen;
+                if let Some(kind) = format.pg_kind() {
+                    seen.note(kind, &data);
+                }
+                let chunk = Chunk {
+                    file: i as u32,
+                    data,
+                    first_line: line,
+                    offset,
+                    file_start: first,
+                    pg: Some(PgChunk {
+                        parser: parser.clone(),
+                        seq: pg_seq,
+                        last,
+                        before,
+                    }),
+                };
+                pg_seq += 1;
+                if tx.send(chunk).is_err() {
+                    break;
+                }
+            } else if !data.is_empty() {
                 if format.independent_events() {
                     let chunk = Chunk {
                         file: i as u32,
@@ -354,26 +482,11 @@ fn read_inputs(
                         first_line: line,
                         offset,
                         file_start: first,
+                        pg: None,
                     };
                     if tx.send(chunk).is_err() {
                         break;
                     }
-                } else if let Some(pg) = pg.as_mut() {
-                    let agg = &mut own.agg;
-                    let malformed = &mut own.malformed;
-                    pg.parse_chunk(
-                        &data,
-                        line,
-                        offset,
-                        |e| agg.add(e, i as u32),
-                        |b| {
-                            malformed.push(Malformed {
-                                file: name.clone(),
-                                line: b.line,
-                                reason: b.reason,
-                            })
-                        },
-                    );
                 } else {
                     let agg = &mut own.agg;
                     let malformed = &mut own.malformed;
@@ -397,16 +510,9 @@ fn read_inputs(
             offset += len;
             total += len;
             progress(total);
-            if !more && buf.is_empty() {
+            if last {
                 break;
             }
-            if more {
-                more = input::fill(&mut opened.reader, &mut buf, CHUNK).map_err(io_err)?;
-            }
-        }
-        if let Some(pg) = pg.as_mut() {
-            let agg = &mut own.agg;
-            pg.finish(|e| agg.add(e, i as u32));
         }
         files.push(FileInfo {
             name: name.clone(),
@@ -750,6 +856,188 @@ mod tests {
         std::fs::write(&path, "# dbmeter-capture v2 {}\nselect 1;\n").unwrap();
         let e = digest(std::slice::from_ref(&name), &opts, &|_| {}).unwrap_err();
         assert!(e.to_string().contains("version 2"), "{e}");
+    }
+
+    /// A PostgreSQL stderr log (Debian's prefix) of `n` statements from 6
+    /// sessions taking turns entry by entry, so that pairs interleave:
+    /// `pairs` false, log_min_duration_statement=0 (`duration: X ms
+    /// statement: Q`; the extended protocol's parse, bind and execute with
+    /// their DETAIL parameters); true, log_statement=all with
+    /// log_duration=on (`statement: Q` ... `duration: X ms`; parse and bind
+    /// durations before an `execute` and its parameters). Multi-line
+    /// statements, errors, disconnections and reconnections among them.
+    fn pg_log(n: usize, pairs: bool, seed: u64) -> String {
+        let mut x = seed;
+        let mut rnd = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut queues: Vec<std::collections::VecDeque<String>> = vec![Default::default(); 6];
+        let mut out = String::new();
+        let (mut made, mut i) = (0, 0u64);
+        while made < n || queues.iter().any(|q| !q.is_empty()) {
+            let s = rnd(6) as usize;
+            if queues[s].is_empty() {
+                if made >= n {
+                    continue;
+                }
+                made += 1;
+                let ms = |r: u64| format!("{}.{:03}", r % 3, r % 997);
+                let id = rnd(1000);
+                let q = match rnd(3) {
+                    0 => format!("SELECT c FROM sbtest{} WHERE id = {id}", id % 3),
+                    1 => format!("UPDATE sbtest1\n\t   SET k = k + 1\n\t WHERE id = {id};"),
+                    _ => format!("INSERT INTO t (a, b) VALUES ({id}, 'x''{id}')"),
+                };
+                let prep = "SELECT pad FROM sbtest1 WHERE k = $1 AND c = $2";
+                let params = format!("parameters: $1 = '{id}', $2 = 'a''b'");
+                let q_ = &mut queues[s];
+                let mut push = |m: String| q_.push_back(m);
+                match (rnd(10), pairs) {
+                    (0..=5, false) => push(format!(
+                        "LOG:  duration: {} ms  statement: {q}",
+                        ms(rnd(9999))
+                    )),
+                    (0..=5, true) => {
+                        push(format!("LOG:  statement: {q}"));
+                        push(format!("LOG:  duration: {} ms", ms(rnd(9999))));
+                    }
+                    (6..=7, false) => {
+                        push(format!(
+                            "LOG:  duration: {} ms  parse S_1: {prep}",
+                            ms(rnd(9999))
+                        ));
+                        push(format!(
+                            "LOG:  duration: {} ms  bind S_1: {prep}",
+                            ms(rnd(9999))
+                        ));
+                        push(format!("DETAIL:  {params}"));
+                        push(format!(
+                            "LOG:  duration: {} ms  execute S_1: {prep}",
+                            ms(rnd(9999))
+                        ));
+                        push(format!("DETAIL:  {params}"));
+                    }
+                    (6..=7, true) => {
+                        push(format!("LOG:  duration: {} ms", ms(rnd(9999))));
+                        push(format!("LOG:  duration: {} ms", ms(rnd(9999))));
+                        push(format!("LOG:  execute S_1: {prep}"));
+                        push(format!("DETAIL:  {params}"));
+                        push(format!("LOG:  duration: {} ms", ms(rnd(9999))));
+                    }
+                    (8, _) => {
+                        if pairs {
+                            push("LOG:  statement: SELECT 1/0".into());
+                        }
+                        push("ERROR:  division by zero".into());
+                        push("STATEMENT:  SELECT 1/0".into());
+                    }
+                    _ => {
+                        push("LOG:  disconnection: session time: 0:00:00.010 user=app database=shop host=[local]".into());
+                        push("LOG:  connection received: host=[local]".into());
+                    }
+                }
+            }
+            if let Some(m) = queues[s].pop_front() {
+                i += 1;
+                let who = if m.contains("connection received") {
+                    ""
+                } else {
+                    ["app@shop ", "report@crm "][s % 2]
+                };
+                out.push_str(&format!(
+                    "2026-11-27 10:{:02}:{:02}.{:03} UTC [{}] {who}{m}\n",
+                    i / 60_000 % 60,
+                    i / 1000 % 60,
+                    i % 1000,
+                    100 + s
+                ));
+            }
+        }
+        out
+    }
+
+    /// The JSON report of a digest, its floats to 9 significant digits
+    /// (sums made in another order differ in their last bits), its classes
+    /// in key order, without the time it took.
+    fn report_json(d: &Digest) -> serde_json::Value {
+        fn norm(v: &mut serde_json::Value) {
+            match v {
+                serde_json::Value::Number(n) if n.is_f64() => {
+                    let f = n.as_f64().unwrap_or(0.0);
+                    *v = serde_json::Value::String(format!("{f:.8e}"));
+                }
+                serde_json::Value::Array(a) => a.iter_mut().for_each(norm),
+                serde_json::Value::Object(o) => o.values_mut().for_each(norm),
+                _ => {}
+            }
+        }
+        let mut v = report::json(
+            d,
+            &report::ReportOptions {
+                order_by: report::OrderBy::default(),
+                limit: 0,
+                ids: Vec::new(),
+                version: "test".into(),
+            },
+        );
+        v["elapsed_s"] = serde_json::Value::Null;
+        if let Some(c) = v["classes"].as_array_mut() {
+            c.sort_by_key(|c| c["key"].to_string());
+            for c in c.iter_mut() {
+                c["rank"] = serde_json::Value::Null;
+            }
+        }
+        norm(&mut v);
+        v
+    }
+
+    #[test]
+    fn postgres_logs_read_in_parallel_equal_one_reader_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for (pairs, seed) in [(false, 88_172_645_463_325_252), (true, 2_463_534_242)] {
+            let path = dir.path().join(format!("pg-{pairs}.log"));
+            let text = pg_log(3000, pairs, seed);
+            std::fs::write(&path, &text).unwrap();
+            let name = path.to_str().unwrap().to_string();
+            // The reference: one reader, every entry in order.
+            let mut agg = Aggregate::new(GroupBy::Fingerprint, TimeFilter::default());
+            let mut malformed = MalformedLines::default();
+            let info =
+                read_events(&name, None, None, &mut |e| agg.add(e, 0), &mut malformed).unwrap();
+            let one = Digest {
+                aggregate: agg,
+                files: vec![info],
+                malformed,
+                elapsed: Duration::ZERO,
+            };
+            assert_eq!(one.malformed.count, 0, "{:?}", one.malformed.first);
+            // 8 of 10 made are statements (9 with pairs: the failed ones).
+            let n = one.aggregate.global.count;
+            assert!((2200..=2900).contains(&n), "{n} statements");
+            let want = report_json(&one);
+            for threads in [1, 3] {
+                for chunk in [1, 300, 4096, CHUNK] {
+                    let opts = Options {
+                        group_by: GroupBy::Fingerprint,
+                        filter: TimeFilter::default(),
+                        threads,
+                        format: None,
+                        log_line_prefix: None,
+                    };
+                    let d = digest_in_chunks(std::slice::from_ref(&name), &opts, chunk, &|_| {})
+                        .unwrap();
+                    assert_eq!(d.files[0].bytes, text.len() as u64);
+                    assert_eq!(
+                        report_json(&d),
+                        want,
+                        "pairs {pairs}, {threads} threads, chunks of {chunk}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

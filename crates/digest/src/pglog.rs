@@ -19,8 +19,11 @@
 //! - Everything else (connections, errors and their `STATEMENT:`, `DETAIL:`
 //!   lines, checkpoints) is read and left out of the counts.
 //!
-//! Records carry state (the pairs) from one to the next, so a PostgreSQL log
-//! is read in order; [`PgParser`] keeps the state from one chunk to the next.
+//! Records carry state (the pairs) from one to the next: [`PgParser`] keeps
+//! the state from one chunk to the next when it reads a log in order, and
+//! reading a chunk on its own ([`PgParser::for_chunk`], the parallel
+//! reader's) keeps each process's records aside until they make its state
+//! known, for [`PgParser::apply`] to read in order after the chunks before.
 
 use crate::event::{BadLine, LogEvent, parse_datetime};
 use std::borrow::Cow;
@@ -351,6 +354,25 @@ struct Record<'a> {
     detail: Option<Cow<'a, [u8]>>,
 }
 
+impl Record<'_> {
+    fn to_owned(&self) -> Record<'static> {
+        let own = |v: &Option<Cow<'_, [u8]>>| v.as_deref().map(|v| Cow::Owned(v.to_vec()));
+        Record {
+            line: self.line,
+            offset: self.offset,
+            ts: self.ts,
+            pid: self.pid,
+            session: own(&self.session),
+            user: own(&self.user),
+            db: own(&self.db),
+            host: own(&self.host),
+            severity: Cow::Owned(self.severity.to_vec()),
+            message: Cow::Owned(self.message.to_vec()),
+            detail: own(&self.detail),
+        }
+    }
+}
+
 /// Whether the head of an input looks like a PostgreSQL log, and which.
 pub fn looks_like(head: &[u8]) -> Option<PgKind> {
     let lines = || head.split(|&b| b == b'\n').take(200);
@@ -464,11 +486,200 @@ struct Session {
     host: Option<Vec<u8>>,
 }
 
-/// Reads a PostgreSQL log in order, chunk after chunk.
+impl Session {
+    /// As a session never seen.
+    fn is_empty(&self) -> bool {
+        self.stmt.is_none()
+            && self.awaiting.is_none()
+            && self.carry_ms == 0.0
+            && self.user.is_none()
+            && self.db.is_none()
+            && self.host.is_none()
+    }
+}
+
+/// Reads a PostgreSQL log in order, chunk after chunk; or one chunk on its
+/// own ([`PgParser::for_chunk`]), leaving what depends on the state the
+/// chunk starts in to [`PgParser::apply`].
 pub struct PgParser {
     kind: PgKind,
     prefix: Prefix,
     sessions: HashMap<u64, Session>,
+    /// Reading one chunk on its own: what is known of the sessions.
+    chunk: Option<ChunkState>,
+}
+
+/// A parser reading one chunk on its own does not know the state its
+/// sessions start the chunk in (a statement waiting for its duration, an
+/// execute for its parameters, parse and bind times, the last user). A
+/// session's records are kept aside (to be read in order after the chunks
+/// before, [`PgParser::apply`]) until they make its whole state known
+/// whatever it was; from then on its records are read here.
+#[derive(Debug, Default)]
+struct ChunkState {
+    /// What is known of a session at the chunk's start.
+    initial: Known,
+    /// Sessions whose state is not all known yet.
+    heads: HashMap<u64, Known>,
+    /// Their records so far, in order.
+    deferred: Vec<Record<'static>>,
+}
+
+/// Which parts of a session's state a chunk's reader knows.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Known {
+    stmt: bool,
+    /// Whether an execute waits for its parameters (None: not known).
+    awaiting_some: Option<bool>,
+    /// That execute's content.
+    awaiting: bool,
+    carry: bool,
+    user: bool,
+    db: bool,
+    host: bool,
+}
+
+impl Known {
+    fn all(&self) -> bool {
+        self.stmt
+            && self.awaiting_some.is_some()
+            && self.awaiting
+            && self.carry
+            && self.user
+            && self.db
+            && self.host
+    }
+
+    /// What record `r` makes known, `s` being the session's state as far
+    /// as it is known (mirrors [`PgParser::record`]).
+    fn after(mut self, r: &Record<'_>, s: Option<&Session>, kind: PgKind) -> Known {
+        let sev: &[u8] = &r.severity;
+        let params = sev == b"DETAIL" && r.message.starts_with(b"parameters: ");
+        let stmt = s.and_then(|s| s.stmt.as_ref());
+        match self.awaiting_some {
+            Some(true) => {
+                // Taken by this record (with its parameters, if they are).
+                self.awaiting_some = Some(false);
+                self.awaiting = true;
+                if params {
+                    return self;
+                }
+            }
+            Some(false) => {}
+            None => {
+                self.awaiting_some = Some(false);
+                self.awaiting = true;
+                if params {
+                    // An execute waiting took them, or the statement did.
+                    if self.stmt && stmt.is_some_and(|p| p.params.is_none()) {
+                        self.stmt = false;
+                    }
+                    return self;
+                }
+            }
+        }
+        if params || sev != b"LOG" {
+            // The statement's parameters when it has none: known if it is.
+            return self;
+        }
+        self.user |= r.user.is_some();
+        self.db |= r.db.is_some();
+        self.host |= r.host.is_some();
+        let m: &[u8] = &r.message;
+        if m.starts_with(b"duration: ") {
+            let Some((_, after)) = duration(m) else {
+                return self;
+            };
+            if after.is_empty() {
+                if self.stmt {
+                    if stmt.is_some() {
+                        // Its statement's time; the carry starts again.
+                        self.carry = true;
+                    }
+                } else {
+                    // No statement waits after it, and the carry is not known.
+                    self.stmt = true;
+                    self.carry = false;
+                }
+                return self;
+            }
+            if let Some((Kind::Statement, _)) = statement(after) {
+                let carry = self.carry;
+                self.stmt = true;
+                self.carry = true;
+                if awaits_params(kind, after, r) {
+                    self.awaiting_some = Some(true);
+                    self.awaiting = carry && self.user && self.db && self.host;
+                }
+            }
+            return self;
+        }
+        match statement(m) {
+            Some((Kind::Statement, _)) => self.stmt = self.user && self.db && self.host,
+            Some((Kind::Parse, _)) => {}
+            None => {
+                if ends_session(m) {
+                    self = Known {
+                        stmt: true,
+                        awaiting_some: Some(false),
+                        awaiting: true,
+                        carry: true,
+                        user: true,
+                        db: true,
+                        host: true,
+                    };
+                }
+            }
+        }
+        self
+    }
+}
+
+/// What the reader of a log noted before a chunk, with searches cheaper
+/// than parsing: what the sessions cannot carry into the chunk.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Seen {
+    /// Any entry.
+    entries: bool,
+    /// `duration: ` (without it no parse or bind time carries).
+    durations: bool,
+    /// A user, database or host could have been given (a jsonlog's keys).
+    user: bool,
+    db: bool,
+    host: bool,
+}
+
+impl Seen {
+    /// Notes `chunk`, the next chunk of a log of `kind`.
+    pub fn note(&mut self, kind: PgKind, chunk: &[u8]) {
+        let has = |w: &[u8]| memchr::memmem::find(chunk, w).is_some();
+        self.entries = self.entries || !chunk.is_empty();
+        self.durations = self.durations || has(b"duration: ");
+        // A jsonlog writes a key only with its value (and `"key":`
+        // cannot occur inside a string: its quotes would be escaped);
+        // a stderr log's or csvlog's values are not told apart so cheaply.
+        let json = kind == PgKind::Json;
+        self.user = self.user || !json && self.entries || has(b"\"user\":");
+        self.db = self.db || !json && self.entries || has(b"\"dbname\":");
+        self.host = self.host || !json && self.entries || has(b"\"remote_host\":");
+    }
+}
+
+/// What a chunk read on its own leaves to be read in order
+/// ([`PgParser::into_tail`], [`PgParser::apply`]).
+#[derive(Debug, Default)]
+pub struct PgTail {
+    /// Records of sessions whose state at the chunk's start they need.
+    deferred: Vec<Record<'static>>,
+    /// The state at the chunk's end of every other session it saw.
+    settled: HashMap<u64, Session>,
+}
+
+impl PgTail {
+    /// Records left to be read in order.
+    pub fn deferred(&self) -> usize {
+        self.deferred.len()
+    }
 }
 
 fn cow(v: Option<&[u8]>) -> Option<Cow<'_, [u8]>> {
@@ -481,6 +692,72 @@ impl PgParser {
             kind,
             prefix,
             sessions: HashMap::new(),
+            chunk: None,
+        }
+    }
+
+    /// A parser of the same log with no state, reading in order.
+    pub fn fresh(&self) -> PgParser {
+        PgParser::new(self.kind, self.prefix.clone())
+    }
+
+    /// A parser of the same log for one chunk read on its own, in
+    /// parallel with the others: the records whose meaning depends on the
+    /// chunks before are kept for [`PgParser::apply`]. `before`: what the
+    /// log holds before the chunk ([`Seen`]).
+    pub fn for_chunk(&self, before: &Seen) -> PgParser {
+        let has = |e: &[u8]| {
+            self.kind != PgKind::Stderr
+                || self
+                    .prefix
+                    .items
+                    .iter()
+                    .any(|i| matches!(i, Item::Esc(c, _) if e.contains(c)))
+        };
+        let mut p = self.fresh();
+        p.chunk = Some(ChunkState {
+            initial: Known {
+                // At the log's start every session is known: it has none.
+                stmt: !before.entries,
+                awaiting_some: (!before.entries).then_some(false),
+                awaiting: !before.entries,
+                // No parse or bind time carries without a duration.
+                carry: !before.durations,
+                // Nor a value a log cannot have, or has not had yet.
+                user: !(before.user && has(b"u")),
+                db: !(before.db && has(b"d")),
+                host: !(before.host && has(b"hr")),
+            },
+            ..ChunkState::default()
+        });
+        p
+    }
+
+    /// What a parser made by [`PgParser::for_chunk`] leaves after its chunk.
+    pub fn into_tail(mut self) -> PgTail {
+        let c = self.chunk.take().unwrap_or_default();
+        for k in c.heads.keys() {
+            self.sessions.remove(k);
+        }
+        PgTail {
+            deferred: c.deferred,
+            settled: self.sessions,
+        }
+    }
+
+    /// Reads, in order, what a chunk read on its own left (its chunks
+    /// before applied already): its deferred records, then its sessions'
+    /// states at its end.
+    pub fn apply(&mut self, tail: PgTail, mut emit: impl FnMut(&LogEvent<'_>)) {
+        for r in &tail.deferred {
+            self.record(r, &mut emit);
+        }
+        for (k, s) in tail.settled {
+            if s.is_empty() {
+                self.sessions.remove(&k);
+            } else {
+                self.sessions.insert(k, s);
+            }
         }
     }
 
@@ -571,7 +848,7 @@ impl PgParser {
                 message: Cow::Borrowed(message),
                 detail: None,
             };
-            self.record(&rec, emit);
+            self.take(&rec, emit);
         }
     }
 
@@ -636,7 +913,7 @@ impl PgParser {
                 message: fields[13].clone(),
                 detail: fields.get(14).filter(|d| !d.is_empty()).cloned(),
             };
-            self.record(&rec, emit);
+            self.take(&rec, emit);
         }
     }
 
@@ -719,21 +996,41 @@ impl PgParser {
                 message: bytes(Some(msg)).unwrap_or_default(),
                 detail: bytes(j.detail),
             };
-            self.record(&rec, emit);
+            self.take(&rec, emit);
+        }
+    }
+
+    /// One record: into the state machine, or, reading a chunk on its own,
+    /// kept aside while its session's state is not known.
+    fn take(&mut self, r: &Record<'_>, emit: &mut dyn FnMut(&LogEvent<'_>)) {
+        let Some(c) = self.chunk.as_mut() else {
+            return self.record(r, emit);
+        };
+        let key = session_key(r);
+        let known = match c.heads.get(&key) {
+            Some(k) => *k,
+            None if self.sessions.contains_key(&key) || c.initial.all() => {
+                return self.record(r, emit);
+            }
+            None => c.initial,
+        };
+        let known = known.after(r, self.sessions.get(&key), self.kind);
+        c.deferred.push(r.to_owned());
+        if known.all() {
+            c.heads.remove(&key);
+        } else {
+            c.heads.insert(key, known);
+        }
+        // What it makes known is made here; its events come from apply.
+        self.record(r, &mut |_| {});
+        if known.all() {
+            self.sessions.entry(key).or_default();
         }
     }
 
     /// One record into the statement state machine.
     fn record(&mut self, r: &Record<'_>, emit: &mut dyn FnMut(&LogEvent<'_>)) {
-        let key = match (r.pid, &r.session) {
-            (Some(p), _) => p,
-            (None, Some(s)) => {
-                s.iter()
-                    .fold(0u64, |h, &b| h.wrapping_mul(31).wrapping_add(b as u64))
-                    | 1 << 63
-            }
-            _ => 0,
-        };
+        let key = session_key(r);
         // A session's statements carry its id: the process id, else the
         // session id's (`%c` without `%p`) hash.
         let thread_id = r.pid.or(r.session.as_ref().map(|_| key));
@@ -780,15 +1077,10 @@ impl PgParser {
                 *have = Some(v.to_vec());
             }
         }
-        if let Some(rest) = m.strip_prefix(b"duration: ") {
-            let n = span(rest, |b| b.is_ascii_digit() || b == b'.');
-            let ms: Option<f64> = std::str::from_utf8(&rest[..n])
-                .ok()
-                .and_then(|s| s.parse().ok());
-            let Some(ms) = ms.filter(|_| rest[n..].starts_with(b" ms")) else {
+        if m.starts_with(b"duration: ") {
+            let Some((ms, after)) = duration(m) else {
                 return;
             };
-            let after = rest[n + 3..].trim_ascii_start();
             if after.is_empty() {
                 // log_duration: the time of the statement logged before, or
                 // of a parse or bind (added to the next statement).
@@ -810,10 +1102,7 @@ impl PgParser {
                     }
                     let t = ms + sess.carry_ms;
                     sess.carry_ms = 0.0;
-                    if after.starts_with(b"execute ")
-                        && detail_params.is_none()
-                        && self.kind == PgKind::Stderr
-                    {
+                    if awaits_params(self.kind, after, r) {
                         // Its parameters may follow in a record of their own.
                         sess.awaiting = Some(Pending {
                             line: r.line,
@@ -871,15 +1160,60 @@ impl PgParser {
             Some((Kind::Parse, _)) => {}
             None => {
                 // A process ends (or its id is taken by a new one): its state goes.
-                if (m.starts_with(b"disconnection: ") || m.starts_with(b"connection received: "))
-                    && let Some(s) = self.sessions.remove(&key)
-                    && let Some(p) = s.stmt
-                {
-                    emit_pending(&p, None, r.pid, emit);
+                if ends_session(m) {
+                    // Reading a chunk on its own, an empty state is a known one.
+                    let s = if self.chunk.is_some() {
+                        self.sessions.insert(key, Session::default())
+                    } else {
+                        self.sessions.remove(&key)
+                    };
+                    if let Some(p) = s.and_then(|s| s.stmt) {
+                        emit_pending(&p, None, r.pid, emit);
+                    }
                 }
             }
         }
     }
+}
+
+/// The session a record is of: its process, else its `%c` session id's hash.
+fn session_key(r: &Record<'_>) -> u64 {
+    match (r.pid, &r.session) {
+        (Some(p), _) => p,
+        (None, Some(s)) => {
+            s.iter()
+                .fold(0u64, |h, &b| h.wrapping_mul(31).wrapping_add(b as u64))
+                | 1 << 63
+        }
+        _ => 0,
+    }
+}
+
+/// `duration: X ms[  REST]`: X and REST.
+fn duration(m: &[u8]) -> Option<(f64, &[u8])> {
+    let rest = m.strip_prefix(b"duration: ")?;
+    let n = span(rest, |b| b.is_ascii_digit() || b == b'.');
+    let ms: f64 = std::str::from_utf8(&rest[..n]).ok()?.parse().ok()?;
+    if !rest[n..].starts_with(b" ms") {
+        return None;
+    }
+    Some((ms, rest[n + 3..].trim_ascii_start()))
+}
+
+/// A process ends (or its id is taken by a new one): its state goes.
+fn ends_session(m: &[u8]) -> bool {
+    m.starts_with(b"disconnection: ") || m.starts_with(b"connection received: ")
+}
+
+/// Whether a stderr log's `duration: X ms  execute ...` (`after` the time)
+/// waits for its parameters in the record after it.
+fn awaits_params(kind: PgKind, after: &[u8], r: &Record<'_>) -> bool {
+    kind == PgKind::Stderr
+        && after.starts_with(b"execute ")
+        && !r
+            .detail
+            .as_deref()
+            .is_some_and(|d| d.starts_with(b"parameters: "))
 }
 
 enum Kind {
@@ -1275,5 +1609,277 @@ mod params_tests {
         let got = statements(PgKind::Csv, csv);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].1.as_deref(), Some("$1 = '5'"));
+    }
+}
+
+#[cfg(test)]
+mod chunk_tests {
+    use super::*;
+
+    /// Every field of an event, to compare events read two ways.
+    type Ev = (
+        u64,
+        u64,
+        Option<i64>,
+        String,
+        Option<u64>,
+        [Option<String>; 4],
+        Option<u64>,
+        bool,
+    );
+
+    fn ev(e: &LogEvent<'_>) -> Ev {
+        let s =
+            |v: &Option<Cow<'_, [u8]>>| v.as_ref().map(|v| String::from_utf8_lossy(v).into_owned());
+        (
+            e.line,
+            e.offset,
+            e.ts,
+            String::from_utf8_lossy(e.query).into_owned(),
+            e.query_time.map(f64::to_bits),
+            [s(&e.user), s(&e.db), s(&e.host), s(&e.params)],
+            e.thread_id,
+            e.ended,
+        )
+    }
+
+    /// (process, user and database, severity, message).
+    type Entry = (
+        u64,
+        Option<(&'static str, &'static str)>,
+        &'static str,
+        String,
+    );
+
+    /// A small deterministic generator (xorshift).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// A log of `n` entries from a few sessions mixing every kind of entry
+    /// the reader pairs: log_min_duration_statement's, log_statement's with
+    /// and without log_duration, the extended protocol's parse, bind and
+    /// execute with their parameters, multi-line statements, errors,
+    /// connections, and entries without the user (which carries).
+    fn messages(seed: u64, n: usize) -> Vec<Entry> {
+        let mut r = Rng(seed);
+        let users = [("alice", "shop"), ("bob", "crm")];
+        let mut out = Vec::new();
+        for i in 0..n {
+            let pid = 10 + r.below(4);
+            let who = if r.below(6) == 0 {
+                None
+            } else {
+                Some(users[r.below(2) as usize])
+            };
+            let ms = format!("{}.{:03}", r.below(3), r.below(1000));
+            let q = match r.below(4) {
+                0 => format!("SELECT c FROM t WHERE id = {i}"),
+                1 => format!("UPDATE t SET k = k + 1\n\tWHERE id = {i}"),
+                2 => "SELECT pad FROM t WHERE k = $1".to_string(),
+                _ => format!("INSERT INTO t VALUES ({i}, 'a''b');"),
+            };
+            let (sev, m) = match r.below(16) {
+                0..=2 => ("LOG", format!("duration: {ms} ms  statement: {q}")),
+                3..=4 => ("LOG", format!("statement: {q}")),
+                5..=6 => ("LOG", format!("duration: {ms} ms")),
+                7 => ("LOG", format!("duration: {ms} ms  parse S_1: {q}")),
+                8 => ("LOG", format!("duration: {ms} ms  bind S_1: {q}")),
+                9 => ("DETAIL", format!("parameters: $1 = '{i}'")),
+                10 => ("LOG", format!("duration: {ms} ms  execute S_1: {q}")),
+                11 => ("LOG", format!("execute <unnamed>: {q}")),
+                12 => ("ERROR", "division by zero".to_string()),
+                13 => ("STATEMENT", q),
+                14 => (
+                    "LOG",
+                    if r.below(2) == 0 {
+                        "disconnection: session time: 0:00:01.000".to_string()
+                    } else {
+                        "connection received: host=[local]".to_string()
+                    },
+                ),
+                _ => ("LOG", "checkpoint starting: time".to_string()),
+            };
+            out.push((pid, who, sev, m));
+        }
+        out
+    }
+
+    fn stderr_log(seed: u64, n: usize, users: bool) -> String {
+        let mut s = String::new();
+        for (i, (pid, who, sev, m)) in messages(seed, n).into_iter().enumerate() {
+            let who = match who.filter(|_| users) {
+                Some((u, d)) => format!("{u}@{d} "),
+                None => String::new(),
+            };
+            s.push_str(&format!(
+                "2026-11-27 10:31:{:02}.{:03} UTC [{pid}] {who}{sev}:  {}\n",
+                i / 1000 % 60,
+                i % 1000,
+                m.replace('\n', "\n\t")
+            ));
+            if i % 97 == 5 {
+                s.push_str("not from postgres\n");
+            }
+        }
+        s
+    }
+
+    fn csv_log(seed: u64, n: usize) -> String {
+        let mut s = String::new();
+        for (i, (pid, who, sev, m)) in messages(seed, n).into_iter().enumerate() {
+            let (u, d) = who.unwrap_or(("", ""));
+            let (m, detail) = match m.strip_prefix("parameters: ") {
+                Some(_) if sev == "DETAIL" => ("x".to_string(), m.clone()),
+                _ => (m, String::new()),
+            };
+            s.push_str(&format!(
+                "2026-11-27 10:31:38.{:03} UTC,\"{u}\",\"{d}\",{pid},\"[local]\",6566a1b2.c,1,\"SELECT\",\
+                 2026-11-27 10:31:30 UTC,3/4,0,{sev},00000,\"{}\",\"{}\",,,,,,,,\"psql\",\"client backend\",,0\n",
+                i % 1000,
+                m.replace('"', "\"\""),
+                detail
+            ));
+        }
+        s
+    }
+
+    fn json_log(seed: u64, n: usize) -> String {
+        let mut s = String::new();
+        for (i, (pid, who, sev, m)) in messages(seed, n).into_iter().enumerate() {
+            let mut o = serde_json::Map::new();
+            o.insert(
+                "timestamp".into(),
+                format!("2026-11-27 10:31:38.{:03} UTC", i % 1000).into(),
+            );
+            // Some entries lack the user or the database alone.
+            if let Some((u, d)) = who {
+                if i % 5 != 0 {
+                    o.insert("user".into(), u.into());
+                }
+                if i % 7 != 0 {
+                    o.insert("dbname".into(), d.into());
+                }
+            }
+            o.insert("pid".into(), pid.into());
+            o.insert("error_severity".into(), sev.into());
+            o.insert("message".into(), m.into());
+            s.push_str(&serde_json::Value::Object(o).to_string());
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The events of `text` read in order, in chunks of about `size` bytes.
+    fn in_order(kind: PgKind, prefix: &str, text: &[u8], size: usize) -> (Vec<Ev>, usize) {
+        let mut p = PgParser::new(kind, Prefix::parse(prefix).unwrap());
+        let mut evs = Vec::new();
+        let mut bad = 0;
+        for (start, line, chunk, _) in cuts(kind, text, size) {
+            p.parse_chunk(chunk, line, start as u64, |e| evs.push(ev(e)), |_| bad += 1);
+        }
+        p.finish(|e| evs.push(ev(e)));
+        (evs, bad)
+    }
+
+    /// The events of `text` read chunk by chunk on their own, then what
+    /// each left in order; and the share of records left.
+    fn by_chunks(kind: PgKind, prefix: &str, text: &[u8], size: usize) -> (Vec<Ev>, usize, usize) {
+        let template = PgParser::new(kind, Prefix::parse(prefix).unwrap());
+        let mut evs = Vec::new();
+        let mut bad = 0;
+        let mut tails = Vec::new();
+        // Read last chunk first: the order chunks are read in does not matter.
+        for (start, line, chunk, before) in cuts(kind, text, size).into_iter().rev() {
+            let mut p = template.for_chunk(&before);
+            p.parse_chunk(chunk, line, start as u64, |e| evs.push(ev(e)), |_| bad += 1);
+            tails.push(p.into_tail());
+        }
+        let mut carried = template.fresh();
+        let mut deferred = 0;
+        for t in tails.into_iter().rev() {
+            deferred += t.deferred();
+            carried.apply(t, |e| evs.push(ev(e)));
+        }
+        carried.finish(|e| evs.push(ev(e)));
+        (evs, bad, deferred)
+    }
+
+    /// (start, first line, chunk, what is before it) cut where the reader cuts.
+    fn cuts(kind: PgKind, text: &[u8], size: usize) -> Vec<(usize, u64, &[u8], Seen)> {
+        let mut out = Vec::new();
+        let (mut start, mut line) = (0, 1);
+        let mut seen = Seen::default();
+        while start < text.len() {
+            let rest = &text[start..];
+            let end = if rest.len() <= size {
+                rest.len()
+            } else {
+                // The reader reads on until a record starts.
+                std::iter::once(size)
+                    .chain(memchr::memchr_iter(b'\n', &rest[size..]).map(|p| size + p + 2))
+                    .find_map(|w| {
+                        last_boundary(kind, &rest[..w.min(rest.len())]).filter(|&p| p > 0)
+                    })
+                    .unwrap_or(rest.len())
+            };
+            let chunk = &rest[..end];
+            out.push((start, line, chunk, seen));
+            seen.note(kind, chunk);
+            line += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+            start += end;
+        }
+        out
+    }
+
+    fn check(kind: PgKind, prefix: &str, text: &str) {
+        let text = text.as_bytes();
+        let (mut want, want_bad) = in_order(kind, prefix, text, usize::MAX);
+        want.sort();
+        assert!(want.len() > 50, "{}", want.len());
+        for size in [1, 60, 200, 700, 5000] {
+            let (mut got, bad) = in_order(kind, prefix, text, size);
+            got.sort();
+            assert_eq!((bad, &got), (want_bad, &want), "in order, chunks of {size}");
+            let (mut got, bad, deferred) = by_chunks(kind, prefix, text, size);
+            got.sort();
+            assert_eq!(bad, want_bad, "chunks of {size}");
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(g, w, "chunks of {size}: event {i}");
+            }
+            assert_eq!(got.len(), want.len(), "chunks of {size}");
+            if size == 5000 && kind == PgKind::Stderr {
+                // A mix this dense in pairs left open still reads most
+                // records where they are.
+                assert!(deferred * 3 < text.len() / 80, "{deferred}");
+            }
+        }
+    }
+
+    #[test]
+    fn chunks_read_apart_give_the_events_read_in_order() {
+        for seed in 1..=3 {
+            check(
+                PgKind::Stderr,
+                DEBIAN_PREFIX,
+                &stderr_log(seed * 7919, 1500, true),
+            );
+            check(
+                PgKind::Stderr,
+                DEFAULT_PREFIX,
+                &stderr_log(seed * 104_729, 1500, false),
+            );
+            check(PgKind::Csv, DEFAULT_PREFIX, &csv_log(seed * 31, 1500));
+            check(PgKind::Json, DEFAULT_PREFIX, &json_log(seed * 131, 1500));
+        }
     }
 }

@@ -265,7 +265,17 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
         bar.set_style(style.progress_chars("=> "));
     }
-    let d = dbmeter_digest::digest(&a.words, &opts, &|n| bar.set_position(n))
+    // For tests: chunks of this many bytes instead of 1 MiB, so that the
+    // cuts between the parts read in parallel fall everywhere.
+    let chunk = match std::env::var("DBMETER_DIGEST_CHUNK") {
+        Err(_) => dbmeter_digest::CHUNK,
+        Ok(v) => v.parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| {
+            CliError::Usage(format!(
+                "DBMETER_DIGEST_CHUNK={v}: expected a number of bytes above 0 (or leave it unset)"
+            ))
+        })?,
+    };
+    let d = dbmeter_digest::digest_in_chunks(&a.words, &opts, chunk, &|n| bar.set_position(n))
         .map_err(|e| CliError::Failed(e.to_string()));
     bar.finish_and_clear();
     let d = d?;

@@ -792,6 +792,17 @@ fn usage_and_input_errors() {
         assert!(r.stderr.contains(want), "{args:?}: {}", r.stderr);
         assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     }
+    // The tests' chunk size, when set, must be a size.
+    let mut c = s.cmd(&["digest", "x.log"]);
+    c.env("DBMETER_DIGEST_CHUNK", "0");
+    let r = s.output(c);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("DBMETER_DIGEST_CHUNK=0: expected a number of bytes"),
+        "{}",
+        r.stderr
+    );
     let help = s.ok(&["help", "digest"]).stdout;
     assert!(
         help.contains("--group-by") && help.contains("pt-query-digest"),
@@ -974,6 +985,7 @@ fn postgres_stderr_csv_and_json_logs_match_the_workload() {
         .zip(["postgres-stderr", "postgres-csv", "postgres-json"])
     {
         let f = file.to_str().expect("utf-8 path");
+        parallel_digest_is_the_same(&s, f, &[]);
         let r = s.ok(&["digest", f, "--format=json", "--limit=0"]);
         let doc = r.json();
         assert_eq!(doc["files"][0]["format"], format);
@@ -1085,6 +1097,56 @@ fn postgres_stderr_csv_and_json_logs_match_the_workload() {
     }
 }
 
+/// A digest's JSON as two runs of one log must agree on it: its floats to
+/// 9 significant digits (sums made in another order differ in their last
+/// bits), its classes in key order without their rank, not the time taken.
+fn comparable(doc: &Value) -> Value {
+    fn norm(v: &mut Value) {
+        match v {
+            Value::Number(n) if n.is_f64() => {
+                *v = Value::String(format!("{:.8e}", n.as_f64().unwrap_or(0.0)));
+            }
+            Value::Array(a) => a.iter_mut().for_each(norm),
+            Value::Object(o) => o.values_mut().for_each(norm),
+            _ => {}
+        }
+    }
+    let mut v = doc.clone();
+    v["elapsed_s"] = Value::Null;
+    if let Some(c) = v["classes"].as_array_mut() {
+        c.sort_by_key(|c| c["key"].to_string());
+        for c in c.iter_mut() {
+            c["rank"] = Value::Null;
+        }
+    }
+    norm(&mut v);
+    v
+}
+
+/// A PostgreSQL log read by 3 threads in chunks of a few bytes (every
+/// entry a cut somewhere: pairs, DETAIL lines and statements over several
+/// lines fall across chunks) gives the digest of one thread reading it in
+/// 1 MiB chunks.
+fn parallel_digest_is_the_same(s: &Scratch, log: &str, extra: &[&str]) {
+    let args = [&["digest", log, "--format=json", "--limit=0"][..], extra].concat();
+    let one = s.ok(&[&args[..], &["--threads=1"]].concat()).json();
+    assert!(
+        one["global"]["query_count"].as_u64().unwrap_or(0) > 100,
+        "{one}"
+    );
+    for chunk in ["1", "700", "16384"] {
+        let mut c = s.cmd(&[&args[..], &["--threads=3"]].concat());
+        c.env("DBMETER_DIGEST_CHUNK", chunk);
+        let r = s.output(c);
+        assert_eq!(r.code, 0, "chunks of {chunk}: {}", r.stderr);
+        assert_eq!(
+            comparable(&r.json()),
+            comparable(&one),
+            "{log}: 3 threads, chunks of {chunk} bytes"
+        );
+    }
+}
+
 /// pg_stat_statements' calls, summed by the fingerprint of its statements.
 fn pg_stat_statements_calls(server: &Server) -> BTreeMap<String, u64> {
     ask(server, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
@@ -1159,6 +1221,7 @@ fn postgres_log_statement_and_log_duration_pairs_with_the_extended_protocol() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let f = log.to_str().expect("utf-8 path");
+    parallel_digest_is_the_same(&s, f, &["--log-line-prefix=%m [%p] "]);
     let r = s.ok(&[
         "digest",
         f,
