@@ -165,6 +165,8 @@ pub enum EndReason {
 #[derive(Clone, Debug)]
 pub struct RunResult {
     pub threads: usize,
+    /// The times when the users could not reach the server, in order.
+    pub outages: Vec<crate::outage::OutageSample>,
     pub measured: PhaseResult,
     pub warmup: Option<PhaseResult>,
     /// With [`crate::EngineConfig::auto_warmup`]: how the warm-up ended.

@@ -119,6 +119,10 @@ pub struct RunDocument {
     /// The spikes of the profiles: impact and recovery.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spikes: Vec<crate::spikes::Spike>,
+    /// The times when the users could not reach the server: start,
+    /// length, events lost, recovery.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outages: Vec<crate::outages::Outage>,
     /// The verdicts on the run's `--assert`ions, in their order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<crate::verdict::Verdict>,

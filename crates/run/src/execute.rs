@@ -267,6 +267,18 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     .collect();
     doc.stages = document::stage_results(&profiles, &doc.intervals, &engine.percentiles);
     doc.spikes = dbmeter_result::spikes::analyse(&doc, general.recovery_tolerance_pct);
+    let mut outages: Vec<dbmeter_result::outages::Outage> = result
+        .outages
+        .iter()
+        .map(|o| dbmeter_result::outages::Outage {
+            start_s: o.start_s,
+            length_s: o.length_s,
+            events_lost: o.events_lost,
+            ..Default::default()
+        })
+        .collect();
+    dbmeter_result::outages::recover(&doc, &mut outages, general.recovery_tolerance_pct);
+    doc.outages = outages;
     recorder.finish(&mut doc, result.abandoned > 0, &warn);
     if doc.target.server_version.is_empty()
         && let Some(s) = &doc.server

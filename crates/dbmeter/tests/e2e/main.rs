@@ -22,6 +22,7 @@ mod compare_queries;
 mod digest;
 mod environment;
 mod events;
+mod failover;
 mod faults;
 mod fileio;
 mod help;
