@@ -121,6 +121,8 @@ impl IntervalSample {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct UserTotals {
     pub events: u64,
+    /// Errors of the user's events (ignored, lost connections, ...).
+    pub errors: u64,
     /// Sum of the user's event latencies.
     pub busy: Duration,
 }

@@ -312,6 +312,7 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
     out.push_str(&stages(r));
     out.push_str(&spikes(r));
     out.push_str(&outages(r));
+    out.push_str(&block("Hosts", r.hosts.iter().map(|h| h.line())));
     out.push_str(&drift(r));
     out.push_str(&capacity(r));
     if let Some(text) = section {

@@ -107,3 +107,185 @@ fn a_restarted_postgres_is_one_outage() {
 fn a_restarted_mariadb_is_one_outage() {
     a_restarted_server_is_one_outage(Flavor::MariaDb);
 }
+
+/// Two throwaway servers of `flavor`, prepared for oltp_point_select.
+fn two_prepared(
+    flavor: Flavor,
+    s: &Scratch,
+) -> Option<(dbmeter_server::Server, dbmeter_server::Server)> {
+    let a = start(flavor)?;
+    let b = start(flavor)?;
+    for server in [&a, &b] {
+        s.ok_home(&[
+            "prepare",
+            "oltp_point_select",
+            &format!("--db={}", server.url()),
+            "--table-size=100",
+        ]);
+    }
+    Some((a, b))
+}
+
+/// `scheme://user@127.0.0.1:P1,127.0.0.1:P2/test` for the ports.
+fn host_list(flavor: Flavor, ports: &[u16]) -> String {
+    let (scheme, user) = match flavor {
+        Flavor::Postgres => ("postgres", "postgres"),
+        Flavor::MariaDb => ("mysql", "root"),
+    };
+    let hosts: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    format!("--db={scheme}://{user}@{}/test", hosts.join(","))
+}
+
+/// A port on which nothing listens (a host that is down).
+fn dead_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    l.local_addr().expect("its address").port()
+}
+
+fn hosts_of(j: &Value) -> Vec<Value> {
+    j["hosts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no hosts in the document: {j}"))
+        .clone()
+}
+
+/// `--hosts=spread` over two servers: half the users on each, each host
+/// with events; the text report lists them.
+fn spread_over_two(flavor: Flavor) {
+    let s = Scratch::new();
+    let Some((a, b)) = two_prepared(flavor, &s) else {
+        return;
+    };
+    let db = host_list(flavor, &[a.port(), b.port()]);
+    let r = s.ok_home(&[
+        "run",
+        "oltp_point_select",
+        &db,
+        "--table-size=100",
+        "--threads=4",
+        "--time=2",
+        "--hosts=spread",
+        "--output=r.json",
+        "--format=json",
+    ]);
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(s.path("r.json")).unwrap())
+        .expect("the document");
+    let hosts = hosts_of(&j);
+    assert_eq!(hosts.len(), 2, "{hosts:?}");
+    for (h, port) in hosts.iter().zip([a.port(), b.port()]) {
+        assert_eq!(h["host"], format!("127.0.0.1:{port}"), "{h}");
+        assert_eq!(h["users"], 2, "{hosts:?}");
+        assert!(h["events"].as_u64().unwrap_or(0) > 0, "{hosts:?}");
+        assert_eq!(h["errors"], 0, "{hosts:?}");
+    }
+    let total: u64 = hosts.iter().map(|h| h["events"].as_u64().unwrap()).sum();
+    assert_eq!(total, j["totals"]["events"].as_u64().unwrap());
+    assert!(
+        r.stdout
+            .contains(&format!("\nHosts:\n    127.0.0.1:{}: 2 users, ", a.port())),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn spread_over_two_postgres() {
+    spread_over_two(Flavor::Postgres);
+}
+
+#[test]
+fn spread_over_two_mariadb() {
+    spread_over_two(Flavor::MariaDb);
+}
+
+/// Failover (the default) with the first host down: every user on the
+/// second, and a warning names the host skipped. With spread, the users
+/// of the host that is down cannot connect: one line, exit 1.
+fn failover_skips_a_host_that_is_down(flavor: Flavor) {
+    let s = Scratch::new();
+    let Some(server) = start(flavor) else {
+        return;
+    };
+    let url = format!("--db={}", server.url());
+    s.ok_home(&["prepare", "oltp_point_select", &url, "--table-size=100"]);
+    let dead = dead_port();
+    let db = host_list(flavor, &[dead, server.port()]);
+    let r = s.ok_home(&[
+        "run",
+        "oltp_point_select",
+        &db,
+        "--table-size=100",
+        "--threads=3",
+        "--time=1",
+        "--format=json",
+    ]);
+    let j = r.json();
+    let hosts = hosts_of(&j);
+    assert_eq!(hosts[0]["host"], format!("127.0.0.1:{dead}"));
+    assert_eq!(hosts[0]["users"], 0, "{hosts:?}");
+    assert_eq!(hosts[0]["connections"], 0, "{hosts:?}");
+    assert_eq!(hosts[1]["users"], 3, "{hosts:?}");
+    assert!(hosts[1]["events"].as_u64().unwrap_or(0) > 0, "{hosts:?}");
+    let said = format!("host 127.0.0.1:{dead} of --db took no connection");
+    assert!(r.stderr.contains(&said), "{}", r.stderr);
+    assert!(
+        j["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "host_skipped"),
+        "{}",
+        j["warnings"]
+    );
+
+    let r = s.run_home(&[
+        "run",
+        "oltp_point_select",
+        &db,
+        "--table-size=100",
+        "--threads=2",
+        "--time=1",
+        "--hosts=spread",
+    ]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr.trim_end().lines().count(), 1, "{}", r.stderr);
+    assert!(r.stderr.contains("cannot connect to"), "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+}
+
+#[test]
+fn failover_skips_a_postgres_host_that_is_down() {
+    failover_skips_a_host_that_is_down(Flavor::Postgres);
+}
+
+#[test]
+fn failover_skips_a_mariadb_host_that_is_down() {
+    failover_skips_a_host_that_is_down(Flavor::MariaDb);
+}
+
+/// A malformed host list and an unknown --hosts: one line, exit 2.
+#[test]
+fn bad_host_lists_and_policies_are_one_usage_line() {
+    let s = Scratch::new();
+    for args in [
+        ["--db=postgres://u@h1:5432,h2:notaport/db", "--hosts=spread"],
+        ["--db=mysql://u@h1:3306,[::1/db", "--hosts=failover"],
+        ["--db=postgres://u@h1,h2/db", "--hosts=round-robin"],
+    ] {
+        let r = s.run(&["run", "oltp_point_select", args[0], args[1], "--time=1"]);
+        assert_eq!(r.code, 2, "{args:?}: {}\n{}", r.stdout, r.stderr);
+        assert_eq!(
+            r.stderr.trim_end().lines().count(),
+            1,
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+        let named = if args[1].contains("round") {
+            "--hosts"
+        } else {
+            "--db"
+        };
+        assert!(r.stderr.contains(named), "{args:?}: {}", r.stderr);
+    }
+}

@@ -1020,8 +1020,7 @@ mod tests {
         assert!(tps.contains("outage end"), "the end's mark: {tps}");
         assert_eq!(tps.matches("outage").count(), 2, "the start's mark: {tps}");
         assert!(
-            r.html
-                .contains("outage at 2.5 s for 1.8 s: 3 events lost"),
+            r.html.contains("outage at 2.5 s for 1.8 s: 3 events lost"),
             "the outage's line"
         );
     }
