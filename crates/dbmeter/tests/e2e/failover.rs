@@ -1,6 +1,9 @@
 //! Several hosts and failovers (issue 28): a server stopped and started
 //! again during a run is one outage of the length it was down, and the
-//! run goes on to its time limit.
+//! run goes on to its time limit; `--hosts=spread` over two servers puts
+//! half the users on each; failover skips a host that is down, and moves
+//! the users of a host that stops; bad host lists and policies are one
+//! usage line.
 
 use crate::common::*;
 use crate::procs::Watched;
@@ -288,4 +291,67 @@ fn bad_host_lists_and_policies_are_one_usage_line() {
         };
         assert!(r.stderr.contains(named), "{args:?}: {}", r.stderr);
     }
+}
+
+/// Failover on reconnect: the first of two servers is stopped during the
+/// run; its users reconnect to the second, and the run ends with its time
+/// limit, every user on the second host at the end.
+fn users_fail_over_when_their_host_stops(flavor: Flavor) {
+    let s = Scratch::new();
+    let Some((mut a, b)) = two_prepared(flavor, &s) else {
+        return;
+    };
+    let db = host_list(flavor, &[a.port(), b.port()]);
+    let mut run = watch(
+        &s,
+        &[
+            "run",
+            "oltp_point_select",
+            &db,
+            "--table-size=100",
+            "--threads=2",
+            "--time=6",
+            "--report-interval=1",
+            "--output=r.json",
+            "--format=json",
+        ],
+    );
+    assert!(
+        run.wait_for_line(Duration::from_secs(60), |l| l.starts_with("[ 2s ]")),
+        "the run did not get to 2 s:\n{}\n{}",
+        run.stdout(),
+        run.stderr()
+    );
+    a.stop().unwrap_or_else(|e| panic!("{e}"));
+    let end = run.finish(Duration::from_secs(120));
+    assert!(end.in_time, "still running after 120 s:\n{}", end.output());
+    assert_eq!(end.code, Some(0), "{}", end.output());
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(s.path("r.json")).unwrap())
+        .expect("the document");
+    assert_eq!(j["end"]["reason"], "time_limit", "{}", j["end"]);
+    let hosts = hosts_of(&j);
+    assert_eq!(hosts[0]["users"], 0, "{hosts:?}");
+    assert_eq!(hosts[1]["users"], 2, "{hosts:?}");
+    assert!(hosts[1]["events"].as_u64().unwrap_or(0) > 0, "{hosts:?}");
+    // Each user connected to the first host, then reconnected to the
+    // second.
+    assert!(
+        hosts[0]["connections"].as_u64().unwrap_or(0) >= 2,
+        "{hosts:?}"
+    );
+    assert!(
+        hosts[1]["connections"].as_u64().unwrap_or(0) >= 2,
+        "{hosts:?}"
+    );
+    assert!(j["totals"]["reconnects"].as_u64().unwrap_or(0) >= 2);
+}
+
+#[test]
+fn postgres_users_fail_over_when_their_host_stops() {
+    users_fail_over_when_their_host_stops(Flavor::Postgres);
+}
+
+#[test]
+fn mariadb_users_fail_over_when_their_host_stops() {
+    users_fail_over_when_their_host_stops(Flavor::MariaDb);
 }
