@@ -355,3 +355,59 @@ fn postgres_users_fail_over_when_their_host_stops() {
 fn mariadb_users_fail_over_when_their_host_stops() {
     users_fail_over_when_their_host_stops(Flavor::MariaDb);
 }
+
+/// `target_session_attrs=read-write`: a first host whose sessions are
+/// read-only is skipped (with a warning) for the second.
+#[test]
+fn read_write_sessions_skip_a_read_only_postgres() {
+    let s = Scratch::new();
+    let Some(ro) = start(Flavor::Postgres) else {
+        return;
+    };
+    // New sessions on its database `test` are read-only.
+    dbmeter_testkit::servers::ask(
+        &ro,
+        "ALTER DATABASE test SET default_transaction_read_only = on",
+    );
+    let Some(rw) = start(Flavor::Postgres) else {
+        return;
+    };
+    s.ok_home(&[
+        "prepare",
+        "oltp_point_select",
+        &format!("--db={}", rw.url()),
+        "--table-size=100",
+    ]);
+    let list = host_list(Flavor::Postgres, &[ro.port(), rw.port()]);
+    let db = format!("{list}?target_session_attrs=read-write");
+    let r = s.ok_home(&[
+        "run",
+        "oltp_point_select",
+        &db,
+        "--table-size=100",
+        "--threads=2",
+        "--time=1",
+        "--format=json",
+    ]);
+    let hosts = hosts_of(&r.json());
+    assert_eq!(hosts[0]["connections"], 0, "{hosts:?}");
+    assert_eq!(hosts[1]["users"], 2, "{hosts:?}");
+    assert!(
+        r.stderr.contains(&format!(
+            "host 127.0.0.1:{} of --db took no connection",
+            ro.port()
+        )),
+        "{}",
+        r.stderr
+    );
+    // An unknown value is refused, naming it.
+    let db = format!("{list}?target_session_attrs=master");
+    let r = s.run_home(&["run", "oltp_point_select", &db, "--time=1"]);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert_eq!(r.stderr.trim_end().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("target_session_attrs=master"),
+        "{}",
+        r.stderr
+    );
+}
