@@ -46,6 +46,8 @@ impl Connection {
                 opts.ps_mode,
                 opts.query_timeout,
                 shown,
+                opts.hosts,
+                opts.host_use.clone(),
             )?)),
             Target::Postgres(t) => Ok(Connection::Postgres(PgConn::connect(
                 t,
@@ -53,6 +55,8 @@ impl Connection {
                 opts.ps_mode,
                 opts.query_timeout,
                 shown,
+                opts.hosts,
+                opts.host_use.clone(),
             )?)),
         }
     }

@@ -26,6 +26,9 @@
 //! - `net.rs`: connect timeout, TCP keepalives and user timeout, from
 //!   the URL's libpq-named parameters.
 //! - `target.rs`: [`Target`] and [`Dialect`], parsed from URLs.
+//! - `hosts.rs`: targets with several hosts: which host each connection
+//!   tries, in what order ([`HostPolicy`]), and where each went
+//!   ([`HostUse`]).
 //! - `conninfo/`: how a server target is completed from the environment
 //!   and the client files (`~/.pgpass`, `pg_service.conf`, `~/.my.cnf`),
 //!   as libpq and the MySQL clients do ([`Given::resolve`]).
@@ -37,6 +40,7 @@ mod connection;
 pub mod conninfo;
 mod drivers;
 mod error;
+mod hosts;
 mod introspect;
 mod net;
 mod result_rows;
@@ -50,6 +54,7 @@ pub use conninfo::{Env, Given, Resolved, ServerKind, Spec};
 pub use drivers::postgres::{PgArg, PgCell, PgClient};
 pub use drivers::sqlite::SqliteOptions;
 pub use error::{DbError, ErrorKind, IgnoreList};
+pub use hosts::{HostPolicy, HostUse};
 pub use introspect::{PidHint, Rows, TableStats, is_local};
 pub use result_rows::ResultRows;
 pub use target::{Dialect, ServerTarget, Target, mask_password};

@@ -241,11 +241,23 @@ impl fmt::Display for Target {
                 })
                 .collect::<Vec<_>>()
                 .join(",");
-            write!(
-                f,
-                "{scheme}://{}{pass}@{hosts}:{port}/{}",
-                t.user, t.database
-            )?;
+            // Several hosts: each with its port, as the URL gave them.
+            if t.socket.is_none() && t.endpoint_count() > 1 {
+                let list: Vec<String> = (0..t.endpoint_count()).map(|k| t.endpoint(k)).collect();
+                write!(
+                    f,
+                    "{scheme}://{}{pass}@{}/{}",
+                    t.user,
+                    list.join(","),
+                    t.database
+                )?;
+            } else {
+                write!(
+                    f,
+                    "{scheme}://{}{pass}@{hosts}:{port}/{}",
+                    t.user, t.database
+                )?;
+            }
             if let Some(s) = &t.socket {
                 write!(f, "?socket={}", s.display())?;
             }

@@ -107,6 +107,11 @@ pub struct ConnectOptions {
     /// and take every statement as done, without rows
     /// ([`crate::Connection::Dry`]).
     pub dry_run: bool,
+    /// How connections choose among the target's hosts (`--hosts`).
+    pub hosts: crate::hosts::HostPolicy,
+    /// Where the connections note which host each went to (the run's
+    /// per-host counts); None elsewhere.
+    pub host_use: Option<std::sync::Arc<crate::hosts::HostUse>>,
 }
 
 impl ConnectOptions {
@@ -117,6 +122,8 @@ impl ConnectOptions {
             sqlite: SqliteOptions::default(),
             query_timeout: None,
             dry_run: false,
+            hosts: crate::hosts::HostPolicy::default(),
+            host_use: None,
         }
     }
 }

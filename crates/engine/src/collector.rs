@@ -148,6 +148,7 @@ pub(crate) fn add_into(phase: &mut PhaseResult, part: &SlotStats) {
 /// time with a rate, where latency also counts waiting in the queue).
 pub(crate) fn add_user_totals(t: &mut UserTotals, part: &SlotStats) {
     t.events += part.counters.events;
+    t.errors += part.counters.errors();
     let busy = match &part.service {
         Some(s) => s.sum(),
         None => part.latency_sum(),

@@ -9,12 +9,14 @@ mod arrivals;
 mod clock;
 mod collector;
 mod config;
+mod outage;
 mod profile;
 mod result;
 mod run;
 mod user;
 
 pub use config::EngineConfig;
+pub use outage::OutageSample;
 pub use profile::{Piece, Profile, Stage};
 pub use result::{
     AutoWarmup, EndReason, IntervalSample, KindCounts, KindResult, PhaseResult, RateResult,

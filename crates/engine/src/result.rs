@@ -121,6 +121,8 @@ impl IntervalSample {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct UserTotals {
     pub events: u64,
+    /// Errors of the user's events (ignored, lost connections, ...).
+    pub errors: u64,
     /// Sum of the user's event latencies.
     pub busy: Duration,
 }
@@ -165,6 +167,8 @@ pub enum EndReason {
 #[derive(Clone, Debug)]
 pub struct RunResult {
     pub threads: usize,
+    /// The times when the users could not reach the server, in order.
+    pub outages: Vec<crate::outage::OutageSample>,
     pub measured: PhaseResult,
     pub warmup: Option<PhaseResult>,
     /// With [`crate::EngineConfig::auto_warmup`]: how the warm-up ended.

@@ -169,6 +169,8 @@ struct Shared {
     own_schedule: bool,
     /// See `EngineConfig::user_stages`.
     user_stages: Option<Arc<crate::profile::Profile>>,
+    /// The times when the users could not reach the server.
+    outages: crate::outage::Outages,
     slots: Vec<Slot>,
 }
 
@@ -287,6 +289,7 @@ pub fn run_observed(
         reconnect_timeout: cfg.reconnect_timeout,
         late_limit: cfg.late_limit.filter(|_| cfg.rate.is_some()),
         own_schedule,
+        outages: crate::outage::Outages::new(n),
         slots: (0..n).map(|_| Slot::new(with_service, cfg.kinds)).collect(),
     });
     let (done_tx, done_rx) = mpsc::channel();
@@ -552,8 +555,10 @@ pub fn run_observed(
     } else {
         EndReason::TimeLimit
     };
+    let outages = shared.outages.finish(&ticks, measure_start);
     Ok(RunResult {
         threads: n,
+        outages,
         measured,
         warmup,
         auto_warmup: auto,
@@ -969,7 +974,13 @@ enum Reconnect {
 /// have kept failing for `Shared::reconnect_timeout` after `lost_at`, or
 /// when the run's time limit comes with the server still gone: the last
 /// attempt is made at whichever comes first.
-fn reconnect(user: &mut dyn User, shared: &Shared, slot: &Slot, lost_at: u64) -> Reconnect {
+fn reconnect(
+    user: &mut dyn User,
+    id: usize,
+    shared: &Shared,
+    slot: &Slot,
+    lost_at: u64,
+) -> Reconnect {
     let Some(timing) = shared.timing.get() else {
         return Reconnect::Cancelled;
     };
@@ -982,12 +993,16 @@ fn reconnect(user: &mut dyn User, shared: &Shared, slot: &Slot, lost_at: u64) ->
             return Reconnect::Cancelled;
         }
         let error = match user.reconnect() {
-            Ok(()) => return Reconnect::Done,
+            Ok(()) => {
+                shared.outages.reconnected(id, ticks.now());
+                return Reconnect::Done;
+            }
             Err(e) => e,
         };
         failed += 1;
         slot.stats.lock().counters.failed_reconnects += 1;
         let now = ticks.now();
+        shared.outages.attempt_failed(now);
         // Given up after the timeout, or the time limit came with the
         // server still gone: either way the run did not end healthy.
         if now >= give_up || timing.deadline().is_some_and(|d| now >= d) {
@@ -1136,12 +1151,13 @@ enum Outcome {
 fn event_error(
     e: EventError,
     user: &mut dyn User,
+    id: usize,
     shared: &Shared,
-    slot: &Slot,
     tally: &Tally,
     errors: &mut Vec<String>,
     last_event: &mut bool,
 ) -> Option<Outcome> {
+    let slot = &shared.slots[id];
     let ticks = &shared.ticks;
     // Set before any user runs (under an automatic warm-up, when it ends).
     let past_deadline = || {
@@ -1174,7 +1190,8 @@ fn event_error(
                 s.counters.connection_errors += 1;
                 *s.errors.entry(code).or_insert(0) += 1;
             }
-            match reconnect(user, shared, slot, lost_at) {
+            shared.outages.lost(id, lost_at);
+            match reconnect(user, id, shared, slot, lost_at) {
                 Reconnect::Done => {
                     slot.stats.lock().counters.reconnects += 1;
                     // Restart the event only while the run goes on.
@@ -1200,11 +1217,13 @@ fn event_error(
             s.counters.ignored_errors += 1;
             *s.errors.entry(code).or_insert(0) += 1;
             drop(s);
+            shared.outages.event_failed();
             *last_event = last;
             return Some(Outcome::Failed);
         }
         EventError::Cancelled => return Some(Outcome::Cancelled),
         EventError::TimedOut { code } => {
+            shared.outages.event_failed();
             errors.push(code);
             return Some(Outcome::TimedOut);
         }
@@ -1382,8 +1401,8 @@ fn user_loop(mut user: Box<dyn User>, id: usize, shared: &Shared) {
                     if let Some(outcome) = event_error(
                         e,
                         user.as_mut(),
+                        id,
                         shared,
-                        slot,
                         &tally,
                         &mut errors,
                         &mut last_event,

@@ -312,6 +312,8 @@ pub fn final_report_with(r: &RunDocument, section: Option<&str>, percentiles: bo
     out.push_str(&stages(r));
     out.push_str(&spikes(r));
     out.push_str(&throughput(r));
+    out.push_str(&outages(r));
+    out.push_str(&block("Hosts", r.hosts.iter().map(|h| h.line())));
     out.push_str(&drift(r));
     out.push_str(&capacity(r));
     if let Some(text) = section {
@@ -403,6 +405,11 @@ pub fn drift(r: &RunDocument) -> String {
 /// The spikes of the run's profiles: impact and recovery, a line each.
 pub fn spikes(r: &RunDocument) -> String {
     block("Spikes", r.spikes.iter().map(|s| s.line()))
+}
+
+/// The run's outages: start, length, events lost, recovery, a line each.
+pub fn outages(r: &RunDocument) -> String {
+    block("Outages", r.outages.iter().map(|o| o.line()))
 }
 
 /// The verdicts on the run's `--assert` targets, one line each.

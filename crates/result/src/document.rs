@@ -134,6 +134,14 @@ pub struct RunDocument {
     /// The spikes of the profiles: impact and recovery.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spikes: Vec<crate::spikes::Spike>,
+    /// The times when the users could not reach the server: start,
+    /// length, events lost, recovery.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outages: Vec<crate::outages::Outage>,
+    /// With several hosts in the target: each host's users, events and
+    /// errors.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostCount>,
     /// The verdicts on the run's `--assert`ions, in their order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<crate::verdict::Verdict>,
@@ -142,6 +150,31 @@ pub struct RunDocument {
     /// (see [`RunDocument::section`]).
     #[serde(flatten)]
     pub sections: BTreeMap<String, serde_json::Value>,
+}
+
+/// One host of a target with several: what went to it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostCount {
+    /// `host:port` (or a socket's path).
+    pub host: String,
+    /// The users whose connection was on this host at the end.
+    pub users: u64,
+    /// Their events and errors over the measured phase.
+    pub events: u64,
+    pub errors: u64,
+    /// Connections opened to it: the users' first ones and reconnects,
+    /// and dbmeter's own (set-up, server facts).
+    pub connections: u64,
+}
+
+impl HostCount {
+    /// `h1:5432: 4 users, 51234 events, 0 errors, 5 connections`.
+    pub fn line(&self) -> String {
+        format!(
+            "{}: {} users, {} events, {} errors, {} connections",
+            self.host, self.users, self.events, self.errors, self.connections
+        )
+    }
 }
 
 /// What one stage of a load profile measured: the intervals whose middle

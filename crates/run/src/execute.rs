@@ -107,8 +107,16 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     if !bench.creates_its_data() {
         require_database_file(target.as_ref(), bench.name())?;
     }
+    // With several hosts: where each user's connection goes.
+    let host_use = match target.as_ref() {
+        Some(Target::Mysql(t) | Target::Postgres(t)) if t.endpoint_count() > 1 => Some(
+            std::sync::Arc::new(dbmeter_db::HostUse::new(engine.threads, t.endpoint_count())),
+        ),
+        _ => None,
+    };
     let connect = target.as_ref().map(|t| dbmeter_db::ConnectOptions {
         query_timeout,
+        host_use: host_use.clone(),
         ..settings::connect_options(o, t.clone())
     });
     let ctx = Context {
@@ -278,6 +286,18 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     .collect();
     doc.stages = document::stage_results(&profiles, &doc.intervals, &engine.percentiles);
     doc.spikes = dbmeter_result::spikes::analyse(&doc, general.recovery_tolerance_pct);
+    let mut outages: Vec<dbmeter_result::outages::Outage> = result
+        .outages
+        .iter()
+        .map(|o| dbmeter_result::outages::Outage {
+            start_s: o.start_s,
+            length_s: o.length_s,
+            events_lost: o.events_lost,
+            ..Default::default()
+        })
+        .collect();
+    dbmeter_result::outages::recover(&doc, &mut outages, general.recovery_tolerance_pct);
+    doc.outages = outages;
     recorder.finish(&mut doc, result.abandoned > 0, &warn);
     if let Some(p) = profile {
         if let Some(n) = &p.note {
@@ -286,6 +306,14 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
             doc.warnings.push(w);
         }
         doc.profile = Some(p);
+    }
+    if let (Some(used), Some(Target::Mysql(t) | Target::Postgres(t))) = (&host_use, &target) {
+        doc.hosts = host_counts(t, used, &result.users);
+        let policy = connect.as_ref().map(|c| c.hosts).unwrap_or_default();
+        for w in skipped_hosts(&doc.hosts, policy) {
+            warn(&w);
+            doc.warnings.push(w);
+        }
     }
     if doc.target.server_version.is_empty()
         && let Some(s) = &doc.server
@@ -320,4 +348,56 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         stored,
         section,
     })
+}
+
+/// What went to each host of a target with several: the users whose last
+/// connection was there, their events and errors, and the connections
+/// each host took.
+fn host_counts(
+    t: &dbmeter_db::ServerTarget,
+    used: &dbmeter_db::HostUse,
+    users: &[dbmeter_engine::UserTotals],
+) -> Vec<dbmeter_result::HostCount> {
+    let mut hosts: Vec<dbmeter_result::HostCount> = (0..t.endpoint_count())
+        .map(|k| dbmeter_result::HostCount {
+            host: t.endpoint(k),
+            connections: used.connects(k),
+            ..Default::default()
+        })
+        .collect();
+    for (u, totals) in users.iter().enumerate() {
+        if let Some(h) = used.host_of(u).and_then(|k| hosts.get_mut(k)) {
+            h.users += 1;
+            h.events += totals.events;
+            h.errors += totals.errors;
+        }
+    }
+    hosts
+}
+
+/// With failover, the hosts before the one the users went to that took
+/// no connection: they did not answer (or did not suit
+/// `target_session_attrs`), and were skipped.
+fn skipped_hosts(
+    hosts: &[dbmeter_result::HostCount],
+    policy: dbmeter_db::HostPolicy,
+) -> Vec<dbmeter_env::Warning> {
+    if policy != dbmeter_db::HostPolicy::Failover {
+        return Vec::new();
+    }
+    let Some(used) = hosts.iter().position(|h| h.connections > 0) else {
+        return Vec::new();
+    };
+    hosts[..used]
+        .iter()
+        .map(|h| {
+            dbmeter_env::Warning::new(
+                "host_skipped",
+                format!(
+                    "host {} of --db took no connection (it did not answer, or did not suit target_session_attrs): the connections failed over to {}",
+                    h.host, hosts[used].host
+                ),
+            )
+        })
+        .collect()
 }

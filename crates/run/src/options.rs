@@ -174,6 +174,12 @@ pub const GENERAL: &[OptSpec] = &[
         "seconds a user's reconnects may fail before the run stops as failed (the server is gone)",
     ),
     opt(
+        "hosts",
+        choice(&["failover", "spread"]),
+        "failover",
+        "with several hosts in --db: failover (each connection takes the first host that answers, in order, on reconnect too) or spread (users round robin over the hosts); see docs/connections.md",
+    ),
+    opt(
         "connect-rate",
         OptKind::Float,
         "0",

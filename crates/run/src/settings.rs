@@ -158,7 +158,22 @@ pub fn connect_options(o: &OptValues, target: Target) -> ConnectOptions {
         // Only the virtual users' connections get --query-timeout.
         query_timeout: None,
         dry_run: o.bool("mysql-dry-run"),
+        hosts: host_policy(o),
+        host_use: None,
     }
+}
+
+/// `--hosts`; without it, failover (libpq's way), except for sysbench's
+/// `--mysql-host` / `--pgsql-host` lists, which sysbench spreads.
+fn host_policy(o: &OptValues) -> dbmeter_db::HostPolicy {
+    let declared = |name: &str| o.declares(name) && o.given(name);
+    if declared("hosts") {
+        return dbmeter_db::HostPolicy::parse(o.str("hosts")).unwrap_or_default();
+    }
+    if !declared("db") && (declared("mysql-host") || declared("pgsql-host")) {
+        return dbmeter_db::HostPolicy::Spread;
+    }
+    dbmeter_db::HostPolicy::Failover
 }
 
 /// `--ignore-errors` for `target`, or the target's default; a code that

@@ -24,6 +24,7 @@ mod deploy;
 mod digest;
 mod environment;
 mod events;
+mod failover;
 mod faults;
 mod fileio;
 mod help;

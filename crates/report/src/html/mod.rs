@@ -735,6 +735,28 @@ fn cell_details(page: &mut Page, w: &str, clients: u64, cell: &[&ReportRun]) -> 
             }
         }
     }
+    // Each outage's start and end (when it ended), with its runs' lines
+    // under the table.
+    let mut outage_lines = String::new();
+    for r in cell {
+        for o in &r.doc.outages {
+            stage_marks.push((o.start_s, "outage".to_string()));
+            if let Some(end) = o.end_s() {
+                stage_marks.push((end, "outage end".to_string()));
+            }
+            let _ = writeln!(
+                outage_lines,
+                "<li>{}: outage {}</li>",
+                escape(&run_label(r)),
+                escape(&o.line())
+            );
+        }
+    }
+    if !outage_lines.is_empty() {
+        page.html.push_str("</div><ul class=\"outages\">\n");
+        page.html.push_str(&outage_lines);
+        page.html.push_str("</ul><div class=\"charts\">");
+    }
     for (name, what, y, xs, ys, series) in charts {
         if series.is_empty() {
             continue;
@@ -962,6 +984,45 @@ mod tests {
         assert!(
             r.html.contains("stage 2"),
             "the stage's mark on the time charts"
+        );
+    }
+
+    #[test]
+    fn outages_are_marked_on_the_time_charts_and_listed() {
+        let mut down = run(1, "a", 2, 100.0);
+        down.doc.intervals = (1..=8)
+            .map(|t| dbmeter_result::Interval {
+                t_s: t as f64,
+                duration_s: 1.0,
+                events_per_s: if (3..=4).contains(&t) { 0.0 } else { 100.0 },
+                ..Default::default()
+            })
+            .collect();
+        down.doc.outages = vec![dbmeter_result::outages::Outage {
+            start_s: 2.5,
+            length_s: Some(1.75),
+            events_lost: 3,
+            tolerance_pct: 10.0,
+            ..Default::default()
+        }];
+        let r = render(&ReportInput {
+            title: "down".into(),
+            subtitle: String::new(),
+            runs: vec![down],
+            sections: Vec::new(),
+        })
+        .unwrap();
+        let tps = &r
+            .charts
+            .iter()
+            .find(|c| c.0 == "point_lookups-2-tps.svg")
+            .expect("the throughput chart")
+            .1;
+        assert!(tps.contains("outage end"), "the end's mark: {tps}");
+        assert_eq!(tps.matches("outage").count(), 2, "the start's mark: {tps}");
+        assert!(
+            r.html.contains("outage at 2.5 s for 1.8 s: 3 events lost"),
+            "the outage's line"
         );
     }
 }

@@ -4,6 +4,7 @@
 
 mod wire;
 
+use crate::hosts::{HostPolicy, HostUse, first_that_answers};
 use crate::target::ServerTarget;
 use crate::tls::{TlsMode, TlsSettings};
 use crate::types::{
@@ -12,7 +13,7 @@ use crate::types::{
 use crate::{DbError, Dialect, ErrorKind, ResultRows};
 use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::time::Duration;
 pub(crate) use wire::RawRows;
 use wire::{Addr, BulkRows, NetSettings, Params, Prepared, WireConn};
@@ -50,12 +51,11 @@ impl LoadMethod {
 pub struct MysqlConn {
     conn: WireConn,
     load: LoadMethod,
-    params: Arc<Params>,
+    hosts: Arc<Hosts>,
     /// Session settings made on connect and on every reconnect.
     init: Vec<String>,
     stmts: Statements<Prepared>,
     ps: bool,
-    shown: String,
     version: String,
     /// The server's id of the current connection, for the interrupter
     /// (it changes on reconnect).
@@ -132,6 +132,46 @@ fn wire_params(t: &ServerTarget, nth: usize, tls: &TlsSettings) -> Result<Params
     })
 }
 
+/// The hosts a connection may use (one with `--hosts=spread`, all in
+/// their order with failover), and the one it uses now.
+struct Hosts {
+    list: Vec<Params>,
+    /// Each one's number in the target's host list, and its name.
+    endpoints: Vec<(usize, String)>,
+    current: AtomicUsize,
+    nth: usize,
+    host_use: Option<Arc<HostUse>>,
+    /// What connection errors call the target ([`ServerTarget::shown_for`]).
+    shown: String,
+}
+
+impl Hosts {
+    fn params(&self) -> &Params {
+        &self.list[self
+            .current
+            .load(Ordering::Relaxed)
+            .min(self.list.len() - 1)]
+    }
+
+    /// Connects to the first host that answers.
+    fn open(&self, mode: impl Fn(&Params) -> TlsMode) -> Result<WireConn, DbError> {
+        let (conn, i) = first_that_answers(
+            self.list.len(),
+            &self.shown,
+            |i| self.endpoints[i].1.clone(),
+            |i, name| {
+                let p = &self.list[i];
+                WireConn::connect(p).map_err(|e| connect_error(e, name, mode(p)))
+            },
+        )?;
+        self.current.store(i, Ordering::Relaxed);
+        if let Some(u) = &self.host_use {
+            u.connected(self.nth, self.endpoints[i].0);
+        }
+        Ok(conn)
+    }
+}
+
 impl MysqlConn {
     pub(crate) fn connect(
         t: &ServerTarget,
@@ -139,12 +179,27 @@ impl MysqlConn {
         ps: PsMode,
         timeout: Option<Duration>,
         shown: String,
+        policy: HostPolicy,
+        host_use: Option<Arc<HostUse>>,
     ) -> Result<Self, DbError> {
         let tls = TlsSettings::of(t, TlsMode::Disable)?;
         let load = LoadMethod::of(t)?;
-        let params = Arc::new(wire_params(t, nth, &tls)?);
-        let mut conn =
-            WireConn::connect(&params).map_err(|e| connect_error(e, &shown, tls.mode))?;
+        let mut list = Vec::new();
+        let mut endpoints = Vec::new();
+        let order = t.endpoint_order(nth, policy);
+        for &k in &order {
+            list.push(wire_params(t, k, &tls)?);
+            endpoints.push((k, t.endpoint(k)));
+        }
+        let hosts = Arc::new(Hosts {
+            list,
+            endpoints,
+            current: AtomicUsize::new(0),
+            nth,
+            host_use,
+            shown: t.shown_for(&order, &shown),
+        });
+        let mut conn = hosts.open(|_| tls.mode)?;
         let version = conn.server_version().to_string();
         let mariadb = version.to_ascii_lowercase().contains("mariadb");
         let flavor = if mariadb { "MariaDB" } else { "MySQL" };
@@ -169,11 +224,10 @@ impl MysqlConn {
         }
         Ok(MysqlConn {
             load,
-            params,
+            hosts,
             init,
             stmts: Statements::new(),
             ps: ps == PsMode::Auto,
-            shown,
             version: format!("{flavor} {version}"),
             id: Arc::new(AtomicU32::new(conn.connection_id())),
             conn,
@@ -181,13 +235,12 @@ impl MysqlConn {
     }
 
     pub(crate) fn reopen(&mut self) -> Result<(), DbError> {
-        let mut conn = WireConn::connect(&self.params).map_err(|e| {
-            let mode = if self.params.tls.is_some() {
+        let mut conn = self.hosts.open(|p| {
+            if p.tls.is_some() {
                 TlsMode::Require
             } else {
                 TlsMode::Disable
-            };
-            connect_error(e, &self.shown, mode)
+            }
         })?;
         for s in &self.init {
             conn.query(s).map_err(map_err)?;
@@ -567,13 +620,13 @@ impl MysqlConn {
 
     /// Interrupts the running statement with KILL QUERY from a new connection.
     pub(crate) fn interrupter(&self) -> Arc<dyn Fn() + Send + Sync> {
-        let params = self.params.clone();
+        let hosts = self.hosts.clone();
         let current = self.id.clone();
         Arc::new(move || {
-            let params = params.clone();
+            let hosts = hosts.clone();
             let id = current.load(Ordering::Relaxed);
             std::thread::spawn(move || {
-                if let Ok(mut c) = WireConn::connect(&params) {
+                if let Ok(mut c) = WireConn::connect(hosts.params()) {
                     let _ = c.query(&format!("KILL QUERY {id}"));
                 }
             });

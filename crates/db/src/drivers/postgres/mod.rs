@@ -5,6 +5,7 @@
 
 mod wire;
 
+use crate::hosts::{HostPolicy, HostUse, first_that_answers};
 use crate::target::ServerTarget;
 use crate::tls::{TlsMode, TlsSettings};
 use crate::types::{
@@ -14,16 +15,15 @@ use crate::types::{
 use crate::{DbError, Dialect, ErrorKind};
 use std::io::Write as _;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 use wire::{Addr, NetSettings, Params, PgWire, Statement};
 
 pub struct PgConn {
     conn: PgWire,
-    params: Arc<Params>,
+    hosts: Arc<Hosts>,
     stmts: Statements<Statement>,
     ps: bool,
-    shown: String,
     version: String,
     /// The backend's process id (high half) and secret key (low half) of
     /// the current connection, for the interrupter (they change on
@@ -161,6 +161,156 @@ fn pack(key: (i32, i32)) -> u64 {
     ((key.0 as u32 as u64) << 32) | key.1 as u32 as u64
 }
 
+/// libpq's `target_session_attrs`: what a host's session must be for a
+/// connection to keep it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SessionAttrs {
+    Any,
+    ReadWrite,
+    ReadOnly,
+    Primary,
+    Standby,
+    PreferStandby,
+}
+
+impl SessionAttrs {
+    fn of(t: &ServerTarget) -> Result<SessionAttrs, DbError> {
+        Ok(match t.param("target_session_attrs").unwrap_or("any") {
+            "any" => SessionAttrs::Any,
+            "read-write" => SessionAttrs::ReadWrite,
+            "read-only" => SessionAttrs::ReadOnly,
+            "primary" => SessionAttrs::Primary,
+            "standby" => SessionAttrs::Standby,
+            "prefer-standby" => SessionAttrs::PreferStandby,
+            other => {
+                return Err(DbError::usage(format!(
+                    "target_session_attrs={other}: unknown (expected any, read-write, read-only, primary, standby or prefer-standby)"
+                )));
+            }
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            SessionAttrs::Any => "any",
+            SessionAttrs::ReadWrite => "read-write",
+            SessionAttrs::ReadOnly => "read-only",
+            SessionAttrs::Primary => "primary",
+            SessionAttrs::Standby => "standby",
+            SessionAttrs::PreferStandby => "prefer-standby",
+        }
+    }
+
+    /// Whether the session `conn` suits; None when it does, else why not.
+    fn refusal(self, conn: &mut PgWire) -> Result<Option<&'static str>, wire::Error> {
+        let (sql, want, why) = match self {
+            SessionAttrs::Any | SessionAttrs::PreferStandby => return Ok(None),
+            SessionAttrs::ReadWrite => ("SHOW transaction_read_only", "off", "it is read-only"),
+            SessionAttrs::ReadOnly => ("SHOW transaction_read_only", "on", "it is not read-only"),
+            SessionAttrs::Primary => ("SELECT pg_is_in_recovery()", "f", "it is a standby"),
+            SessionAttrs::Standby => ("SELECT pg_is_in_recovery()", "t", "it is not a standby"),
+        };
+        let r = conn.query_text(sql)?;
+        let got = r
+            .rows
+            .first()
+            .and_then(|row| row.first().cloned().flatten());
+        Ok((got.as_deref() != Some(want)).then_some(why))
+    }
+}
+
+/// The hosts a connection may use (one with `--hosts=spread`, all in
+/// their order with failover), and the one it uses now.
+struct Hosts {
+    list: Vec<Params>,
+    /// Each one's number in the target's host list, and its name.
+    endpoints: Vec<(usize, String)>,
+    current: AtomicUsize,
+    nth: usize,
+    host_use: Option<Arc<HostUse>>,
+    attrs: SessionAttrs,
+    /// What connection errors call the target ([`ServerTarget::shown_for`]).
+    shown: String,
+}
+
+impl Hosts {
+    fn of(
+        t: &ServerTarget,
+        nth: usize,
+        timeout: Option<Duration>,
+        policy: HostPolicy,
+        host_use: Option<Arc<HostUse>>,
+        shown: &str,
+    ) -> Result<(Hosts, TlsMode), DbError> {
+        let mut list = Vec::new();
+        let mut endpoints = Vec::new();
+        let mut mode = TlsMode::Prefer;
+        let order = t.endpoint_order(nth, policy);
+        for &k in &order {
+            let (p, m) = wire_params(t, k, timeout)?;
+            list.push(p);
+            endpoints.push((k, t.endpoint(k)));
+            mode = m;
+        }
+        let hosts = Hosts {
+            list,
+            endpoints,
+            current: AtomicUsize::new(0),
+            nth,
+            host_use,
+            attrs: SessionAttrs::of(t)?,
+            shown: t.shown_for(&order, shown),
+        };
+        Ok((hosts, mode))
+    }
+
+    fn params(&self) -> &Params {
+        &self.list[self
+            .current
+            .load(Ordering::Relaxed)
+            .min(self.list.len() - 1)]
+    }
+
+    /// Connects to the first host that answers and suits the session
+    /// attributes (prefer-standby: a standby if one answers, else any).
+    fn open(&self, mode: impl Fn(&Params) -> TlsMode) -> Result<PgWire, DbError> {
+        let pass = |attrs: SessionAttrs| {
+            first_that_answers(
+                self.list.len(),
+                &self.shown,
+                |i| self.endpoints[i].1.clone(),
+                |i, name| {
+                    let p = &self.list[i];
+                    let mut conn =
+                        PgWire::connect(p).map_err(|e| connect_error(e, name, mode(p)))?;
+                    match attrs.refusal(&mut conn) {
+                        Ok(None) => Ok(conn),
+                        Ok(Some(why)) => Err(DbError::other(
+                            "08001",
+                            format!(
+                                "cannot connect to {name}: target_session_attrs={}: {why}",
+                                attrs.name()
+                            ),
+                        )),
+                        Err(e) => Err(connect_error(e, name, mode(p))),
+                    }
+                },
+            )
+        };
+        let (conn, i) = match self.attrs {
+            SessionAttrs::PreferStandby => {
+                pass(SessionAttrs::Standby).or_else(|_| pass(SessionAttrs::Any))?
+            }
+            a => pass(a)?,
+        };
+        self.current.store(i, Ordering::Relaxed);
+        if let Some(u) = &self.host_use {
+            u.connected(self.nth, self.endpoints[i].0);
+        }
+        Ok(conn)
+    }
+}
+
 impl PgConn {
     pub(crate) fn connect(
         t: &ServerTarget,
@@ -168,15 +318,16 @@ impl PgConn {
         ps: PsMode,
         timeout: Option<Duration>,
         shown: String,
+        policy: HostPolicy,
+        host_use: Option<Arc<HostUse>>,
     ) -> Result<Self, DbError> {
-        let (params, mode) = wire_params(t, nth, timeout)?;
-        let conn = PgWire::connect(&params).map_err(|e| connect_error(e, &shown, mode))?;
+        let (hosts, mode) = Hosts::of(t, nth, timeout, policy, host_use, &shown)?;
+        let conn = hosts.open(|_| mode)?;
         let version = format!("PostgreSQL {}", conn.server_version());
         Ok(PgConn {
-            params: Arc::new(params),
+            hosts: Arc::new(hosts),
             stmts: Statements::new(),
             ps: ps == PsMode::Auto,
-            shown,
             version,
             key: Arc::new(AtomicU64::new(pack(conn.backend_key()))),
             conn,
@@ -185,13 +336,13 @@ impl PgConn {
     }
 
     pub(crate) fn reopen(&mut self) -> Result<(), DbError> {
-        let mode = if self.params.tls.is_some() {
-            TlsMode::Require
-        } else {
-            TlsMode::Disable
-        };
-        let conn =
-            PgWire::connect(&self.params).map_err(|e| connect_error(e, &self.shown, mode))?;
+        let conn = self.hosts.open(|p| {
+            if p.tls.is_some() {
+                TlsMode::Require
+            } else {
+                TlsMode::Disable
+            }
+        })?;
         self.key.store(pack(conn.backend_key()), Ordering::Relaxed);
         self.conn = conn;
         self.stmts.forget_prepared();
@@ -426,13 +577,13 @@ impl PgConn {
     /// Interrupts the running statement with a cancel request (from a
     /// thread of its own: the caller does not wait).
     pub(crate) fn interrupter(&self) -> Arc<dyn Fn() + Send + Sync> {
-        let params = self.params.clone();
+        let hosts = self.hosts.clone();
         let key = self.key.clone();
         Arc::new(move || {
-            let params = params.clone();
+            let hosts = hosts.clone();
             let k = key.load(Ordering::Relaxed);
             std::thread::spawn(move || {
-                let _ = wire::cancel(&params, (k >> 32) as u32 as i32, k as u32 as i32);
+                let _ = wire::cancel(hosts.params(), (k >> 32) as u32 as i32, k as u32 as i32);
             });
         })
     }
