@@ -215,7 +215,8 @@ fn warmup_is_reported_apart_and_left_out() {
     assert!(w["events"].as_u64().unwrap() > 100);
     assert!((w["duration_s"].as_f64().unwrap() - 1.0).abs() < 0.01);
     let dur = j["totals"]["duration_s"].as_f64().unwrap();
-    assert!((1.0..1.3).contains(&dur), "{dur}");
+    // (one interval of clock ticks may round to 0.999999999 s)
+    assert!((0.99..1.3).contains(&dur), "{dur}");
     let events = j["totals"]["events"].as_u64().unwrap();
     let sum: u64 = j["intervals"]
         .as_array()

@@ -327,7 +327,19 @@ fn only_print_prints_what_mariadb_slap_prints() {
         mine.extend(&full);
         let got = s.ok(&mine).stdout;
         assert!(want.lines().count() > 4, "{args:?}: {want}");
-        assert_eq!(got, want, "{args:?}");
+        if args.contains(&"-c") {
+            // Several clients: mariadb-slap's threads print as the
+            // scheduler runs them, so its order changes from run to run
+            // on a loaded machine; the lines printed do not.
+            let sorted = |t: &str| {
+                let mut v: Vec<String> = t.lines().map(str::to_string).collect();
+                v.sort();
+                v
+            };
+            assert_eq!(sorted(&got), sorted(&want), "{args:?}");
+        } else {
+            assert_eq!(got, want, "{args:?}");
+        }
     }
 }
 
