@@ -83,6 +83,10 @@ pub struct Context<'a> {
     /// peer whose layout this is would (the presenters do the header,
     /// interval lines and report).
     pub layout: Layout,
+    /// `--shard=I/N`: this process does its share of the work (a run's
+    /// users are already its share in `threads`; a prepare loads its
+    /// share of the data, see [`Benchmark::shards_prepare`]).
+    pub shard: Option<crate::shard::Shard>,
 }
 
 impl Context<'_> {
@@ -302,6 +306,14 @@ pub trait Benchmark: Send + Sync {
     /// create step): a run may then make the SQLite file it is pointed at.
     /// False (the default): only `prepare` makes one.
     fn creates_its_data(&self) -> bool {
+        false
+    }
+
+    /// True for a benchmark whose `prepare` loads only its share of the
+    /// data under `--shard=I/N` ([`Context::shard`]: sysbench's tables,
+    /// TPC-C's warehouses). False (the default): a sharded prepare is
+    /// refused, prepare once without `--shard`.
+    fn shards_prepare(&self) -> bool {
         false
     }
 

@@ -23,6 +23,7 @@ mod document;
 pub mod drift;
 pub mod events;
 mod kinds;
+pub mod shards;
 mod slap;
 pub mod spikes;
 pub mod verdict;

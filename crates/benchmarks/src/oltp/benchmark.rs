@@ -90,6 +90,10 @@ impl Benchmark for Oltp {
         })
     }
 
+    fn shards_prepare(&self) -> bool {
+        true
+    }
+
     fn writes(&self) -> bool {
         !matches!(
             self.kind,
@@ -120,10 +124,31 @@ impl Benchmark for Oltp {
         };
         match verb {
             "prepare" => {
+                let only = match ctx.shard {
+                    None => None,
+                    Some(shard) => {
+                        let r = shard.range(u64::from(cfg.table_count()));
+                        if r.is_empty() {
+                            summary(&format!(
+                                "Shard {shard}: no table to load (--tables={} is split over {} shards)",
+                                cfg.table_count(),
+                                shard.count
+                            ));
+                            return Ok(());
+                        }
+                        summary(&format!(
+                            "Shard {shard}: loading tables sbtest{} to sbtest{}",
+                            r.start + 1,
+                            r.end
+                        ));
+                        Some(r.start as usize..r.end as usize)
+                    }
+                };
                 let r = prepare(
                     &opts,
                     &cfg,
                     ctx.seed,
+                    only,
                     false,
                     ctx.threads,
                     &say,
@@ -178,6 +203,7 @@ impl Benchmark for Oltp {
                 &connect,
                 &cfg,
                 ctx.seed,
+                None,
                 true,
                 ctx.threads,
                 &say,
