@@ -90,6 +90,15 @@ pub struct Context<'a> {
 }
 
 impl Context<'_> {
+    /// The number, in the whole run, of this process's first user: 0, or
+    /// under `--shard` the users of the shards before it (a benchmark
+    /// that gives each user a place, tpcc's home warehouses, numbers its
+    /// users from here so that the shards cover what one process would).
+    pub fn first_user(&self) -> usize {
+        self.shard
+            .map_or(0, |s| s.range(self.options.u64("threads")).start as usize)
+    }
+
     /// The target's connection options, without the users' query timeout;
     /// an error for a benchmark that needs a database and has none.
     pub fn setup_connection(&self) -> Result<ConnectOptions, BenchError> {

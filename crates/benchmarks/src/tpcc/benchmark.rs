@@ -175,6 +175,7 @@ impl Benchmark for Tpcc {
             ignore: ctx.ignore.clone(),
             seed: ctx.seed,
             nu: NuConstants::for_run(ctx.seed),
+            first_terminal: ctx.first_user(),
         };
         Ok(Box::new(TpccPlan {
             version: conn.server_version(),
