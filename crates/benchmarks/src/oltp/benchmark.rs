@@ -32,6 +32,14 @@ pub fn load_line(what: &str, r: &LoadReport) -> String {
 
 impl Oltp {
     fn config(&self, ctx: &Context) -> Result<OltpConfig, BenchError> {
+        if let Some(s) = ctx.shard
+            && self.kind == OltpKind::BulkInsert
+        {
+            // Its users each fill a table of their own, numbered by user.
+            return Err(BenchError::Usage(format!(
+                "--shard={s}: bulk_insert's users each fill their own table and are not split over shards; run it in one process"
+            )));
+        }
         OltpConfig::from_options(self.kind, ctx.options, ctx.threads as u32)
     }
 }
