@@ -354,3 +354,94 @@ fn a_sharded_prepare_loads_each_shard_its_tables() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("not split"), "{}", r.stderr);
 }
+
+#[test]
+fn shards_against_a_mariadb_server() {
+    use dbmeter_testkit::servers::{ask_n, start};
+    let Some(server) = start(dbmeter_server::Flavor::MariaDb) else {
+        return;
+    };
+    let s = Scratch::new();
+    let db = format!("--db={}", server.url());
+    let common = [
+        "oltp_read_only",
+        db.as_str(),
+        "--tables=4",
+        "--table-size=500",
+    ];
+    // Two prepare shards at once load two tables each.
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            let shard = format!("--shard={i}/2");
+            s.spawn(&[&["prepare"][..], &common[..], &[shard.as_str()]].concat())
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().expect("prepare shard");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    for t in 1..=4 {
+        assert_eq!(
+            ask_n(&server, &format!("SELECT COUNT(*) FROM sbtest{t}")),
+            500
+        );
+    }
+    let same = ["--threads=5", "--events=600", "--time=0", "--format=json"];
+    let one = s
+        .ok(&[&["run"][..], &common[..], &same[..]].concat())
+        .json();
+    let start = format!("--start-at={}", soon(3));
+    let children: Vec<_> = (0..3)
+        .map(|i| {
+            let shard = format!("--shard={i}/3");
+            let out = format!("--output=m{i}.json");
+            s.spawn(
+                &[
+                    &["run"][..],
+                    &common[..],
+                    &same[..],
+                    &[shard.as_str(), out.as_str(), start.as_str()],
+                ]
+                .concat(),
+            )
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().expect("run shard");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let m = s
+        .ok(&["merge", "m0.json", "m1.json", "m2.json", "--format=json"])
+        .json();
+    for key in ["events", "queries"] {
+        assert_eq!(m["totals"][key], one["totals"][key], "{key}");
+    }
+    assert_eq!(m["totals"]["counts"], one["totals"]["counts"]);
+    assert_eq!(m["threads"], 5);
+    let threads: Vec<u64> = m["merged"]["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(threads, [2, 2, 1]);
+    assert!(
+        m["merged"]["left_out"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x.as_str().unwrap().starts_with("server counters")),
+        "{}",
+        m["merged"]
+    );
+}
