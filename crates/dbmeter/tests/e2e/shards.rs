@@ -313,6 +313,23 @@ fn bad_shard_specs_and_starts_are_usage_errors() {
     assert!(skew > 1e9, "{skew}");
     let r = s.run(&["merge"]);
     assert_eq!(r.code, 2);
+    // Campaign cells are not sharded: a campaign file may not set it.
+    std::fs::write(
+        s.path("c.toml"),
+        "name = \"c\"\nduration = 1\nclients = [1]\n\
+         options = { shard = \"0/2\" }\n\
+         [[target]]\nname = \"a\"\nurl = \"sqlite:a.db\"\n\
+         [[workload]]\nname = \"oltp_read_only\"\n",
+    )
+    .expect("write the campaign");
+    let r = s.run_home(&["campaign", "run", "c.toml"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("campaign cells are not sharded"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
