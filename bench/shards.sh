@@ -4,7 +4,8 @@
 # end), sysbench's oltp_read_only.
 #
 # The tables are prepared by four `prepare --shard=I/4` processes at once.
-# Then, ALTERNATIONS times: one process with THREADS users for TIME seconds,
+# Then, ALTERNATIONS times (the single process first in odd ones, the shards
+# first in even ones): one process with THREADS users for TIME seconds,
 # and four processes with --shard=0/4..3/4 and the same options, started
 # with one --start-at a few seconds ahead and merged with `dbmeter merge`.
 # Reported: the merged throughput relative to the single process (each
@@ -58,11 +59,16 @@ done
 t1="$(now)"
 echo -e "prepare_s\t$(elapsed "$t0" "$t1")" > "$OUT/prepare.tsv"
 
+single() { # ALTERNATION
+    log "alternation $1: one process, $THREADS users, $TIME s"
+    /usr/bin/time -f '%M' -o "$OUT/one-$1.rss" \
+        "$DBMETER_BIN" run "${RUN[@]}" --output="$OUT/one-$1.json" > "$OUT/one-$1.txt" 2>&1 ||
+        fail_tool "$OUT/one-$1.txt" "the single run failed"
+}
+
 for a in $(seq 1 "$ALTERNATIONS"); do
-    log "alternation $a: one process, $THREADS users, $TIME s"
-    /usr/bin/time -f '%M' -o "$OUT/one-$a.rss" \
-        "$DBMETER_BIN" run "${RUN[@]}" --output="$OUT/one-$a.json" > "$OUT/one-$a.txt" 2>&1 ||
-        fail_tool "$OUT/one-$a.txt" "the single run failed"
+    # Odd alternations run the single process first, even ones the shards.
+    if [ $((a % 2)) = 1 ]; then single "$a"; fi
     start=$(( $(date +%s) + 5 ))
     log "alternation $a: $SHARDS shards, starting at $start"
     pids=()
@@ -80,6 +86,7 @@ for a in $(seq 1 "$ALTERNATIONS"); do
     "$DBMETER_BIN" merge "${files[@]}" --format=json --output="$OUT/merged-$a.json" \
         > "$OUT/merged-$a.txt" 2> "$OUT/merged-$a.err" ||
         fail_tool "$OUT/merged-$a.err" "merge failed"
+    if [ $((a % 2)) = 0 ]; then single "$a"; fi
 done
 
 python3 - "$OUT" "$ALTERNATIONS" "$SHARDS" "$(cut -f2 "$OUT/prepare.tsv")" <<'EOF' | tee "$OUT/summary.md"
