@@ -821,6 +821,45 @@ mod tests {
     }
 
     #[test]
+    fn shards_split_users_events_and_rate_exactly() {
+        let whole = general(&[("threads", "10"), ("events", "1001"), ("rate", "100")]).unwrap();
+        let parts: Vec<General> = (0..4)
+            .map(|index| {
+                let mut g = whole.clone();
+                g.split(Shard { index, count: 4 }).unwrap();
+                g
+            })
+            .collect();
+        let threads: Vec<usize> = parts.iter().map(|g| g.threads).collect();
+        assert_eq!(threads, [3, 3, 2, 2]);
+        let events: Vec<u64> = parts.iter().map(|g| g.events.unwrap()).collect();
+        assert_eq!(events, [251, 250, 250, 250]);
+        let rate: f64 = parts.iter().map(|g| g.rate.unwrap()).sum();
+        assert!((rate - 100.0).abs() < 1e-9, "{rate}");
+        assert_eq!(parts[0].rate, Some(30.0));
+        let mut few = general(&[("threads", "3")]).unwrap();
+        assert!(matches!(
+            few.split(Shard { index: 0, count: 4 }),
+            Err(RunError::Usage(m)) if m.contains("every shard needs a user")
+        ));
+        let mut staged = general(&[("stages", "1s:4")]).unwrap();
+        staged.user_stages = Some(Arc::new(Profile::parse("1s:4", 10.0).unwrap()));
+        assert!(staged.split(Shard { index: 0, count: 2 }).is_err());
+        assert!(matches!(
+            shard(&{
+                let mut o = OptValues::from_defaults(GENERAL);
+                o.set("shard", "2/2");
+                o
+            }),
+            Err(RunError::Usage(m)) if m.starts_with("--shard=2/2: ")
+        ));
+        assert_eq!(
+            parse_time("2026-11-27T18:00:00.5Z").unwrap(),
+            parse_time("1795802400.5").unwrap()
+        );
+    }
+
+    #[test]
     fn sysbench_rates_have_its_queue_instead_of_a_bound() {
         let mut o = OptValues::from_defaults(GENERAL);
         o.set("rate", "2000000000");
