@@ -83,9 +83,22 @@ pub struct Context<'a> {
     /// peer whose layout this is would (the presenters do the header,
     /// interval lines and report).
     pub layout: Layout,
+    /// `--shard=I/N`: this process does its share of the work (a run's
+    /// users are already its share in `threads`; a prepare loads its
+    /// share of the data, see [`Benchmark::shards_prepare`]).
+    pub shard: Option<crate::shard::Shard>,
 }
 
 impl Context<'_> {
+    /// The number, in the whole run, of this process's first user: 0, or
+    /// under `--shard` the users of the shards before it (a benchmark
+    /// that gives each user a place, tpcc's home warehouses, numbers its
+    /// users from here so that the shards cover what one process would).
+    pub fn first_user(&self) -> usize {
+        self.shard
+            .map_or(0, |s| s.range(self.options.u64("threads")).start as usize)
+    }
+
     /// The target's connection options, without the users' query timeout;
     /// an error for a benchmark that needs a database and has none.
     pub fn setup_connection(&self) -> Result<ConnectOptions, BenchError> {
@@ -302,6 +315,14 @@ pub trait Benchmark: Send + Sync {
     /// create step): a run may then make the SQLite file it is pointed at.
     /// False (the default): only `prepare` makes one.
     fn creates_its_data(&self) -> bool {
+        false
+    }
+
+    /// True for a benchmark whose `prepare` loads only its share of the
+    /// data under `--shard=I/N` ([`Context::shard`]: sysbench's tables,
+    /// TPC-C's warehouses). False (the default): a sharded prepare is
+    /// refused, prepare once without `--shard`.
+    fn shards_prepare(&self) -> bool {
         false
     }
 

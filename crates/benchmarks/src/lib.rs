@@ -21,6 +21,7 @@
 //!   each concurrency level's clients, iteration after iteration.
 //! - [`random`]: sysbench's id distributions and value generators.
 //! - [`parallel`]: work spread over threads, one connection each.
+//! - [`shard`]: `--shard=I/N`, one process's share of a split run.
 
 pub mod benchmark;
 pub mod fileio;
@@ -34,6 +35,7 @@ pub mod random;
 pub mod registry;
 pub mod replay;
 pub mod script;
+pub mod shard;
 pub mod slap;
 pub mod tpcc;
 pub mod tpch;

@@ -317,6 +317,11 @@ fn check_option(
             "option '{name}' is set by the campaign itself (use duration, warmup, clients or [[target]])"
         ));
     }
+    if dbmeter_run::options::SHARD_OPTIONS.contains(&canonical(name).as_str()) {
+        return Err(format!(
+            "option '{name}' splits one run over processes; campaign cells are not sharded yet: run the shards with `dbmeter run ... --{name}=...` and merge them with `dbmeter merge`"
+        ));
+    }
     if dbmeter_run::options::METRICS_OPTIONS.contains(&canonical(name).as_str()) {
         return Err(format!(
             "option '{name}' serves the whole campaign's metrics: give it on the command line, `dbmeter campaign run FILE --{name}=...`"

@@ -2,7 +2,7 @@
 
 use crate::profile::Profile;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
@@ -91,6 +91,11 @@ pub struct EngineConfig {
     /// stops with [`crate::EndReason::Failed`]. A time limit that comes
     /// first still ends the run normally.
     pub reconnect_timeout: Duration,
+    /// When the users are let go (wall clock): they connect and set up
+    /// first, then wait for it, so that processes started apart (shards)
+    /// begin together. A time already past lets them go at once. None:
+    /// as soon as they are ready.
+    pub start_at: Option<SystemTime>,
 }
 
 impl Default for EngineConfig {
@@ -117,6 +122,7 @@ impl Default for EngineConfig {
             kinds: 0,
             connect_rate: None,
             reconnect_timeout: Duration::from_secs(5),
+            start_at: None,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! What a run measured.
 
 use dbmeter_stats::{Counters, ErrorCounts, LatencyHistogram, LatencySummary};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// What the events of one kind did ([`crate::Tally::kind`]).
 #[derive(Clone, Debug, Default)]
@@ -188,4 +188,7 @@ pub struct RunResult {
     /// left behind. Above 0, `end` is [`EndReason::Failed`], and the
     /// server should not be asked anything more (it does not answer).
     pub abandoned: usize,
+    /// The wall-clock time the users were let go (after
+    /// [`crate::EngineConfig::start_at`], when there is one).
+    pub released_at: SystemTime,
 }

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier, OnceLock};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Stops a run from another thread (e.g. a Ctrl-C handler). The run keeps
 /// and returns what it measured.
@@ -64,6 +64,9 @@ const RECONNECT_FIRST_BACKOFF: Duration = Duration::from_millis(10);
 const RECONNECT_MAX_BACKOFF: Duration = Duration::from_secs(1);
 /// How often the collector looks at stop requests and finished users.
 const POLL: Duration = Duration::from_millis(20);
+/// How often the wait for [`EngineConfig::start_at`] looks at the stop
+/// handle (the last step sleeps exactly until the start).
+const START_POLL: Duration = Duration::from_millis(50);
 
 /// Why a run with [`EngineConfig::queue_limit`] failed: its users could not
 /// keep up with the rate (sysbench's words for its full event queue).
@@ -334,6 +337,16 @@ pub fn run_observed(
             return Err(err);
         }
     }
+    // Everyone is connected: wait for the common start, if any (a stop
+    // request ends the wait; the run then stops at once).
+    if let Some(at) = cfg.start_at {
+        while let Ok(left) = at.duration_since(SystemTime::now()) {
+            if stop.is_stopped() || left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(START_POLL));
+        }
+    }
     // Without a warm-up the measurement starts with the users: readings
     // taken at its start (a benchmark's counters) come before any user
     // is let go, so that no event slips in ahead of them.
@@ -357,6 +370,7 @@ pub fn run_observed(
     if cfg.auto_warmup.is_some() {
         deadline = None;
     }
+    let released_at = SystemTime::now();
     go.wait();
 
     let interrupters = std::mem::take(&mut *interrupters.lock());
@@ -568,6 +582,7 @@ pub fn run_observed(
         max_lag,
         end: reason,
         abandoned,
+        released_at,
     })
 }
 

@@ -1348,3 +1348,25 @@ fn an_automatic_warmup_that_never_settles_ends_at_its_limit() {
     assert_eq!(r.end, EndReason::TimeLimit);
     assert!(r.measured.counters.events > 0);
 }
+
+#[test]
+fn users_wait_for_the_start_time() {
+    let at = std::time::SystemTime::now() + Duration::from_millis(400);
+    let c = EngineConfig {
+        start_at: Some(at),
+        ..cfg_events(100)
+    };
+    let r = run(&c, factory(0), &StopHandle::new(), &mut |_| {}).unwrap();
+    assert!(r.released_at >= at, "let go before the start time");
+    assert_eq!(r.measured.counters.events, 100);
+    // A start already past: at once.
+    let past = std::time::SystemTime::now() - Duration::from_secs(60);
+    let c = EngineConfig {
+        start_at: Some(past),
+        ..cfg_events(10)
+    };
+    let before = std::time::SystemTime::now();
+    let r = run(&c, factory(0), &StopHandle::new(), &mut |_| {}).unwrap();
+    assert!(r.released_at >= before);
+    assert_eq!(r.measured.counters.events, 10);
+}

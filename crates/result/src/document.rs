@@ -145,6 +145,14 @@ pub struct RunDocument {
     /// The verdicts on the run's `--assert`ions, in their order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<crate::verdict::Verdict>,
+    /// `--shard=I/N` or `--start-at`: which shard this run was, when its
+    /// users were let go, and how late after `--start-at`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shards::ShardInfo>,
+    /// A run merged from its shards (`dbmeter merge`): the shards, the
+    /// missing ones, differing options, the spread of their starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<crate::shards::MergeInfo>,
     /// Each benchmark's own section, under the key its benchmark chose
     /// (`tpcc`: NOPM, TPM, the transactions); the benchmark owns its type
     /// (see [`RunDocument::section`]).

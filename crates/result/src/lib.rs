@@ -24,6 +24,7 @@ pub mod drift;
 pub mod events;
 mod kinds;
 pub mod outages;
+pub mod shards;
 mod slap;
 pub mod spikes;
 pub mod throughput;

@@ -3,7 +3,9 @@
 //! document, the store.
 
 use crate::document::{self, Facts};
-use crate::options::{METRICS_OPTIONS, SECRET_OPTIONS, STORE_OPTIONS, VERDICT_OPTIONS};
+use crate::options::{
+    METRICS_OPTIONS, SECRET_OPTIONS, SHARD_OPTIONS, STORE_OPTIONS, VERDICT_OPTIONS,
+};
 use crate::record::Recorder;
 use crate::request::{Observer, Request};
 use crate::store::{OpenStore, Stored};
@@ -78,6 +80,7 @@ fn recorded_options(
                 && !STORE_OPTIONS.contains(&k.as_str())
                 && !VERDICT_OPTIONS.contains(&k.as_str())
                 && !METRICS_OPTIONS.contains(&k.as_str())
+                && !SHARD_OPTIONS.contains(&k.as_str())
         })
         .map(|(k, v)| match (k.as_str(), target) {
             ("ignore-errors", Some(t)) => (
@@ -96,12 +99,19 @@ fn recorded_options(
 pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outcome, RunError> {
     let o = &req.options;
     let bench = req.benchmark.as_ref();
-    let general = settings::General::parse_run(o, req.layout)?;
+    let mut general = settings::General::parse_run(o, req.layout)?;
+    let shard = settings::shard(o)?;
+    let start_at = settings::start_at(o)?;
+    if let Some(s) = shard {
+        general.split(s)?;
+    }
     crate::pinning::pin_client(o)?;
     // A bad store fails before the run.
     let mut store = req.store.as_ref().map(OpenStore::open).transpose()?;
-    let seed = settings::seed(o);
+    // Each shard draws its own numbers (from the one seed given).
+    let seed = shard.map_or(settings::seed(o), |s| s.seed(settings::seed(o)));
     let mut engine = general.engine_config(seed);
+    engine.start_at = start_at;
     let query_timeout = general.query_timeout;
     let target = target_of(req)?;
     if !bench.creates_its_data() {
@@ -128,9 +138,18 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         console: obs,
         server: crate::managed::control_for(target.as_ref()),
         layout: req.layout,
+        shard,
     };
     let mut plan = bench.plan(&ctx)?;
     plan.shape_engine(&mut engine);
+    if let Some(s) = shard
+        && engine.threads != general.threads
+    {
+        return Err(RunError::Usage(format!(
+            "--shard={s}: {} sets its own users (streams, sessions), which are not split over shards yet; run it in one process",
+            bench.name()
+        )));
+    }
     let kinds = plan.kinds();
     engine.kinds = kinds.len();
     let measures = plan.measures();
@@ -194,6 +213,20 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     };
     obs.event(&RunEvent::Started(&header));
     plan.before_run(obs);
+    if let Some(at) = start_at {
+        match at.duration_since(SystemTime::now()) {
+            Ok(left) => obs.event(&RunEvent::Note(&format!(
+                "Starting at {} (in {:.1} s), once the users are connected",
+                dbmeter_result::shards::format_rfc3339_millis(at),
+                left.as_secs_f64()
+            ))),
+            Err(past) => obs.event(&RunEvent::Warning(&format!(
+                "--start-at={} was {:.3} s ago: starting at once",
+                o.str("start-at").trim(),
+                past.duration().as_secs_f64()
+            ))),
+        }
+    }
 
     let warn = |w: &dbmeter_env::Warning| obs.event(&RunEvent::Warning(&w.message));
     let recorder = Recorder::start(o, target.as_ref(), &engine, &warn, plan.server_optional());
@@ -259,7 +292,25 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         .warmup
         .as_ref()
         .map_or(Duration::ZERO, |w| w.duration);
-    let started = SystemTime::now() - result.measured.duration - warmed;
+    let started = result.released_at;
+    let shard_info = (shard.is_some() || start_at.is_some()).then(|| {
+        let unix = |t: SystemTime| {
+            t.duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64())
+        };
+        let skew_s = |at: SystemTime| match result.released_at.duration_since(at) {
+            Ok(late) => late.as_secs_f64(),
+            Err(early) => -early.duration().as_secs_f64(),
+        };
+        dbmeter_result::shards::ShardInfo {
+            index: shard.map_or(0, |s| s.index),
+            count: shard.map_or(1, |s| s.count),
+            start_at: start_at.map(dbmeter_result::shards::format_rfc3339_millis),
+            released_at: dbmeter_result::shards::format_rfc3339_millis(result.released_at),
+            measure_start_unix_s: unix(result.released_at) + warmed.as_secs_f64(),
+            start_skew_ms: start_at.map(|at| skew_s(at) * 1e3),
+        }
+    });
     let mut doc = document::build(
         Facts {
             workload: bench.name().to_string(),
@@ -277,6 +328,7 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         &result,
         &engine.percentiles,
     );
+    doc.shard = shard_info;
     let profiles: Vec<(&str, &dbmeter_engine::Profile)> = [
         ("users", general.user_stages.as_deref()),
         ("rate", general.rate_stages.as_deref()),

@@ -19,6 +19,12 @@ pub const VERDICT_OPTIONS: &[&str] = &["assert", "junit"];
 /// they change nothing measured and stay out of the run document.
 pub const METRICS_OPTIONS: &[&str] = &["prometheus", "prometheus-linger"];
 
+/// Options that say which part of a split run a process is and when it
+/// starts: shards of one run differ in them alone. The document records
+/// them apart (`RunDocument::shard`), and `dbmeter merge` ignores them
+/// when it compares the shards' options.
+pub const SHARD_OPTIONS: &[&str] = &["shard", "start-at"];
+
 /// The general options and then `benchmark`'s own.
 pub fn specs_for(benchmark: Option<&dyn Benchmark>) -> Vec<OptSpec> {
     let mut v = GENERAL.to_vec();
@@ -226,6 +232,18 @@ pub const GENERAL: &[OptSpec] = &[
         OptKind::Size,
         "0",
         "seed of the random numbers; 0 = from the clock (the seed used is reported)",
+    ),
+    opt(
+        "shard",
+        OptKind::Str,
+        "",
+        "run, prepare: I/N, do shard I's share (0-based, 0 to N-1) of what one process would: the users, --events and --rate split exactly, a different seed per shard; prepare loads its share of the tables or warehouses; `dbmeter merge` makes one run of the shards' results (docs/shards.md)",
+    ),
+    opt(
+        "start-at",
+        OptKind::Str,
+        "",
+        "run: connect the users, then let them go at TIME (RFC 3339 UTC, 2026-11-27T18:00:00Z, or unix seconds, 1795802400.5), so that shards start together; a TIME already past starts at once with a warning",
     ),
     opt(
         "db-ps-mode",

@@ -3,6 +3,7 @@
 
 use crate::RunError;
 use dbmeter_benchmarks::options::{OptValues, parse_float_list};
+use dbmeter_benchmarks::shard::Shard;
 use dbmeter_db::conninfo::{self, Env, Given, ServerKind, Spec};
 use dbmeter_db::{ConnectOptions, IgnoreList, PsMode, SqliteOptions, Target, TlsMode, TlsSettings};
 use dbmeter_engine::{EngineConfig, Profile};
@@ -194,6 +195,58 @@ pub fn seed(o: &OptValues) -> u64 {
             .map_or(1, |d| (d.as_nanos() as u64) | 1),
         s => s,
     }
+}
+
+/// `--shard=I/N`, if given.
+pub fn shard(o: &OptValues) -> Result<Option<Shard>, RunError> {
+    let v = o.str("shard").trim();
+    if v.is_empty() {
+        if o.given("shard") {
+            return Err(RunError::Usage(
+                "--shard is empty: write I/N with 0 <= I < N, e.g. --shard=0/4 for the first of 4 shards".into(),
+            ));
+        }
+        return Ok(None);
+    }
+    Shard::parse(v).map(Some).map_err(RunError::Usage)
+}
+
+/// `--start-at=TIME`, if given: RFC 3339 in UTC (`2026-11-27T18:00:00Z`,
+/// fractions of a second too) or seconds since the Unix epoch.
+pub fn start_at(o: &OptValues) -> Result<Option<SystemTime>, RunError> {
+    let v = o.str("start-at").trim();
+    if v.is_empty() {
+        if o.given("start-at") {
+            return Err(RunError::Usage(
+                "--start-at is empty: give a time, RFC 3339 in UTC (2026-11-27T18:00:00Z) or unix seconds".into(),
+            ));
+        }
+        return Ok(None);
+    }
+    parse_time(v).map(Some).map_err(|why| {
+        RunError::Usage(format!(
+            "--start-at={v}: {why}; give RFC 3339 in UTC, e.g. 2026-11-27T18:00:00Z, or unix seconds, e.g. $(( $(date +%s) + 30 ))"
+        ))
+    })
+}
+
+/// A point in time written as RFC 3339 in UTC or as unix seconds.
+pub fn parse_time(v: &str) -> Result<SystemTime, String> {
+    if let Ok(secs) = v.parse::<f64>() {
+        // Up to the year 9999, as RFC 3339.
+        if !(0.0..=253_402_300_799.0).contains(&secs) {
+            return Err("unix seconds from 0 to 253402300799".into());
+        }
+        return Ok(UNIX_EPOCH + Duration::from_secs_f64(secs));
+    }
+    humantime::parse_rfc3339(v).map_err(|e| match e {
+        humantime::TimestampError::InvalidFormat
+            if v.contains('+') || v.ends_with(|c: char| c.is_ascii_digit()) =>
+        {
+            "not a time in UTC (write it with a Z, no offset)".to_string()
+        }
+        e => format!("not a time ({e})"),
+    })
 }
 
 pub fn percentiles(o: &OptValues) -> Result<Vec<f64>, RunError> {
@@ -611,6 +664,46 @@ impl General {
         })
     }
 
+    /// This process's share of the run under `--shard`: its users, its
+    /// events, and its part of the rate (in proportion to its users), so
+    /// that the shards together make the run these settings describe. A
+    /// shard without a user, and the load profiles (which this does not
+    /// split), are usage errors.
+    pub fn split(&mut self, shard: Shard) -> Result<(), RunError> {
+        if let Some(name) = [
+            (self.user_stages.is_some(), "stages"),
+            (self.rate_stages.is_some(), "rate-stages"),
+        ]
+        .iter()
+        .find_map(|(on, name)| on.then_some(*name))
+        {
+            return Err(RunError::Usage(format!(
+                "--shard with --{name}: a load profile is not split over shards; run the profile in one process, or give each shard --threads and --rate"
+            )));
+        }
+        let total = self.threads as u64;
+        if total < shard.count {
+            return Err(RunError::Usage(format!(
+                "--shard={shard} with --threads={total}: every shard needs a user; give at least --threads={}",
+                shard.count
+            )));
+        }
+        let mine = shard.share(total);
+        self.rate = self.rate.map(|r| r * mine as f64 / total as f64);
+        self.threads = mine as usize;
+        if let Some(events) = self.events {
+            let share = shard.share(events);
+            if share == 0 {
+                return Err(RunError::Usage(format!(
+                    "--shard={shard} with --events={events}: every shard needs an event; give at least --events={}",
+                    shard.count
+                )));
+            }
+            self.events = Some(share);
+        }
+        Ok(())
+    }
+
     /// The engine's configuration for these options and `seed`.
     pub fn engine_config(&self, seed: u64) -> EngineConfig {
         EngineConfig {
@@ -637,6 +730,7 @@ impl General {
             connect_rate: self.connect_rate,
             user_stages: self.user_stages.clone(),
             rate_stages: self.rate_stages.clone(),
+            start_at: None,
         }
     }
 }
@@ -739,6 +833,45 @@ mod tests {
                 other => panic!("--{k}={v}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn shards_split_users_events_and_rate_exactly() {
+        let whole = general(&[("threads", "10"), ("events", "1001"), ("rate", "100")]).unwrap();
+        let parts: Vec<General> = (0..4)
+            .map(|index| {
+                let mut g = whole.clone();
+                g.split(Shard { index, count: 4 }).unwrap();
+                g
+            })
+            .collect();
+        let threads: Vec<usize> = parts.iter().map(|g| g.threads).collect();
+        assert_eq!(threads, [3, 3, 2, 2]);
+        let events: Vec<u64> = parts.iter().map(|g| g.events.unwrap()).collect();
+        assert_eq!(events, [251, 250, 250, 250]);
+        let rate: f64 = parts.iter().map(|g| g.rate.unwrap()).sum();
+        assert!((rate - 100.0).abs() < 1e-9, "{rate}");
+        assert_eq!(parts[0].rate, Some(30.0));
+        let mut few = general(&[("threads", "3")]).unwrap();
+        assert!(matches!(
+            few.split(Shard { index: 0, count: 4 }),
+            Err(RunError::Usage(m)) if m.contains("every shard needs a user")
+        ));
+        let mut staged = general(&[("stages", "1s:4")]).unwrap();
+        staged.user_stages = Some(Arc::new(Profile::parse("1s:4", 10.0).unwrap()));
+        assert!(staged.split(Shard { index: 0, count: 2 }).is_err());
+        assert!(matches!(
+            shard(&{
+                let mut o = OptValues::from_defaults(GENERAL);
+                o.set("shard", "2/2");
+                o
+            }),
+            Err(RunError::Usage(m)) if m.starts_with("--shard=2/2: ")
+        ));
+        assert_eq!(
+            parse_time("2026-11-27T18:00:00.5Z").unwrap(),
+            parse_time("1795802400.5").unwrap()
+        );
     }
 
     #[test]

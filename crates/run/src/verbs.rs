@@ -11,6 +11,25 @@ pub fn command(verb: &str, req: &Request, obs: &dyn Observer) -> Result<(), RunE
     let o = &req.options;
     let bench = req.benchmark.as_ref();
     let general = settings::General::parse(o)?;
+    let shard = settings::shard(o)?;
+    if let Some(s) = shard {
+        if verb != "prepare" {
+            return Err(RunError::Usage(format!(
+                "--shard={s} splits a run or a prepare; `{verb}` is done once, without --shard"
+            )));
+        }
+        if !bench.shards_prepare() {
+            return Err(RunError::Usage(format!(
+                "--shard={s}: {}'s prepare is not split over shards; prepare once, without --shard",
+                bench.name()
+            )));
+        }
+    }
+    if o.given("start-at") {
+        return Err(RunError::Usage(format!(
+            "--start-at starts a run's users together; `{verb}` makes no run (use it with `dbmeter run`)"
+        )));
+    }
     crate::pinning::pin_client(o)?;
     let target = target_of(req)?;
     if verb != "prepare" {
@@ -28,6 +47,7 @@ pub fn command(verb: &str, req: &Request, obs: &dyn Observer) -> Result<(), RunE
         console: obs,
         server: crate::managed::control_for(target.as_ref()),
         layout: req.layout,
+        shard,
     };
     bench.command(verb, &ctx)?;
     Ok(())

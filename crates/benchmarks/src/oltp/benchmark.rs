@@ -32,6 +32,14 @@ pub fn load_line(what: &str, r: &LoadReport) -> String {
 
 impl Oltp {
     fn config(&self, ctx: &Context) -> Result<OltpConfig, BenchError> {
+        if let Some(s) = ctx.shard
+            && self.kind == OltpKind::BulkInsert
+        {
+            // Its users each fill a table of their own, numbered by user.
+            return Err(BenchError::Usage(format!(
+                "--shard={s}: bulk_insert's users each fill their own table and are not split over shards; run it in one process"
+            )));
+        }
         OltpConfig::from_options(self.kind, ctx.options, ctx.threads as u32)
     }
 }
@@ -90,6 +98,10 @@ impl Benchmark for Oltp {
         })
     }
 
+    fn shards_prepare(&self) -> bool {
+        true
+    }
+
     fn writes(&self) -> bool {
         !matches!(
             self.kind,
@@ -120,10 +132,31 @@ impl Benchmark for Oltp {
         };
         match verb {
             "prepare" => {
+                let only = match ctx.shard {
+                    None => None,
+                    Some(shard) => {
+                        let r = shard.range(u64::from(cfg.table_count()));
+                        if r.is_empty() {
+                            summary(&format!(
+                                "Shard {shard}: no table to load (--tables={} is split over {} shards)",
+                                cfg.table_count(),
+                                shard.count
+                            ));
+                            return Ok(());
+                        }
+                        summary(&format!(
+                            "Shard {shard}: loading tables sbtest{} to sbtest{}",
+                            r.start + 1,
+                            r.end
+                        ));
+                        Some(r.start as usize..r.end as usize)
+                    }
+                };
                 let r = prepare(
                     &opts,
                     &cfg,
                     ctx.seed,
+                    only,
                     false,
                     ctx.threads,
                     &say,
@@ -178,6 +211,7 @@ impl Benchmark for Oltp {
                 &connect,
                 &cfg,
                 ctx.seed,
+                None,
                 true,
                 ctx.threads,
                 &say,

@@ -35,11 +35,14 @@ const PROGRESS_STEP: u64 = 4096;
 /// Creates and loads the test's tables, `workers` tables at a time on a
 /// server (one at a time on SQLite, which has a single writer). With
 /// `only_missing`, tables that already exist are left alone; otherwise an
-/// existing table is an error.
+/// existing table is an error. With `only`, the tables of those indexes
+/// (from 0) alone: a shard's block (`--shard`).
+#[allow(clippy::too_many_arguments)]
 pub fn prepare(
     opts: &ConnectOptions,
     cfg: &OltpConfig,
     seed: u64,
+    only: Option<std::ops::Range<usize>>,
     only_missing: bool,
     workers: usize,
     say: Say<'_>,
@@ -50,6 +53,9 @@ pub fn prepare(
     let existing = conn.tables()?;
     let mut todo = Vec::new();
     for (i, table) in table_names(cfg).into_iter().enumerate() {
+        if only.as_ref().is_some_and(|r| !r.contains(&i)) {
+            continue;
+        }
         if existing.iter().any(|e| e.eq_ignore_ascii_case(&table)) {
             if only_missing {
                 continue;

@@ -116,6 +116,10 @@ impl Benchmark for Tpcc {
         true
     }
 
+    fn shards_prepare(&self) -> bool {
+        true
+    }
+
     fn command(&self, verb: &str, ctx: &Context) -> Result<(), BenchError> {
         match verb {
             "prepare" => prepare(ctx),
@@ -171,6 +175,7 @@ impl Benchmark for Tpcc {
             ignore: ctx.ignore.clone(),
             seed: ctx.seed,
             nu: NuConstants::for_run(ctx.seed),
+            first_terminal: ctx.first_user(),
         };
         Ok(Box::new(TpccPlan {
             version: conn.server_version(),
@@ -198,7 +203,29 @@ impl Benchmark for Tpcc {
 }
 
 fn prepare(ctx: &Context) -> Result<(), BenchError> {
-    let cfg = Tpcc::config(ctx)?;
+    let mut cfg = Tpcc::config(ctx)?;
+    if let Some(shard) = ctx.shard {
+        // The shard's block of the warehouses, as --warehouse-start and
+        // --warehouse-end would give it.
+        if cfg.range_given {
+            return Err(BenchError::Usage(format!(
+                "--shard={shard} picks the shard's warehouses itself: leave --warehouse-start and --warehouse-end out"
+            )));
+        }
+        let r = shard.range(cfg.warehouses);
+        if r.is_empty() {
+            ctx.say(&format!(
+                "Shard {shard}: no warehouse to load (--warehouses={} is split over {} shards)",
+                cfg.warehouses, shard.count
+            ));
+            return Ok(());
+        }
+        (cfg.start, cfg.end) = (r.start + 1, r.end);
+        ctx.say(&format!(
+            "Shard {shard}: loading warehouses {} to {}",
+            cfg.start, cfg.end
+        ));
+    }
     let opts = ctx.setup_connection()?;
     let say = |l: String| ctx.say(&l);
     let workers = ctx.threads;

@@ -92,6 +92,10 @@ pub struct TpccFactory {
     pub ignore: IgnoreList,
     pub seed: u64,
     pub nu: NuConstants,
+    /// The run-wide number of the first terminal (under `--shard`, the
+    /// terminals of the shards before this one): home warehouses go round
+    /// from there.
+    pub first_terminal: usize,
 }
 
 // One per terminal and long-lived: the variants' sizes do not matter.
@@ -151,7 +155,7 @@ impl UserFactory for TpccFactory {
         {
             conn.execute(sql).map_err(|e| e.message)?;
         }
-        let (home, district) = home_of(user_id, self.warehouses);
+        let (home, district) = home_of(self.first_terminal + user_id, self.warehouses);
         Ok(Box::new(Terminal {
             conn,
             mode,

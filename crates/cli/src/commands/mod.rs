@@ -1,5 +1,5 @@
 //! The commands: list, help, version, prepare, prewarm, cleanup, check, run,
-//! env, server, results, compare, report, campaign, digest, capture, compare-queries,
+//! env, server, results, compare, report, merge, campaign, digest, capture, compare-queries,
 //! slap, and sysbench, pgbench and mysqlslap (those tools' own command lines, turned
 //! into the same requests).
 
@@ -11,10 +11,11 @@ pub(crate) mod digest;
 pub(crate) mod env;
 pub(crate) mod history;
 mod info;
+pub(crate) mod merge;
 pub(crate) mod pgbench;
 pub(crate) mod report;
 pub(crate) mod results;
-mod run;
+pub(crate) mod run;
 pub(crate) mod server;
 pub(crate) mod slap;
 pub(crate) mod sysbench;
@@ -78,6 +79,7 @@ pub fn dispatch(args: Vec<String>) -> Result<i32, CliError> {
         Some("results") => return results::main(&args[1..]),
         Some("compare") => return compare::main(&args[1..]),
         Some("report") => return report::main(&args[1..]),
+        Some("merge") => return merge::main(&args[1..]),
         Some("digest") => return digest::main(&args[1..]),
         Some("compare-queries") => return compare_queries::main(&args[1..]),
         Some("capture") => return capture::main(&args[1..]),

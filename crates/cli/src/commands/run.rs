@@ -14,7 +14,7 @@ use tempfile::NamedTempFile;
 
 /// `--output`: a new file in the same directory, renamed over the path
 /// once the document is written.
-struct Output {
+pub(crate) struct Output {
     file: NamedTempFile,
     path: PathBuf,
     /// The option that named it, for the error lines.
@@ -22,7 +22,7 @@ struct Output {
 }
 
 impl Output {
-    fn beside(path: &Path, option: &'static str) -> Result<Output, CliError> {
+    pub(crate) fn beside(path: &Path, option: &'static str) -> Result<Output, CliError> {
         let fail = |e: std::io::Error| {
             CliError::Failed(format!("cannot write --{option} {}: {e}", path.display()))
         };
@@ -53,7 +53,7 @@ impl Output {
 
     /// Writes `bytes` and puts the file in place, with the mode of the
     /// file it replaces (or rw-r--r--).
-    fn write(mut self, bytes: &[u8]) -> Result<(), CliError> {
+    pub(crate) fn write(mut self, bytes: &[u8]) -> Result<(), CliError> {
         let path = self.path.clone();
         let option = self.option;
         let fail = |e: std::io::Error| {
@@ -131,6 +131,12 @@ fn run_fed(
     }
     let stop = crate::signals::stop_handle();
     let capacity = o.str("find-capacity").to_ascii_lowercase();
+    if (capacity == "rate" || capacity == "users") && o.given("shard") {
+        return Err(CliError::Usage(
+            "--shard splits one run; a capacity search (--find-capacity) runs in one process"
+                .into(),
+        ));
+    }
     let outcome = if capacity == "rate" || capacity == "users" {
         dbmeter_run::find_capacity(&ctx.request, &capacity, &printer, &stop)?
     } else {

@@ -240,6 +240,7 @@ pub fn all() -> Vec<&'static Page> {
         &commands::results::PAGE,
         &commands::compare::PAGE,
         &commands::report::PAGE,
+        &commands::merge::PAGE,
         &commands::digest::PAGE,
         &commands::compare_queries::PAGE,
         &commands::capture::PAGE,

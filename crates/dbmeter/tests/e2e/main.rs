@@ -48,6 +48,7 @@ mod run_behaviour;
 mod run_status;
 mod server_cli;
 mod servers;
+mod shards;
 mod slap;
 mod stages;
 mod sysbench_cli;

@@ -1,0 +1,464 @@
+//! Shards: `--shard=I/N` runs N processes that together do what one does,
+//! `--start-at` lets their users go together, and `dbmeter merge` makes
+//! one run of their results. Counts are exact (`--events`); latency is
+//! checked against the shards' own histograms, merged here with the
+//! hdrhistogram crate directly (dbmeter keeps no raw latencies).
+
+use crate::common::*;
+use base64::Engine as _;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::Deserializer;
+use serde_json::Value;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const DB: &str = "--db=sqlite:t.sqlite";
+const SIZE: &str = "--table-size=1000";
+
+fn prepared() -> Scratch {
+    let s = Scratch::new();
+    s.ok(&["prepare", "oltp_read_only", DB, SIZE]);
+    s
+}
+
+fn read(s: &Scratch, file: &str) -> Value {
+    let text = std::fs::read_to_string(s.path(file)).expect("result file");
+    serde_json::from_str(&text).expect("JSON")
+}
+
+/// Unix seconds `ahead` from now, as `--start-at` takes them.
+fn soon(ahead: u64) -> String {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    (now.as_secs() + ahead).to_string()
+}
+
+/// Runs shards `which` of `n` at once (one process each) with `extra`
+/// options, each writing `s{I}.json`; asserts each exits 0.
+fn run_shards(s: &Scratch, n: u64, which: &[u64], extra: &[&str]) {
+    let start = format!("--start-at={}", soon(3));
+    let children: Vec<_> = which
+        .iter()
+        .map(|i| {
+            let shard = format!("--shard={i}/{n}");
+            let out = format!("--output=s{i}.json");
+            let mut args = vec!["run", "oltp_read_only", DB, SIZE, "--format=json"];
+            args.extend([shard.as_str(), out.as_str(), start.as_str()]);
+            args.extend(extra);
+            s.spawn(&args)
+        })
+        .collect();
+    for (i, c) in which.iter().zip(children) {
+        let o = c.wait_with_output().expect("shard");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "shard {i}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+/// The HDR histogram of a `BASE64;min;max;sum` field, and its exact min
+/// and max.
+fn histogram(field: &Value) -> (Histogram<u64>, u64, u64) {
+    let text = field.as_str().expect("histogram field");
+    let parts: Vec<&str> = text.split(';').collect();
+    assert_eq!(parts.len(), 4, "{text}");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(parts[0])
+        .expect("base64");
+    let h: Histogram<u64> = Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .expect("HdrHistogram V2");
+    (h, parts[1].parse().unwrap(), parts[2].parse().unwrap())
+}
+
+fn percentile_ms(summary: &Value, p: f64) -> f64 {
+    summary["percentiles"]
+        .as_array()
+        .expect("percentiles")
+        .iter()
+        .find(|x| x["percentile"].as_f64() == Some(p))
+        .and_then(|x| x["ms"].as_f64())
+        .unwrap_or_else(|| panic!("no p{p} in {summary}"))
+}
+
+#[test]
+fn three_shards_do_what_one_process_does() {
+    let s = prepared();
+    let same = ["--threads=4", "--events=3000", "--time=0", "--rand-seed=5"];
+    let one = s
+        .ok(&[
+            &["run", "oltp_read_only", DB, SIZE, "--format=json"][..],
+            &same[..],
+        ]
+        .concat())
+        .json();
+    run_shards(&s, 3, &[0, 1, 2], &same);
+    let shards: Vec<Value> = (0..3).map(|i| read(&s, &format!("s{i}.json"))).collect();
+    // Users and events split exactly: 2+1+1 users, 1000 events each.
+    let threads: Vec<u64> = shards
+        .iter()
+        .map(|d| d["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(threads, [2, 1, 1]);
+    for (i, d) in shards.iter().enumerate() {
+        assert_eq!(d["totals"]["events"], 1000, "shard {i}");
+        assert_eq!(d["shard"]["index"], i as u64);
+        assert_eq!(d["shard"]["count"], 3);
+        assert!(d["shard"]["start_skew_ms"].is_number(), "{}", d["shard"]);
+        assert!(d["shard"]["start_at"].as_str().unwrap().ends_with('Z'));
+        // The document records the options as given, not the share.
+        assert_eq!(d["options"]["threads"], "4");
+        assert!(d["options"].get("shard").is_none());
+    }
+    // A different seed per shard, from the one given.
+    assert_ne!(shards[0]["seed"], shards[1]["seed"]);
+    assert_ne!(shards[1]["seed"], shards[2]["seed"]);
+
+    let files = ["s0.json", "s1.json", "s2.json"];
+    let r = s.ok(&[&["merge", "--format=json"][..], &files[..]].concat());
+    assert!(r.stderr.contains("merged 3 of 3 shards"), "{}", r.stderr);
+    assert!(!r.stderr.contains("missing"), "{}", r.stderr);
+    let m = r.json();
+    // The same counts as the single process.
+    for key in ["events", "queries"] {
+        assert_eq!(m["totals"][key], one["totals"][key], "{key}");
+    }
+    assert_eq!(m["totals"]["counts"], one["totals"]["counts"]);
+    assert_eq!(m["threads"], 4);
+    assert_eq!(m["merged"]["count"], 3);
+    assert_eq!(m["merged"]["missing"], serde_json::json!([]));
+    let per_interval: u64 = m["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["events"].as_u64().unwrap())
+        .sum();
+    assert_eq!(per_interval, 3000, "the intervals hold every event");
+
+    // Latency: the shards' histograms merged here, outside dbmeter.
+    let mut all: Option<Histogram<u64>> = None;
+    let (mut lo, mut hi) = (u64::MAX, 0);
+    for d in &shards {
+        let (h, min, max) = histogram(&d["latency_histogram"]);
+        (lo, hi) = (lo.min(min), hi.max(max));
+        match &mut all {
+            None => all = Some(h),
+            Some(a) => a.add(&h).unwrap(),
+        }
+    }
+    let all = all.unwrap();
+    assert_eq!(all.len(), 3000);
+    assert_eq!(m["latency_ms"]["count"], 3000);
+    assert_eq!(m["latency_ms"]["max_ms"].as_f64().unwrap(), hi as f64 / 1e6);
+    assert_eq!(m["latency_ms"]["min_ms"].as_f64().unwrap(), lo as f64 / 1e6);
+    for p in [50.0, 95.0, 99.0, 99.9] {
+        let want = all.value_at_quantile(p / 100.0).clamp(lo, hi) as f64 / 1e6;
+        let got = percentile_ms(&m["latency_ms"], p);
+        // Within the histogram's precision (3 significant digits).
+        assert!(
+            (got - want).abs() <= want * 1e-3 + 1e-6,
+            "p{p}: merged {got} ms, histograms {want} ms"
+        );
+        // A merged percentile lies between the shards' own.
+        let own: Vec<f64> = shards
+            .iter()
+            .map(|d| percentile_ms(&d["latency_ms"], p))
+            .collect();
+        let (a, b) = own
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
+        assert!(
+            got >= a * 0.999 && got <= b * 1.001,
+            "p{p}: {got} outside {own:?}"
+        );
+    }
+    // The text report, as `run` prints it.
+    let text = s.ok(&[&["merge"][..], &files[..]].concat());
+    assert_eq!(text.stat("total number of events:"), 3000);
+}
+
+#[test]
+fn a_missing_shard_is_reported_and_stored_shards_merge() {
+    let s = prepared();
+    let store = format!("--store={}", s.path("r.db").display());
+    run_shards(
+        &s,
+        3,
+        &[0, 1],
+        &[
+            "--threads=3",
+            "--events=300",
+            "--time=0",
+            store.as_str(),
+            "--tag=job=j1",
+        ],
+    );
+    let r = s.ok(&["merge", "s0.json", "s1.json", "--format=json"]);
+    assert!(
+        r.stderr.contains("shard 2/3 missing"),
+        "stderr: {}",
+        r.stderr
+    );
+    assert_eq!(
+        r.stderr.lines().filter(|l| l.contains("missing")).count(),
+        1
+    );
+    let m = r.json();
+    assert_eq!(m["merged"]["missing"], serde_json::json!([2]));
+    assert_eq!(m["totals"]["events"], 200);
+    assert!(
+        m["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["message"].as_str().unwrap().contains("shard 2/3 missing")),
+        "{}",
+        m["warnings"]
+    );
+    // The same shards from the store, by tag; the merged run is stored.
+    let r = s.ok(&[
+        "merge",
+        "tag:job=j1",
+        store.as_str(),
+        "--tag=job=j1-merged",
+        "--format=json",
+    ]);
+    assert_eq!(r.json()["totals"]["events"], 200);
+    assert!(r.stderr.contains("stored as run #3"), "{}", r.stderr);
+    let list = s.ok(&[
+        "results",
+        "list",
+        "tag:job=j1-merged",
+        store.as_str(),
+        "--format=csv",
+    ]);
+    assert_eq!(list.stdout.lines().count(), 2, "{}", list.stdout);
+}
+
+#[test]
+fn shards_with_different_options_are_refused_unless_forced() {
+    let s = prepared();
+    run_shards(&s, 2, &[0], &["--threads=2", "--events=50", "--time=0"]);
+    run_shards(&s, 2, &[1], &["--threads=4", "--events=50", "--time=0"]);
+    let r = s.run(&["merge", "s0.json", "s1.json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("different options"), "{}", r.stderr);
+    assert!(r.stderr.contains("--threads"), "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    let m = s
+        .ok(&["merge", "s0.json", "s1.json", "--force", "--format=json"])
+        .json();
+    assert_eq!(
+        m["merged"]["differing_options"][0],
+        "--threads: \"2\" (shard 0), \"4\" (shard 1)"
+    );
+    // A shard given twice, and a run that was no shard, are refused.
+    let r = s.run(&["merge", "s0.json", "s0.json"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("given twice"), "{}", r.stderr);
+    s.ok(&[
+        "run",
+        "oltp_read_only",
+        DB,
+        SIZE,
+        "--events=10",
+        "--time=0",
+        "--format=json",
+        "--output=plain.json",
+    ]);
+    let r = s.run(&["merge", "plain.json"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("without --shard"), "{}", r.stderr);
+}
+
+#[test]
+fn bad_shard_specs_and_starts_are_usage_errors() {
+    let s = prepared();
+    let base = ["run", "oltp_read_only", DB, SIZE, "--threads=4", "--time=1"];
+    for (bad, says) in [
+        ("--shard=3/2", "numbered from 0 to 1"),
+        ("--shard=2/2", "numbered from 0 to 1"),
+        ("--shard=0/0", "at least one shard"),
+        ("--shard=x/4", "'x' is not a shard number"),
+        ("--shard=1", "no '/'"),
+        ("--shard=", "--shard is empty"),
+        ("--shard=0/5", "every shard needs a user"),
+        ("--start-at=tomorrow", "--start-at=tomorrow: not a time"),
+        ("--start-at=2026-01-01T10:00:00+02:00", "in UTC"),
+    ] {
+        let r = s.run(&[&base[..], &[bad]].concat());
+        assert_eq!(r.code, 2, "{bad}: {}{}", r.stdout, r.stderr);
+        assert_eq!(r.stderr.trim().lines().count(), 1, "{bad}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{bad}: {}", r.stderr);
+    }
+    let r = s.run(&["cleanup", "oltp_read_only", DB, "--shard=0/2"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("done once"), "{}", r.stderr);
+    let r = s.run(&["prepare", "oltp_read_only", DB, "--start-at=0"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    // A start in the past: at once, with a warning, and the lateness.
+    let r = s.ok(&[
+        "run",
+        "oltp_read_only",
+        DB,
+        SIZE,
+        "--events=10",
+        "--time=0",
+        "--start-at=2020-01-01T00:00:00Z",
+        "--format=json",
+    ]);
+    assert!(r.stderr.contains("starting at once"), "{}", r.stderr);
+    let skew = r.json()["shard"]["start_skew_ms"].as_f64().unwrap();
+    assert!(skew > 1e9, "{skew}");
+    let r = s.run(&["merge"]);
+    assert_eq!(r.code, 2);
+    // Campaign cells are not sharded: a campaign file may not set it.
+    std::fs::write(
+        s.path("c.toml"),
+        "name = \"c\"\nduration = 1\nclients = [1]\n\
+         options = { shard = \"0/2\" }\n\
+         [[target]]\nname = \"a\"\nurl = \"sqlite:a.db\"\n\
+         [[workload]]\nname = \"oltp_read_only\"\n",
+    )
+    .expect("write the campaign");
+    let r = s.run_home(&["campaign", "run", "c.toml"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("campaign cells are not sharded"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_sharded_prepare_loads_each_shard_its_tables() {
+    let s = Scratch::new();
+    for i in 0..2 {
+        let shard = format!("--shard={i}/2");
+        let r = s.ok(&[
+            "prepare",
+            "oltp_read_only",
+            DB,
+            "--table-size=10",
+            "--tables=5",
+            &shard,
+        ]);
+        assert!(
+            r.stdout.contains(&format!("Shard {i}/2: loading tables")),
+            "{}",
+            r.stdout
+        );
+        let want: &[&str] = if i == 0 {
+            &["sbtest1", "sbtest2", "sbtest3"]
+        } else {
+            &["sbtest1", "sbtest2", "sbtest3", "sbtest4", "sbtest5"]
+        };
+        assert_eq!(tables(&s.db("t.sqlite")), want);
+    }
+    for t in 1..=5 {
+        assert_eq!(
+            count(
+                &s.db("t.sqlite"),
+                &format!("SELECT COUNT(*) FROM sbtest{t}")
+            ),
+            10
+        );
+    }
+    // A prepare that does not split says so.
+    let r = s.run(&["prepare", "tpch", "--db=sqlite:h.sqlite", "--shard=0/2"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("not split"), "{}", r.stderr);
+}
+
+#[test]
+fn shards_against_a_mariadb_server() {
+    use dbmeter_testkit::servers::{ask_n, start};
+    let Some(server) = start(dbmeter_server::Flavor::MariaDb) else {
+        return;
+    };
+    let s = Scratch::new();
+    let db = format!("--db={}", server.url());
+    let common = [
+        "oltp_read_only",
+        db.as_str(),
+        "--tables=4",
+        "--table-size=500",
+    ];
+    // Two prepare shards at once load two tables each.
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            let shard = format!("--shard={i}/2");
+            s.spawn(&[&["prepare"][..], &common[..], &[shard.as_str()]].concat())
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().expect("prepare shard");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    for t in 1..=4 {
+        assert_eq!(
+            ask_n(&server, &format!("SELECT COUNT(*) FROM sbtest{t}")),
+            500
+        );
+    }
+    let same = ["--threads=5", "--events=600", "--time=0", "--format=json"];
+    let one = s
+        .ok(&[&["run"][..], &common[..], &same[..]].concat())
+        .json();
+    let start = format!("--start-at={}", soon(3));
+    let children: Vec<_> = (0..3)
+        .map(|i| {
+            let shard = format!("--shard={i}/3");
+            let out = format!("--output=m{i}.json");
+            s.spawn(
+                &[
+                    &["run"][..],
+                    &common[..],
+                    &same[..],
+                    &[shard.as_str(), out.as_str(), start.as_str()],
+                ]
+                .concat(),
+            )
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().expect("run shard");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let m = s
+        .ok(&["merge", "m0.json", "m1.json", "m2.json", "--format=json"])
+        .json();
+    for key in ["events", "queries"] {
+        assert_eq!(m["totals"][key], one["totals"][key], "{key}");
+    }
+    assert_eq!(m["totals"]["counts"], one["totals"]["counts"]);
+    assert_eq!(m["threads"], 5);
+    let threads: Vec<u64> = m["merged"]["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(threads, [2, 2, 1]);
+    assert!(
+        m["merged"]["left_out"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x.as_str().unwrap().starts_with("server counters")),
+        "{}",
+        m["merged"]
+    );
+}
