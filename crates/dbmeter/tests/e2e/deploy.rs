@@ -24,11 +24,6 @@ const KUBERNETES_VERSIONS: &[&str] = &["1.28.0", "1.34.0"];
 /// What .ci/run installs from PyPI (keep the two in step).
 const VALIDATOR_PACKAGE: &str = "kubernetes-validate==1.37.0";
 
-/// Options and commands the Jobs use that the sharding work (issue 28) adds
-/// to dbmeter: while this dbmeter's help does not list one of them, the
-/// option test accepts it and says so. Remove them once they exist.
-const ADDED_BY_THE_SHARDING_WORK: &[&str] = &["--shard", "--start-at", "merge"];
-
 /// Set by Kubernetes in an Indexed Job's pods (the manifests also name it).
 const SET_BY_KUBERNETES: &[&str] = &["JOB_COMPLETION_INDEX"];
 
@@ -298,7 +293,6 @@ fn args_of(container: &Yaml) -> Vec<String> {
 
 #[test]
 fn jobs_use_only_options_dbmeter_lists() {
-    let mut tolerated = BTreeSet::new();
     for (file, container) in job_containers() {
         let args = args_of(&container);
         let command = args
@@ -310,30 +304,16 @@ fn jobs_use_only_options_dbmeter_lists() {
             .filter(|w| !w.starts_with("--") && matches!(command, "run" | "prepare"))
             .map(String::as_str);
         let Some(known) = listed_options(command, workload) else {
-            assert!(
-                ADDED_BY_THE_SHARDING_WORK.contains(&command),
-                "{file}: dbmeter has no command `{command}`"
-            );
-            tolerated.insert(command.to_string());
-            continue;
+            panic!("{file}: dbmeter has no command `{command}`");
         };
         for arg in args.iter().filter(|a| a.starts_with("--")) {
             let name = arg.split('=').next().unwrap_or(arg).replace('_', "-");
-            if known.contains(&name) {
-                continue;
-            }
             assert!(
-                ADDED_BY_THE_SHARDING_WORK.contains(&name.as_str()),
+                known.contains(&name),
                 "{file}: `dbmeter {command} {}` does not list {name} (from {arg})",
                 workload.unwrap_or("")
             );
-            tolerated.insert(name);
         }
-    }
-    if !tolerated.is_empty() {
-        eprintln!(
-            "deploy: accepted {tolerated:?}, which this dbmeter does not have yet (ADDED_BY_THE_SHARDING_WORK)"
-        );
     }
 }
 

@@ -137,7 +137,8 @@ fn a_campaign_report_stands_alone_and_renders_with_its_charts() {
     assert!(dom_text.contains("<polyline"));
     // A screenshot: the lines of both variants are drawn in their colours
     // (plotters' first two palette colours).
-    let shot = screenshot(&browser, &s, &page, 1200, 2600);
+    // Tall enough for the comparison tables and their statistics above the charts.
+    let shot = screenshot(&browser, &s, &page, 1200, 6000);
     let first = pixels_of(&shot, (230, 25, 75));
     let second = pixels_of(&shot, (60, 180, 75));
     assert!(
