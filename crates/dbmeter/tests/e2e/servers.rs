@@ -308,7 +308,26 @@ fn survives_restart(flavor: Flavor) {
         "--reconnect-timeout=60",
         "--format=json",
     ]);
-    std::thread::sleep(Duration::from_secs(2));
+    // The restart comes once the users are connected (a server gone
+    // before that fails the run at its start, as it should), and have run
+    // for a second.
+    let connected = match flavor {
+        Flavor::MariaDb => {
+            "SELECT COUNT(*) FROM information_schema.processlist WHERE db = 'test' AND id <> CONNECTION_ID()"
+        }
+        Flavor::Postgres => {
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = 'test' AND pid <> pg_backend_pid()"
+        }
+    };
+    let t = std::time::Instant::now();
+    while ask_n(&server, connected) < 4 {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the users never connected"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(1));
     server.restart().unwrap_or_else(|e| panic!("{e}"));
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
