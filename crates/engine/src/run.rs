@@ -132,10 +132,11 @@ impl Timing {
         self.deadline.load(Relaxed) == NOT_YET
     }
 
-    /// The warm-up ended at `at`: the measurement starts, and lasts `time`.
-    fn start_measuring(&self, ticks: &Ticks, at: u64, time: Option<Duration>) {
-        let deadline = time.map_or(NO_DEADLINE, |t| ticks.add(at, t));
-        self.deadline.store(deadline, Relaxed);
+    /// The warm-up ended at `at`: the measurement starts, and lasts until
+    /// `deadline` (None: no time limit).
+    fn start_measuring(&self, at: u64, deadline: Option<u64>) {
+        self.deadline
+            .store(deadline.unwrap_or(NO_DEADLINE), Relaxed);
         self.measure_start.store(at, Relaxed);
     }
 }
@@ -355,21 +356,21 @@ pub fn run_observed(
     } else {
         cfg.warmup
     };
-    if fixed_warmup.is_zero() && cfg.auto_warmup.is_none() {
+    if cfg.warmup.is_zero() && cfg.auto_warmup.is_none() {
         on_measure_start();
     }
     let begin = ticks.now();
     // Under an automatic warm-up both are set when it ends.
     let mut measure_start = ticks.add(begin, fixed_warmup);
-    let mut deadline = cfg.time.map(|t| ticks.add(measure_start, t));
+    let mut deadline = cfg
+        .time
+        .filter(|_| cfg.auto_warmup.is_none())
+        .map(|t| ticks.add(measure_start, t));
     let _ = shared.timing.set(Timing::new(
         begin,
         cfg.auto_warmup.is_none().then_some(measure_start),
         deadline,
     ));
-    if cfg.auto_warmup.is_some() {
-        deadline = None;
-    }
     let released_at = SystemTime::now();
     go.wait();
 
@@ -489,7 +490,7 @@ pub fn run_observed(
                 measure_start = boundary;
                 deadline = cfg.time.map(|t| ticks.add(measure_start, t));
                 if let Some(t) = shared.timing.get() {
-                    t.start_measuring(&ticks, measure_start, cfg.time);
+                    t.start_measuring(measure_start, deadline);
                 }
                 warm.duration = ticks.between(begin, measure_start);
                 warmup = Some(std::mem::take(&mut warm));
@@ -940,7 +941,6 @@ fn join_all(handles: Vec<JoinHandle<()>>) {
     }
 }
 
-/// Sleeps until `at`, waking early when the run stops. Returns false when it stopped.
 /// Waits until the run's time limit (or a stop); returns at once when the
 /// run has none. Under an automatic warm-up the limit is set when the
 /// warm-up ends: until then the user waits for it to be known.
@@ -956,6 +956,7 @@ fn sleep_to_end(timing: &Timing, shared: &Shared) {
     }
 }
 
+/// Sleeps until `at`, waking early when the run stops. Returns false when it stopped.
 fn sleep_until(at: u64, shared: &Shared) -> bool {
     loop {
         if shared.stop.load(Relaxed) {
