@@ -109,39 +109,26 @@ fn histogram(text: &str, what: &str) -> Result<LatencyHistogram, MergeError> {
 }
 
 fn rfc3339_ms(unix_s: f64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(unix_s.max(0.0));
-    format_rfc3339_millis(t)
-}
-
-/// A time as RFC 3339 in UTC with milliseconds.
-pub fn format_rfc3339_millis(t: std::time::SystemTime) -> String {
-    let d = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs() as i64;
-    let ms = d.subsec_millis();
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, day) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
+    // A document's time may be anything (1e300, infinity): the latest
+    // time written stands for what is beyond it.
+    let d =
+        std::time::Duration::try_from_secs_f64(unix_s.max(0.0)).unwrap_or(std::time::Duration::MAX);
+    format_rfc3339_millis(
+        std::time::UNIX_EPOCH
+            .checked_add(d)
+            .unwrap_or_else(latest_rfc3339),
     )
 }
 
-/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard
-/// Hinnant's days-to-civil algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+/// The latest time RFC 3339 writes, 9999-12-31T23:59:59.999Z.
+fn latest_rfc3339() -> std::time::SystemTime {
+    std::time::UNIX_EPOCH + std::time::Duration::from_millis(253_402_300_799_999)
+}
+
+/// A time as RFC 3339 in UTC with milliseconds (humantime's format; times
+/// before 1970 or after 9999 are written as the nearest it can write).
+pub fn format_rfc3339_millis(t: std::time::SystemTime) -> String {
+    humantime::format_rfc3339_millis(t.clamp(std::time::UNIX_EPOCH, latest_rfc3339())).to_string()
 }
 
 fn per_s(n: u64, secs: f64) -> f64 {
@@ -618,6 +605,8 @@ mod tests {
         assert_eq!(rfc3339_ms(0.0), "1970-01-01T00:00:00.000Z");
         assert_eq!(rfc3339_ms(1_795_802_400.25), "2026-11-27T18:00:00.250Z");
         assert_eq!(rfc3339_ms(951_825_600.0), "2000-02-29T12:00:00.000Z");
+        assert_eq!(rfc3339_ms(1e300), "9999-12-31T23:59:59.999Z");
+        assert_eq!(rfc3339_ms(f64::INFINITY), "9999-12-31T23:59:59.999Z");
     }
 
     fn shard(index: u64, count: u64, start: f64, lat_ns: &[u64]) -> (String, RunDocument) {
