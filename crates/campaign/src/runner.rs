@@ -748,8 +748,9 @@ fn resume_judge(
     if !resume {
         return Ok(());
     }
-    let filter = dbmeter_store::Filter::parse(&[format!("campaign:{}", c.name)])
-        .map_err(|e| e.to_string())?;
+    let filter = dbmeter_store::Filter {
+        selectors: vec![dbmeter_store::Selector::Campaign(c.name.clone())],
+    };
     let mut runs = store.runs(&filter).map_err(|e| e.to_string())?;
     runs.sort_by_key(|r| (r.repeat, r.id));
     for r in runs {
