@@ -7,7 +7,8 @@
 //! values run against SQLite and store the run, and the metrics port is the same in
 //! dbmeter's `--prometheus`, the container port and the scrape annotations.
 //! The image is not built (no Docker engine), but its build context is
-//! checked to hold what the build reads.
+//! checked to hold what the build reads, and the binary to need no shared
+//! library that the image's base (distroless/cc-debian12) lacks.
 
 use crate::common::*;
 use dbmeter_testkit::Requirement;
@@ -641,6 +642,82 @@ fn image_context_holds_what_the_build_reads() {
     assert!(
         dockerfile.contains("FROM gcr.io/distroless/cc-debian12"),
         "{dockerfile}"
+    );
+}
+
+/// The shared libraries that gcr.io/distroless/cc-debian12 holds: glibc's
+/// (Debian's libc6), libgcc-s1, libgomp1 and libstdc++6.
+const DISTROLESS_CC_LIBRARIES: &[&str] = &[
+    "libc.so.6",
+    "libm.so.6",
+    "libdl.so.2",
+    "libpthread.so.0",
+    "librt.so.1",
+    "libresolv.so.2",
+    "libutil.so.1",
+    "ld-linux-x86-64.so.2",
+    "ld-linux-aarch64.so.1",
+    "libgcc_s.so.1",
+    "libgomp.so.1",
+    "libstdc++.so.6",
+];
+
+/// Debian 12's glibc, the newest symbol version the image can resolve.
+const BOOKWORM_GLIBC: (u32, u32) = (2, 36);
+
+/// The binary that the image copies runs on its base: every library it
+/// needs is one distroless/cc has (a dependency that links OpenSSL or zstd
+/// dynamically would build and pass every other test, and fail in the pod
+/// at start), and no symbol needs a glibc newer than Debian 12's.
+#[test]
+fn binary_needs_only_what_the_image_base_has() {
+    let binary = bin();
+    let readelf = |flag: &str| {
+        let out = Command::new("readelf")
+            .args([flag, "--wide"])
+            .arg(&binary)
+            .output()
+            .expect("run readelf (binutils)");
+        assert!(out.status.success(), "readelf {flag} failed");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let dynamic = readelf("--dynamic");
+    let needed: Vec<&str> = dynamic
+        .lines()
+        .filter(|l| l.contains("(NEEDED)"))
+        .filter_map(|l| l.split('[').nth(1)?.split(']').next())
+        .collect();
+    assert!(
+        needed.contains(&"libc.so.6"),
+        "expected libc.so.6 among the needed libraries: {needed:?}"
+    );
+    for lib in &needed {
+        assert!(
+            DISTROLESS_CC_LIBRARIES.contains(lib),
+            "dbmeter needs {lib}, which gcr.io/distroless/cc-debian12 does not have: link it statically (a crate's bundled/vendored feature) or change the image's base"
+        );
+    }
+    let versions = readelf("--version-info");
+    let mut newest = (0, 0);
+    for name in versions.split_whitespace() {
+        let Some(v) = name.strip_prefix("GLIBC_2.") else {
+            continue;
+        };
+        if let Ok(minor) = v.parse::<u32>() {
+            newest = newest.max((2, minor));
+        }
+    }
+    assert!(
+        newest >= (2, 2),
+        "no GLIBC_2.x symbol versions found:\n{versions}"
+    );
+    assert!(
+        newest <= BOOKWORM_GLIBC,
+        "dbmeter needs GLIBC_{}.{}, newer than Debian 12's {}.{}",
+        newest.0,
+        newest.1,
+        BOOKWORM_GLIBC.0,
+        BOOKWORM_GLIBC.1
     );
 }
 
