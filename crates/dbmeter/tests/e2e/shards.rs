@@ -313,7 +313,8 @@ fn bad_shard_specs_and_starts_are_usage_errors() {
     assert!(skew > 1e9, "{skew}");
     let r = s.run(&["merge"]);
     assert_eq!(r.code, 2);
-    // Campaign cells are not sharded: a campaign file may not set it.
+    // A campaign is sharded on its command line (`campaign run FILE
+    // --shard=I/N`), not by a run option in its file.
     std::fs::write(
         s.path("c.toml"),
         "name = \"c\"\nduration = 1\nclients = [1]\n\
@@ -326,7 +327,7 @@ fn bad_shard_specs_and_starts_are_usage_errors() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
     assert!(
-        r.stderr.contains("campaign cells are not sharded"),
+        r.stderr.contains("campaign run FILE --shard=I/N"),
         "{}",
         r.stderr
     );
