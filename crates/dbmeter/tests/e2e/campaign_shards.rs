@@ -169,3 +169,55 @@ fn a_shard_that_never_comes_is_named_after_the_timeout() {
     let r = s.output(cmd(&s, &["campaign", "run", "c.toml", "--shard=2/2"]));
     assert_eq!(r.code, 2, "{}", r.stderr);
 }
+
+/// Shard 1 dies (SIGKILL) once the cell started: shard 0 waits
+/// `shard_timeout` for its result, merges its own, and stores the cell's
+/// run as failed, its error and notes naming the missing shard.
+#[test]
+fn a_shard_lost_during_a_cell_makes_the_merged_run_failed() {
+    use std::io::{BufRead, BufReader};
+    let s = Scratch::new();
+    let file = CAMPAIGN
+        .replace("shard_timeout = 120", "shard_timeout = 5")
+        .replace("clients = [2, 3]", "clients = [2]")
+        .replace("duration = 1", "duration = 3");
+    std::fs::write(s.path("c.toml"), file).expect("campaign file");
+    let zero = cmd(&s, &["campaign", "run", "c.toml", "--shard=0/2"])
+        .spawn()
+        .expect("shard 0");
+    let mut one = cmd(&s, &["campaign", "run", "c.toml", "--shard=1/2"])
+        .spawn()
+        .expect("shard 1");
+    let out = one.stdout.take().expect("shard 1's stdout");
+    let mut seen = Vec::new();
+    for line in BufReader::new(out).lines() {
+        let line = line.expect("a line");
+        let met = line.contains("all 2 shards arrived");
+        seen.push(line);
+        if met {
+            break;
+        }
+    }
+    one.kill().expect("kill shard 1");
+    let _ = one.wait();
+    assert!(seen.iter().any(|l| l.contains("arrived")), "{seen:?}");
+    let o = zero.wait_with_output().expect("shard 0");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("merged 1 of 2 shards"), "{stdout}");
+    let mut store = Store::open(&s.path("results.db").to_string_lossy()).expect("store");
+    let merged = store
+        .runs(&Filter {
+            selectors: vec![Selector::Campaign("sharded".into())],
+        })
+        .expect("runs");
+    assert_eq!(merged.len(), 1, "{merged:?}");
+    assert_eq!(merged[0].end_reason, "failed");
+    let error = merged[0].end_error.clone().unwrap_or_default();
+    assert!(error.contains("shard 1/2 missing"), "{error}");
+    let d = doc(&mut store, merged[0].id);
+    assert_eq!(d["merged"]["missing"], serde_json::json!([1]), "{d}");
+}
