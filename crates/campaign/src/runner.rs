@@ -709,7 +709,7 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                 hooks.push(r);
             }
             let outcome = match &meeting {
-                None => outcome,
+                None => Some(outcome),
                 Some((s, m)) => {
                     // This shard's own result, kept outside the campaign.
                     let (doc, line, failed) = match outcome {
@@ -729,78 +729,55 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                         .map_err(|e| format!("cannot store the shard's result: {e}"))?;
                     say(&format!("  shard {s}: {line} (stored as run #{id})"));
                     if s.index != 0 {
+                        // Shard 0 stores the cell's run.
                         if failed {
                             summary.failed += 1;
                         } else {
                             summary.stored += 1;
                         }
-                        tell(i + 1, None);
-                        if o.stop.is_stopped() {
-                            summary.interrupted = true;
-                            break;
-                        }
-                        if i + 1 < todo.len() && c.pause > 0.0 {
-                            pause(c.pause, &o.stop);
-                        }
-                        continue;
-                    }
-                    match sharded::merge_cell(&mut store, c, s.count, m, &o.stop) {
-                        Ok(doc) => {
-                            let info = doc.merged.clone().unwrap_or_default();
-                            for n in &info.notes {
-                                say(&format!("  merge: {n}"));
-                            }
-                            let line = format!(
-                                "merged {} of {} shards: {}",
-                                info.shards.len(),
-                                info.count,
-                                doc_line(registry::resolve(&w.name)?.as_ref(), &doc)
-                            );
-                            let failed = !doc.completed() && doc.end.reason != "interrupted";
-                            CellOutcome::Done {
-                                doc: Box::new(doc),
-                                line,
-                                failed,
-                            }
-                        }
-                        Err(e) => CellOutcome::NoResult(e),
+                        None
+                    } else {
+                        Some(merged_cell(&mut store, c, *s, m, w, &o.stop, say)?)
                     }
                 }
             };
-            match outcome {
-                CellOutcome::Done {
-                    mut doc,
-                    line,
-                    failed,
-                } => {
-                    doc.hooks = hooks;
-                    let id = store
-                        .save(&doc.to_json(), &meta(c, cell))
-                        .map_err(|e| format!("cannot store the result: {e}"))?;
-                    say(&format!("  {line} (stored as run #{id})"));
-                    if let Some(j) = judge.as_mut() {
-                        let value = (doc.completed() && !failed).then_some(doc.totals.events_per_s);
-                        let state = j.add(&cell.key(c), value).clone();
-                        if state.stop.is_some() {
-                            say(&format!("  {}: {}", cell.key(c), j.describe(&state)));
+            if let Some(outcome) = outcome {
+                match outcome {
+                    CellOutcome::Done {
+                        mut doc,
+                        line,
+                        failed,
+                    } => {
+                        doc.hooks = hooks;
+                        let id = store
+                            .save(&doc.to_json(), &meta(c, cell))
+                            .map_err(|e| format!("cannot store the result: {e}"))?;
+                        say(&format!("  {line} (stored as run #{id})"));
+                        if let Some(j) = judge.as_mut() {
+                            let value =
+                                (doc.completed() && !failed).then_some(doc.totals.events_per_s);
+                            let state = j.add(&cell.key(c), value).clone();
+                            if state.stop.is_some() {
+                                say(&format!("  {}: {}", cell.key(c), j.describe(&state)));
+                            }
+                        }
+                        if failed {
+                            summary.failed += 1;
+                        } else {
+                            summary.stored += 1;
+                            if doc.completed() && !verdict::all_passed(&doc.verdicts) {
+                                summary.missed += 1;
+                            }
                         }
                     }
-                    if failed {
+                    CellOutcome::NoResult(e) => {
+                        say(&format!("  FAILED: {e}"));
+                        if let Some(j) = judge.as_mut() {
+                            j.add(&cell.key(c), None);
+                        }
                         summary.failed += 1;
-                    } else {
-                        summary.stored += 1;
-                        if doc.completed() && !verdict::all_passed(&doc.verdicts) {
-                            summary.missed += 1;
-                        }
+                        store_failure(&mut store, c, cell, &live[cell.target].url, &e)?;
                     }
-                }
-                CellOutcome::NoResult(e) => {
-                    say(&format!("  FAILED: {e}"));
-                    if let Some(j) = judge.as_mut() {
-                        j.add(&cell.key(c), None);
-                    }
-                    summary.failed += 1;
-                    store_failure(&mut store, c, cell, &live[cell.target].url, &e)?;
                 }
             }
             tell(i + 1, None);
@@ -987,6 +964,39 @@ enum CellOutcome {
         failed: bool,
     },
     NoResult(String),
+}
+
+/// Shard 0's outcome of a sharded cell: the shards' results merged, or
+/// why there is none.
+fn merged_cell(
+    store: &mut Store,
+    c: &Campaign,
+    s: Shard,
+    m: &dbmeter_store::Meeting,
+    w: &WorkloadSpec,
+    stop: &StopHandle,
+    say: &mut dyn FnMut(&str),
+) -> Result<CellOutcome, String> {
+    let doc = match sharded::merge_cell(store, c, s.count, m, stop) {
+        Ok(doc) => doc,
+        Err(e) => return Ok(CellOutcome::NoResult(e)),
+    };
+    let info = doc.merged.clone().unwrap_or_default();
+    for n in &info.notes {
+        say(&format!("  merge: {n}"));
+    }
+    let line = format!(
+        "merged {} of {} shards: {}",
+        info.shards.len(),
+        info.count,
+        doc_line(registry::resolve(&w.name)?.as_ref(), &doc)
+    );
+    let failed = !doc.completed() && doc.end.reason != "interrupted";
+    Ok(CellOutcome::Done {
+        doc: Box::new(doc),
+        line,
+        failed,
+    })
 }
 
 /// Runs a cell with its options and `extra` (a shard's).

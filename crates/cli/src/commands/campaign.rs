@@ -148,6 +148,14 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             (dbmeter_campaign::plan::cells(&campaign), 0)
         };
         print!("{}", describe(&campaign, &store, &cells, skipped));
+        if let Some(s) = shard {
+            println!(
+                "shard {s}: each cell with this shard's share of its clients, started with the other {} at a barrier in the store (shard_timeout {} s, start_margin {} s); shard 0 prepares, runs the hooks and stores each cell merged",
+                s.count - 1,
+                campaign.shard_timeout,
+                campaign.start_margin
+            );
+        }
         return Ok(0);
     }
     let metrics = crate::metrics::open(prometheus.as_ref())?;
