@@ -150,10 +150,8 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         print!("{}", describe(&campaign, &store, &cells, skipped));
         if let Some(s) = shard {
             println!(
-                "shard {s}: each cell with this shard's share of its clients, started with the other {} at a barrier in the store (shard_timeout {} s, start_margin {} s); shard 0 prepares, runs the hooks and stores each cell merged",
-                s.count - 1,
-                campaign.shard_timeout,
-                campaign.start_margin
+                "shard {s}: each cell with this shard's share of its clients, all {} shards started together at a barrier in the store (shard_timeout {} s, start_margin {} s); shard 0 prepares, runs the hooks and stores each cell merged",
+                s.count, campaign.shard_timeout, campaign.start_margin
             );
         }
         return Ok(0);

@@ -1,5 +1,6 @@
 //! A campaign run sharded (`dbmeter campaign run FILE --shard=I/N`): two
-//! local processes against one SQLite target and one SQLite store. Each
+//! local processes against one SQLite target and one store (an SQLite file,
+//! and a throwaway PostgreSQL server). Each
 //! cell is met at the start barrier in the store, run by both shards with
 //! their share of the clients, and merged once by shard 0; `--resume`
 //! and the campaign's selectors see only the merged runs. A shard that
@@ -70,8 +71,25 @@ fn doc(store: &mut Store, id: i64) -> Value {
 #[test]
 fn two_processes_run_a_campaign_merged_cell_by_cell() {
     let s = Scratch::new();
+    let store = s.path("results.db").to_string_lossy().into_owned();
+    two_shards_merge_each_cell_once(&s, &store);
+}
+
+/// The same with the results store, and so the barrier, in a throwaway
+/// PostgreSQL server.
+#[test]
+fn two_processes_meet_in_a_postgres_store() {
+    let Some(server) = dbmeter_testkit::servers::start(dbmeter_server::Flavor::Postgres) else {
+        return;
+    };
+    let s = Scratch::new();
+    two_shards_merge_each_cell_once(&s, &server.url());
+}
+
+fn two_shards_merge_each_cell_once(s: &Scratch, store_spec: &str) {
     std::fs::write(s.path("c.toml"), CAMPAIGN).expect("campaign file");
-    let runs = shards(&s, "c.toml", 2, &[]);
+    let store_arg = format!("--store={store_spec}");
+    let runs = shards(s, "c.toml", 2, &[store_arg.as_str()]);
     for (i, r) in runs.iter().enumerate() {
         assert_eq!(r.code, 0, "shard {i}:\n{}\n{}", r.stdout, r.stderr);
         assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
@@ -83,7 +101,7 @@ fn two_processes_run_a_campaign_merged_cell_by_cell() {
         runs[0].stdout
     );
 
-    let mut store = Store::open(&s.path("results.db").to_string_lossy()).expect("store");
+    let mut store = Store::open(store_spec).expect("store");
     let campaign = Filter {
         selectors: vec![Selector::Campaign("sharded".into())],
     };
@@ -139,7 +157,7 @@ fn two_processes_run_a_campaign_merged_cell_by_cell() {
     }
 
     // Resumed: every cell has its merged run, nothing runs again.
-    let again = shards(&s, "c.toml", 2, &["--resume"]);
+    let again = shards(s, "c.toml", 2, &["--resume", store_arg.as_str()]);
     for r in &again {
         assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     }
