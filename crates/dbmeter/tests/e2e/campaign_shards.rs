@@ -1,9 +1,9 @@
 //! A campaign run sharded (`dbmeter campaign run FILE --shard=I/N`): two
-//! local processes against one SQLite target and one store (an SQLite file,
-//! and a throwaway PostgreSQL server). Each
-//! cell is met at the start barrier in the store, run by both shards with
-//! their share of the clients, and merged once by shard 0; `--resume`
-//! and the campaign's selectors see only the merged runs. A shard that
+//! local processes against one SQLite target and one store (an SQLite
+//! file, and a throwaway PostgreSQL server). Each cell is met at the start
+//! barrier in the store, run by both shards with their share of the
+//! clients, and merged once by shard 0; `--resume` and the campaign's
+//! selectors see only the merged runs. A shard that
 //! never comes ends the other's wait with the missing shard named.
 
 use crate::common::{Run, Scratch};
