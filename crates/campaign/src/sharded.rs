@@ -187,3 +187,51 @@ pub(crate) fn merge_cell(
     }
     Ok(doc)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn campaign(extra: &str, target: &str) -> Campaign {
+        let text = format!(
+            "name = \"t\"\nduration = 1\nclients = [2, 4]\n{extra}\n[[target]]\nname = \"a\"\n{target}\n[[workload]]\nname = \"noop\"\n"
+        );
+        Campaign::parse(&text, Path::new("t.toml"), &[], &[]).unwrap()
+    }
+
+    fn shard(text: &str) -> Option<Shard> {
+        Some(Shard::parse(text).unwrap())
+    }
+
+    #[test]
+    fn what_a_sharded_campaign_refuses() {
+        let url = "url = \"sqlite:a.db\"";
+        assert_eq!(check_shards(&campaign("", url), None), Ok(()));
+        assert_eq!(check_shards(&campaign("", url), shard("1/2")), Ok(()));
+        assert_eq!(
+            check_shards(&campaign("shards = 2", url), shard("0/2")),
+            Ok(())
+        );
+        let e = check_shards(&campaign("shards = 2", url), None).unwrap_err();
+        assert!(e.contains("--shard=I/2 with I from 0 to 1"), "{e}");
+        let e = check_shards(&campaign("shards = 2", url), shard("0/3")).unwrap_err();
+        assert!(e.contains("runs as 2 shards"), "{e}");
+        let e = check_shards(&campaign("", "server = \"mariadb\""), shard("0/2")).unwrap_err();
+        assert!(
+            e.contains("target a is a server the campaign starts"),
+            "{e}"
+        );
+        let e = check_shards(&campaign("repeats = \"auto\"", url), shard("0/2")).unwrap_err();
+        assert!(e.contains("repeats = \"auto\""), "{e}");
+        let e = check_shards(&campaign("", url), shard("0/3")).unwrap_err();
+        assert!(e.contains("clients = 2 is fewer than the 3 shards"), "{e}");
+        // Out of range in the file: the line is named.
+        let text = "name = \"t\"\nduration = 1\nclients = [1]\nshards = 0\n[[target]]\nname = \"a\"\n[[workload]]\nname = \"noop\"\n";
+        let e = Campaign::parse(text, Path::new("t.toml"), &[], &[]).unwrap_err();
+        assert!(e.contains("line 4") && e.contains("shards = 0"), "{e}");
+        let text = text.replace("shards = 0", "shard_timeout = -1");
+        let e = Campaign::parse(&text, Path::new("t.toml"), &[], &[]).unwrap_err();
+        assert!(e.contains("shard_timeout = -1"), "{e}");
+    }
+}
