@@ -70,9 +70,14 @@ pub fn check_shards(c: &Campaign, shard: Option<Shard>) -> Result<(), String> {
     Ok(())
 }
 
-/// The start barrier's name for a cell's repeat: the same in every shard.
+/// The start barrier's name for a cell's repeat, the same in every shard:
+/// `campaign:NAME/CELL/REPEAT`, without spaces (it is a tag's value that
+/// selectors name).
 pub(crate) fn barrier_name(c: &Campaign, cell: &Cell) -> String {
-    format!("campaign {} {} repeat {}", c.name, cell.key(c), cell.repeat)
+    format!("campaign:{}/{}/{}", c.name, cell.key(c), cell.repeat)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join("_")
 }
 
 /// Records this shard's arrival at the cell's barrier and waits for the
