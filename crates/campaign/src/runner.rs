@@ -6,8 +6,10 @@
 use crate::adaptive::Judge;
 use crate::hooks::{HookEnv, run_hook};
 use crate::plan::{Cell, cells, estimate, human};
+use crate::sharded;
 use crate::spec::{Campaign, Reset, TargetKind, TargetSpec, WorkloadSpec};
 use dbmeter_benchmarks::options::{OptValues, canonical};
+use dbmeter_benchmarks::shard::Shard;
 use dbmeter_benchmarks::{Benchmark, Console, LoadProgress, registry};
 use dbmeter_engine::StopHandle;
 use dbmeter_result::verdict::{self, parse_list};
@@ -40,6 +42,9 @@ pub struct RunOptions {
     /// Who else follows the campaign (the `--prometheus` endpoint): the
     /// cells' run events and where the campaign stands.
     pub watch: Option<Arc<dyn Watch>>,
+    /// `--shard=I/N`: this process is shard I of the N that run the
+    /// campaign together (`sharded.rs`).
+    pub shard: Option<Shard>,
 }
 
 /// Follows a campaign as it goes: every event of its cells' runs, and
@@ -505,6 +510,9 @@ fn pause(secs: f64, stop: &StopHandle) {
 }
 
 pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Summary, String> {
+    sharded::check_shards(c, o.shard)?;
+    // What is done once (prepares, hooks, the merge) is shard 0's.
+    let once = o.shard.is_none_or(|s| s.index == 0);
     let spec = o.store.clone();
     let mut store = Store::open(&spec).map_err(|e| e.to_string())?;
     let all = cells(c);
@@ -586,7 +594,7 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
             ..HookEnv::default()
         };
         let mut campaign_hooks = Vec::new();
-        for h in &c.hooks.before_campaign {
+        for h in c.hooks.before_campaign.iter().filter(|_| once) {
             let r = run_hook("before_campaign", h, &campaign_env);
             report_hook(say, &r);
             campaign_hooks.push(r);
@@ -636,8 +644,19 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                 if cell.clients == 1 { "" } else { "s" },
                 cell.repeat
             ));
-            if let Err(e) = prepare_cell(c, o, home.as_ref(), &mut live[cell.target], t, w, say) {
+            if !once {
+                // Shard 0 prepares; the barrier waits for it.
+            } else if let Err(e) =
+                prepare_cell(c, o, home.as_ref(), &mut live[cell.target], t, w, say)
+            {
                 say(&format!("  FAILED before the run: {e}"));
+                if let Some(s) = o.shard {
+                    // The others would run on data that is not there.
+                    return Err(format!(
+                        "shard {s}: {} on {}: {e}; the other shards stop at the start barrier",
+                        w.name, t.name
+                    ));
+                }
                 summary.failed += 1;
                 store_failure(&mut store, c, cell, &live[cell.target].url, &e)?;
                 tell(i + 1, None);
@@ -652,51 +671,113 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                 repeat: cell.repeat,
             };
             let mut hooks: Vec<HookRecord> = campaign_hooks.clone();
-            for h in &c.hooks.before_run {
+            for h in c.hooks.before_run.iter().filter(|_| once) {
                 let r = run_hook("before_run", h, &env);
                 report_hook(say, &r);
                 hooks.push(r);
             }
-            let outcome = run_cell(c, o, cell, &live[cell.target].url, w, say)?;
-            for h in &c.hooks.after_run {
+            let meeting = match o.shard {
+                None => None,
+                Some(s) => match sharded::meet(&mut store, c, cell, s, &o.stop) {
+                    Ok(m) => {
+                        say(&format!(
+                            "  shard {s}: all {} shards arrived; starting at {}",
+                            s.count,
+                            dbmeter_result::shards::format_rfc3339_millis(
+                                std::time::UNIX_EPOCH
+                                    + Duration::try_from_secs_f64(m.start_unix_s)
+                                        .unwrap_or_default()
+                            )
+                        ));
+                        Some((s, m))
+                    }
+                    Err(dbmeter_store::BarrierError::Stopped) => {
+                        summary.interrupted = true;
+                        break;
+                    }
+                    Err(e) => return Err(format!("shard {s}: {e}")),
+                },
+            };
+            let extra = meeting
+                .as_ref()
+                .map(|(s, m)| sharded::run_options(*s, m))
+                .unwrap_or_default();
+            let outcome = run_cell(c, o, cell, &live[cell.target].url, w, &extra, say)?;
+            for h in c.hooks.after_run.iter().filter(|_| once) {
                 let r = run_hook("after_run", h, &env);
                 report_hook(say, &r);
                 hooks.push(r);
             }
-            match outcome {
-                CellOutcome::Done {
-                    mut doc,
-                    line,
-                    failed,
-                } => {
-                    doc.hooks = hooks;
+            let outcome = match &meeting {
+                None => Some(outcome),
+                Some((s, m)) => {
+                    // This shard's own result, kept outside the campaign.
+                    let (doc, line, failed) = match outcome {
+                        CellOutcome::Done { doc, line, failed } => (*doc, line, failed),
+                        CellOutcome::NoResult(e) => {
+                            let doc = RunDocument::failed_before_start(
+                                &w.name,
+                                cell.clients as usize,
+                                &mask(&live[cell.target].url),
+                                &e,
+                            );
+                            (doc, format!("FAILED: {e}"), true)
+                        }
+                    };
                     let id = store
-                        .save(&doc.to_json(), &meta(c, cell))
-                        .map_err(|e| format!("cannot store the result: {e}"))?;
-                    say(&format!("  {line} (stored as run #{id})"));
-                    if let Some(j) = judge.as_mut() {
-                        let value = (doc.completed() && !failed).then_some(doc.totals.events_per_s);
-                        let state = j.add(&cell.key(c), value).clone();
-                        if state.stop.is_some() {
-                            say(&format!("  {}: {}", cell.key(c), j.describe(&state)));
+                        .save(&doc.to_json(), &sharded::shard_meta(c, cell, *s, m))
+                        .map_err(|e| format!("cannot store the shard's result: {e}"))?;
+                    say(&format!("  shard {s}: {line} (stored as run #{id})"));
+                    if s.index != 0 {
+                        // Shard 0 stores the cell's run.
+                        if failed {
+                            summary.failed += 1;
+                        } else {
+                            summary.stored += 1;
                         }
-                    }
-                    if failed {
-                        summary.failed += 1;
+                        None
                     } else {
-                        summary.stored += 1;
-                        if doc.completed() && !verdict::all_passed(&doc.verdicts) {
-                            summary.missed += 1;
-                        }
+                        Some(merged_cell(&mut store, c, *s, m, w, &o.stop, say)?)
                     }
                 }
-                CellOutcome::NoResult(e) => {
-                    say(&format!("  FAILED: {e}"));
-                    if let Some(j) = judge.as_mut() {
-                        j.add(&cell.key(c), None);
+            };
+            if let Some(outcome) = outcome {
+                match outcome {
+                    CellOutcome::Done {
+                        mut doc,
+                        line,
+                        failed,
+                    } => {
+                        doc.hooks = hooks;
+                        let id = store
+                            .save(&doc.to_json(), &meta(c, cell))
+                            .map_err(|e| format!("cannot store the result: {e}"))?;
+                        say(&format!("  {line} (stored as run #{id})"));
+                        if let Some(j) = judge.as_mut() {
+                            let value =
+                                (doc.completed() && !failed).then_some(doc.totals.events_per_s);
+                            let state = j.add(&cell.key(c), value).clone();
+                            if state.stop.is_some() {
+                                say(&format!("  {}: {}", cell.key(c), j.describe(&state)));
+                            }
+                        }
+                        if failed {
+                            summary.failed += 1;
+                        } else {
+                            summary.stored += 1;
+                            if doc.completed() && !verdict::all_passed(&doc.verdicts) {
+                                summary.missed += 1;
+                            }
+                        }
                     }
-                    summary.failed += 1;
-                    store_failure(&mut store, c, cell, &live[cell.target].url, &e)?;
+                    CellOutcome::NoResult(e) => {
+                        say(&format!("  FAILED: {e}"));
+                        if let Some(j) = judge.as_mut() {
+                            j.add(&cell.key(c), None);
+                        }
+                        summary.failed += 1;
+                        store_failure(&mut store, c, cell, &live[cell.target].url, &e)?;
+                    }
                 }
             }
             tell(i + 1, None);
@@ -708,7 +789,7 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                 pause(c.pause, &o.stop);
             }
         }
-        for h in &c.hooks.after_campaign {
+        for h in c.hooks.after_campaign.iter().filter(|_| once) {
             let r = run_hook("after_campaign", h, &campaign_env);
             report_hook(say, &r);
         }
@@ -885,16 +966,53 @@ enum CellOutcome {
     NoResult(String),
 }
 
+/// Shard 0's outcome of a sharded cell: the shards' results merged, or
+/// why there is none.
+fn merged_cell(
+    store: &mut Store,
+    c: &Campaign,
+    s: Shard,
+    m: &dbmeter_store::Meeting,
+    w: &WorkloadSpec,
+    stop: &StopHandle,
+    say: &mut dyn FnMut(&str),
+) -> Result<CellOutcome, String> {
+    let doc = match sharded::merge_cell(store, c, s.count, m, stop) {
+        Ok(doc) => doc,
+        Err(e) => return Ok(CellOutcome::NoResult(e)),
+    };
+    let info = doc.merged.clone().unwrap_or_default();
+    for n in &info.notes {
+        say(&format!("  merge: {n}"));
+    }
+    let line = format!(
+        "merged {} of {} shards: {}",
+        info.shards.len(),
+        info.count,
+        doc_line(registry::resolve(&w.name)?.as_ref(), &doc)
+    );
+    let failed = !doc.completed() && doc.end.reason != "interrupted";
+    Ok(CellOutcome::Done {
+        doc: Box::new(doc),
+        line,
+        failed,
+    })
+}
+
+/// Runs a cell with its options and `extra` (a shard's).
 fn run_cell(
     c: &Campaign,
     o: &RunOptions,
     cell: &Cell,
     url: &str,
     w: &WorkloadSpec,
+    extra: &[(String, String)],
     say: &mut dyn FnMut(&str),
 ) -> Result<CellOutcome, String> {
     let t = &c.targets[cell.target];
-    let req = request(w, url, &cell_options(c, t, w, cell.clients))?;
+    let mut options = cell_options(c, t, w, cell.clients);
+    options.extend(extra.iter().cloned());
+    let req = request(w, url, &options)?;
     let quiet = Quiet {
         watch: o.watch.clone(),
         ..Quiet::default()
@@ -909,11 +1027,22 @@ fn run_cell(
         }
     }
     let doc = outcome.document;
+    let failed = !doc.completed() && doc.end.reason != "interrupted";
+    let line = doc_line(req.benchmark.as_ref(), &doc);
+    Ok(CellOutcome::Done {
+        doc: Box::new(doc),
+        line,
+        failed,
+    })
+}
+
+/// A run's line in the campaign's progress: its throughput, headline,
+/// p95, missed targets and how it ended when it did not complete.
+fn doc_line(bench: &dyn Benchmark, doc: &RunDocument) -> String {
     let reason = doc.end.reason.clone();
-    let failed = !doc.completed() && reason != "interrupted";
     let per_s = if doc.issues_sql() { "tps" } else { "events/s" };
     let mut line = format!("{:.1} {per_s}", doc.totals.events_per_s);
-    for (label, value) in req.benchmark.headline(&doc) {
+    for (label, value) in bench.headline(doc) {
         line.push_str(&format!(", {label} {value:.0}"));
     }
     if let Some(p) = doc.latency_percentile_ms(95.0) {
@@ -934,11 +1063,7 @@ fn run_cell(
             None => line.push_str(&format!(" [{reason}]")),
         }
     }
-    Ok(CellOutcome::Done {
-        doc: Box::new(doc),
-        line,
-        failed,
-    })
+    line
 }
 #[cfg(test)]
 mod tests {

@@ -50,6 +50,17 @@ pub struct CampaignFile {
     /// `run` options given to every run (e.g. report-interval = 10).
     #[serde(default)]
     pub options: Option<Spanned<BTreeMap<String, toml::Value>>>,
+    /// The campaign runs as this many processes, each given its number
+    /// with `--shard=I/N` (docs/shards.md).
+    #[serde(default)]
+    pub shards: Option<Spanned<u64>>,
+    /// Seconds a shard waits at a cell's start barrier for the others
+    /// (and shard 0 for their results).
+    #[serde(default)]
+    pub shard_timeout: Option<Spanned<f64>>,
+    /// Seconds between the last shard's arrival and the common start.
+    #[serde(default)]
+    pub start_margin: Option<Spanned<f64>>,
     #[serde(rename = "target")]
     pub targets: Vec<TargetFile>,
     #[serde(rename = "workload")]
@@ -230,7 +241,22 @@ pub struct Campaign {
     pub hooks: Hooks,
     /// The campaign file's directory: relative paths start there.
     pub dir: PathBuf,
+    /// `shards = N`: the campaign runs as N processes (`--shard=I/N`).
+    pub shards: Option<u64>,
+    /// `shard_timeout`: how long a shard waits for the others, seconds.
+    pub shard_timeout: f64,
+    /// `start_margin`: seconds from the last shard's arrival at a cell's
+    /// barrier to the cell's common start.
+    pub start_margin: f64,
 }
+
+/// `shard_timeout`'s default: ten minutes for the other shards to come
+/// (pods to be scheduled, shard 0 to prepare a dataset).
+pub const SHARD_TIMEOUT_S: f64 = 600.0;
+
+/// `start_margin`'s default: time for every shard to see the last arrival
+/// and to connect its users before the common start.
+pub const START_MARGIN_S: f64 = 3.0;
 
 /// Options a campaign sets itself on every run.
 const RESERVED: &[&str] = &[
@@ -319,7 +345,7 @@ fn check_option(
     }
     if dbmeter_run::options::SHARD_OPTIONS.contains(&canonical(name).as_str()) {
         return Err(format!(
-            "option '{name}' splits one run over processes; campaign cells are not sharded yet: run the shards with `dbmeter run ... --{name}=...` and merge them with `dbmeter merge`"
+            "option '{name}' is set by the campaign itself: run the campaign sharded with `dbmeter campaign run FILE --shard=I/N` (docs/shards.md)"
         ));
     }
     if dbmeter_run::options::METRICS_OPTIONS.contains(&canonical(name).as_str()) {
@@ -384,7 +410,8 @@ fn expected_of(key: &str) -> Option<&'static str> {
         "name" | "store" | "order" | "reset" | "reset_before" | "target.name" | "target.url"
         | "target.server" | "target.config" | "target.basedir" | "target.server_cpus"
         | "workload.name" => "a string (in double quotes)",
-        "duration" | "warmup" | "pause" => "a number of seconds",
+        "duration" | "warmup" | "pause" | "shard_timeout" | "start_margin" => "a number of seconds",
+        "shards" => "a whole number, 1 or more",
         "repeats" => "a whole number, 1 or more, or \"auto\"",
         "min_repeats" | "max_repeats" => "a whole number, 2 or more",
         "ci_width" => "a percentage, e.g. \"5%\"",
@@ -636,6 +663,32 @@ impl Campaign {
             ));
         }
         let (repeats, adaptive) = repeats(&f).map_err(|(span, msg)| at(span, msg))?;
+        if let Some(n) = &f.shards
+            && !(1..=dbmeter_benchmarks::shard::MAX_SHARDS).contains(n.get_ref())
+        {
+            return Err(at(
+                n.span(),
+                format!(
+                    "shards = {}: expected 1 to {} processes",
+                    n.get_ref(),
+                    dbmeter_benchmarks::shard::MAX_SHARDS
+                ),
+            ));
+        }
+        let seconds = |v: &Option<Spanned<f64>>, key: &str, default: f64, min: f64| {
+            let Some(v) = v else { return Ok(default) };
+            let x = *v.get_ref();
+            if (min..=MAX_SECONDS).contains(&x) {
+                Ok(x)
+            } else {
+                Err(at(
+                    v.span(),
+                    format!("{key} = {x}: expected seconds from {min} to {MAX_SECONDS} (a year)"),
+                ))
+            }
+        };
+        let shard_timeout = seconds(&f.shard_timeout, "shard_timeout", SHARD_TIMEOUT_S, 0.001)?;
+        let start_margin = seconds(&f.start_margin, "start_margin", START_MARGIN_S, 0.0)?;
         if f.clients.get_ref().is_empty() || f.clients.get_ref().contains(&0) {
             return Err(at(
                 f.clients.span(),
@@ -811,6 +864,9 @@ impl Campaign {
             targets,
             workloads,
             hooks: f.hooks,
+            shards: f.shards.map(|n| *n.get_ref()),
+            shard_timeout,
+            start_margin,
             dir: path
                 .parent()
                 .map(Path::to_path_buf)

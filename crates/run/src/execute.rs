@@ -101,13 +101,27 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let bench = req.benchmark.as_ref();
     let mut general = settings::General::parse_run(o, req.layout)?;
     let shard = settings::shard(o)?;
-    let start_at = settings::start_at(o)?;
+    let mut start_at = settings::start_at(o)?;
     if let Some(s) = shard {
         general.split(s)?;
     }
+    let barrier = settings::start_barrier(o, shard, req.store.is_some())?;
     crate::pinning::pin_client(o)?;
     // A bad store fails before the run.
     let mut store = req.store.as_ref().map(OpenStore::open).transpose()?;
+    if let (Some(b), Some(st)) = (&barrier, store.as_mut()) {
+        obs.event(&RunEvent::Note(&format!(
+            "Waiting at the start barrier '{}' for the other {} shard(s) (up to {} s)",
+            b.name,
+            b.shards - 1,
+            b.timeout.as_secs_f64()
+        )));
+        let m = st.meet(b, stop)?;
+        start_at = Some(
+            std::time::UNIX_EPOCH
+                + std::time::Duration::try_from_secs_f64(m.start_unix_s).unwrap_or_default(),
+        );
+    }
     // Each shard draws its own numbers (from the one seed given).
     let seed = shard.map_or(settings::seed(o), |s| s.seed(settings::seed(o)));
     let mut engine = general.engine_config(seed);

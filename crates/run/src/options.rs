@@ -23,7 +23,7 @@ pub const METRICS_OPTIONS: &[&str] = &["prometheus", "prometheus-linger"];
 /// starts: shards of one run differ in them alone. The document records
 /// them apart (`RunDocument::shard`), and `dbmeter merge` ignores them
 /// when it compares the shards' options.
-pub const SHARD_OPTIONS: &[&str] = &["shard", "start-at"];
+pub const SHARD_OPTIONS: &[&str] = &["shard", "start-at", "start-barrier", "barrier-timeout"];
 
 /// The general options and then `benchmark`'s own.
 pub fn specs_for(benchmark: Option<&dyn Benchmark>) -> Vec<OptSpec> {
@@ -244,6 +244,18 @@ pub const GENERAL: &[OptSpec] = &[
         OptKind::Str,
         "",
         "run: connect the users, then let them go at TIME (RFC 3339 UTC, 2026-11-27T18:00:00Z, or unix seconds, 1795802400.5), so that shards start together; a TIME already past starts at once with a warning",
+    ),
+    opt(
+        "start-barrier",
+        OptKind::Str,
+        "",
+        "run, with --shard and --store: meet the other shards at the barrier NAME in the results store they share, then all start together, 3 s after the last one arrived (instead of --start-at)",
+    ),
+    opt(
+        "barrier-timeout",
+        OptKind::Float,
+        "600",
+        "with --start-barrier: seconds to wait for the other shards; then the run fails naming the missing ones",
     ),
     opt(
         "db-ps-mode",

@@ -230,6 +230,60 @@ pub fn start_at(o: &OptValues) -> Result<Option<SystemTime>, RunError> {
     })
 }
 
+/// The seconds from the last shard's arrival at a `--start-barrier` to the
+/// common start: time for every shard to see that arrival and to connect
+/// its users.
+pub const BARRIER_MARGIN_S: f64 = 3.0;
+
+/// `--start-barrier=NAME` with its `--barrier-timeout`, if given: the
+/// barrier of shard `shard` in the results store (so `--shard` and
+/// `--store` are needed, and `--start-at` is the barrier's to set).
+pub fn start_barrier(
+    o: &OptValues,
+    shard: Option<Shard>,
+    store: bool,
+) -> Result<Option<dbmeter_store::Barrier>, RunError> {
+    let name = o.str("start-barrier").trim();
+    if name.is_empty() {
+        if o.given("start-barrier") {
+            return Err(RunError::Usage(
+                "--start-barrier is empty: give the barrier's name, the same in every shard".into(),
+            ));
+        }
+        return Ok(None);
+    }
+    let Some(shard) = shard else {
+        return Err(RunError::Usage(format!(
+            "--start-barrier={name} starts the shards of one run together: give --shard=I/N too"
+        )));
+    };
+    if o.given("start-at") {
+        return Err(RunError::Usage(format!(
+            "--start-barrier={name} sets the start itself: leave out --start-at"
+        )));
+    }
+    if !store {
+        return Err(RunError::Usage(format!(
+            "--start-barrier={name}: the shards meet in the results store they share: add --store (a PostgreSQL URL across machines)"
+        )));
+    }
+    let timeout = o.f64_where(
+        "barrier-timeout",
+        |v| (MIN_SECONDS..=MAX_SECONDS).contains(&v),
+        &format!("seconds from {MIN_SECONDS} to {MAX_SECONDS}"),
+    )?;
+    Ok(Some(dbmeter_store::Barrier {
+        name: name.to_string(),
+        shard: shard.index,
+        shards: shard.count,
+        timeout: Duration::from_secs_f64(timeout),
+        margin: Duration::from_secs_f64(BARRIER_MARGIN_S),
+        host: std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_default(),
+    }))
+}
+
 /// A point in time written as RFC 3339 in UTC or as unix seconds.
 pub fn parse_time(v: &str) -> Result<SystemTime, String> {
     if let Ok(secs) = v.parse::<f64>() {

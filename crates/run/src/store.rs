@@ -47,6 +47,20 @@ impl OpenStore {
         })
     }
 
+    /// Meets the other shards at barrier `b` (`--start-barrier`); a stop
+    /// while waiting is an error too (the run has not started).
+    pub(crate) fn meet(
+        &mut self,
+        b: &dbmeter_store::Barrier,
+        stop: &dbmeter_engine::StopHandle,
+    ) -> Result<dbmeter_store::Meeting, RunError> {
+        self.store
+            .meet(b, std::time::Duration::from_millis(100), &|| {
+                stop.is_stopped()
+            })
+            .map_err(|e| RunError::Failed(e.to_string()))
+    }
+
     /// Saves a run document; the id and where, or why it was not stored.
     pub(crate) fn save(&mut self, json: &str) -> Result<Stored, String> {
         let id = self

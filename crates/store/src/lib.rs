@@ -11,12 +11,15 @@
 //!   points, as data.
 //! - [`why`]: why a comparison's cells differ (`compare --why`): the runs'
 //!   server counters, OS figures and wait events per transaction, ranked.
+//! - [`Barrier`]: the start barrier of a sharded run: every shard records
+//!   its arrival and waits for the others, then all start at one instant.
 //! - The schema and its migrations are in `schema.rs`; the columns read out
 //!   of run documents in `document.rs`; the two databases in `backend.rs`.
 //!
 //! The API is blocking (PostgreSQL through dbmeter's own blocking client).
 
 mod backend;
+mod barrier;
 pub mod compare;
 mod document;
 mod error;
@@ -28,6 +31,7 @@ mod store;
 mod summary;
 pub mod why;
 
+pub use barrier::{Barrier, BarrierError, Meeting};
 pub use compare::{
     CellStats, CompareMode, CompareOptions, Comparison, ComparisonCell, ComparisonRow, Metric,
     Side, Verdict, compare,

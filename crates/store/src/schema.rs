@@ -22,6 +22,9 @@
 //! Version 2: `figures` (run_id, position, name, value, min_value,
 //! max_value, unit, lower_is_better, status): a benchmark's own figures
 //! (the run document's `figures`), compared one by one.
+//! Version 3: `barriers` (name, round_no, shard, shards, arrived_at, host):
+//! the start barrier of sharded runs (`barrier.rs`), one row per shard's
+//! arrival at a named barrier.
 //! To change the schema, append a migration; never edit an applied one.
 
 use crate::StoreError;
@@ -104,6 +107,21 @@ CREATE TABLE figures (
 );
 ",
     },
+    Migration {
+        version: 3,
+        description: "start barriers of sharded runs: each shard's arrival",
+        sql: "
+CREATE TABLE barriers (
+    name TEXT NOT NULL,
+    round_no {int} NOT NULL,
+    shard {int} NOT NULL,
+    shards {int} NOT NULL,
+    arrived_at {real} NOT NULL,
+    host TEXT,
+    PRIMARY KEY (name, round_no, shard)
+);
+",
+    },
 ];
 
 /// The schema version this build writes.
@@ -111,7 +129,7 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS[MIGRATIONS.len() - 1].version;
 
 /// The PostgreSQL advisory lock held while migrating (an arbitrary number:
 /// "dbmeter" in ASCII).
-const PG_LOCK: i64 = 0x64_62_6d_65_74_65_72;
+pub(crate) const PG_LOCK: i64 = 0x64_62_6d_65_74_65_72;
 
 fn for_backend(sql: &str, kind: Kind) -> String {
     let (id, int, real, blob) = match kind {

@@ -17,7 +17,7 @@ pub struct StoredRun {
 
 /// An open results store.
 pub struct Store {
-    db: Backend,
+    pub(crate) db: Backend,
     loc: Location,
     shown: String,
 }
@@ -111,11 +111,11 @@ impl Store {
         &self.shown
     }
 
-    fn fail(&self, what: &str, e: String) -> StoreError {
+    pub(crate) fn fail(&self, what: &str, e: String) -> StoreError {
         StoreError::new(format!("results store '{}': {what}: {e}", self.shown))
     }
 
-    fn in_transaction<T>(
+    pub(crate) fn in_transaction<T>(
         &mut self,
         what: &str,
         f: impl FnOnce(&mut Backend) -> Result<T, String>,

@@ -10,7 +10,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub const PAGE: Page = Page {
-    usage: &["campaign run FILE [--resume] [--dry-run] [--store=PATH|URL] [--prometheus=ADDR]"],
+    usage: &[
+        "campaign run FILE [--resume] [--dry-run] [--store=PATH|URL] [--prometheus=ADDR] [--shard=I/N]",
+    ],
     about: &[
         "Runs the matrix a campaign file describes (targets x workloads x client \
               counts x repeats; see docs/campaigns.md): starts its managed servers, \
@@ -35,6 +37,14 @@ pub const PAGE: Page = Page {
             opt("store", "PATH|URL", "results store")
                 .default("the file's `store`, $DBMETER_STORE, or $DBMETER_HOME/results.db"),
             opt(
+                "shard",
+                "I/N",
+                "run the campaign as N processes, this one shard I (0 to N-1): every cell \
+                 with its share of the users and events, all shards started together by a \
+                 barrier in the shared results store, and shard 0 storing the merged run \
+                 (docs/shards.md)",
+            ),
+            opt(
                 "prometheus",
                 "ADDR",
                 "serve live metrics for Prometheus at http://ADDR/metrics while the campaign \
@@ -57,6 +67,10 @@ pub const PAGE: Page = Page {
         Example {
             what: "Go on after an interruption",
             command: "campaign run bp-size.toml --resume",
+        },
+        Example {
+            what: "Shard 1 of 4 processes that run one campaign together",
+            command: "campaign run bp-size.toml --shard=1/4 --store=postgres://dbmeter@results/dbmeter",
         },
     ],
     exit: "0 every run stored, 1 some runs failed (they are stored as failed, the others \
@@ -119,6 +133,12 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     )
     .map_err(CliError::Failed)?;
     check(&campaign).map_err(CliError::Failed)?;
+    let shard = a
+        .get("shard")
+        .map(dbmeter_benchmarks::shard::Shard::parse)
+        .transpose()
+        .map_err(CliError::Usage)?;
+    dbmeter_campaign::check_shards(&campaign, shard).map_err(CliError::Failed)?;
     let store = store_spec(&campaign, store, &super::results::store_spec(None)?);
     if dry_run {
         let (cells, skipped) = if resume {
@@ -128,12 +148,19 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             (dbmeter_campaign::plan::cells(&campaign), 0)
         };
         print!("{}", describe(&campaign, &store, &cells, skipped));
+        if let Some(s) = shard {
+            println!(
+                "shard {s}: each cell with this shard's share of its clients, all {} shards started together at a barrier in the store (shard_timeout {} s, start_margin {} s); shard 0 prepares, runs the hooks and stores each cell merged",
+                s.count, campaign.shard_timeout, campaign.start_margin
+            );
+        }
         return Ok(0);
     }
     let metrics = crate::metrics::open(prometheus.as_ref())?;
     let opts = RunOptions {
         store,
         resume,
+        shard,
         stop: crate::signals::stop_handle(),
         prepare_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
         watch: metrics.clone().map(|m| {

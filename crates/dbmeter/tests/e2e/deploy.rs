@@ -273,7 +273,12 @@ fn listed_options(command: &str, workload: Option<&str>) -> Option<BTreeSet<Stri
 /// The Jobs' containers: (file, container).
 fn job_containers() -> Vec<(String, Yaml)> {
     let mut out = Vec::new();
-    for file in ["prepare-job.yaml", "shards-job.yaml", "merge-job.yaml"] {
+    for file in [
+        "prepare-job.yaml",
+        "shards-job.yaml",
+        "merge-job.yaml",
+        "campaign-job.yaml",
+    ] {
         let job = resource(file);
         assert_eq!(text(&job["kind"]), "Job", "{file}");
         let containers = list(&job["spec"]["template"]["spec"]["containers"]);
@@ -858,5 +863,62 @@ fn job_arguments_run_with_the_configmap_values() {
         listed_options("run", Some("oltp_read_write")).is_some_and(|o| o.contains("--shard"));
     if !sharded {
         assert_eq!(runs[0]["threads"], 2, "{runs:?}");
+    }
+}
+
+/// The sharded campaign: an Indexed Job whose completions, parallelism
+/// and `--shard=$(JOB_COMPLETION_INDEX)/N` agree with the campaign file's
+/// `shards`, and whose campaign file (from its ConfigMap, mounted where
+/// the Job reads it) passes `campaign run --dry-run` as a shard.
+#[test]
+fn campaign_job_runs_its_configmap_campaign_as_shards() {
+    let job = resource("campaign-job.yaml");
+    let spec = &job["spec"];
+    assert_eq!(text(&spec["completionMode"]), "Indexed");
+    let n = spec["completions"].as_i64().expect("completions");
+    assert_eq!(spec["parallelism"].as_i64(), Some(n));
+    let pod = &spec["template"]["spec"];
+    let container = &list(&pod["containers"])[0];
+    let args = args_of(container);
+    assert_eq!(&args[..2], ["campaign", "run"]);
+    assert!(
+        args.contains(&format!("--shard=$(JOB_COMPLETION_INDEX)/{n}")),
+        "{args:?}"
+    );
+    let cm = resource("campaign-configmap.yaml");
+    let cm_name = text(&cm["metadata"]["name"]);
+    let volume = list(&pod["volumes"])
+        .iter()
+        .find(|v| v["configMap"]["name"].as_str() == Some(cm_name))
+        .expect("a volume of the campaign's ConfigMap");
+    let mount = list(&container["volumeMounts"])
+        .iter()
+        .find(|m| m["name"].as_str() == volume["name"].as_str())
+        .expect("the campaign's volume mounted");
+    let (key, toml) = cm["data"]
+        .as_hash()
+        .expect("ConfigMap data")
+        .iter()
+        .next()
+        .map(|(k, v)| (text(k).to_string(), text(v).to_string()))
+        .expect("a campaign file");
+    assert_eq!(args[2], format!("{}/{key}", text(&mount["mountPath"])));
+    assert!(toml.contains(&format!("shards = {n}")), "{toml}");
+    let s = Scratch::new();
+    std::fs::write(s.path(&key), &toml).expect("write the campaign");
+    let store = s.path("results.db");
+    for shard in [0, n - 1] {
+        let r = s.output({
+            let mut c = s.cmd(&[
+                "campaign",
+                "run",
+                &key,
+                &format!("--shard={shard}/{n}"),
+                "--dry-run",
+            ]);
+            c.env("DBMETER_STORE", &store);
+            c
+        });
+        assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     }
 }

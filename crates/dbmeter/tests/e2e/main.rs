@@ -14,6 +14,7 @@ mod common;
 mod procs;
 
 mod campaign;
+mod campaign_shards;
 mod campaign_signals;
 mod capture;
 mod cli_errors;

@@ -313,7 +313,8 @@ fn bad_shard_specs_and_starts_are_usage_errors() {
     assert!(skew > 1e9, "{skew}");
     let r = s.run(&["merge"]);
     assert_eq!(r.code, 2);
-    // Campaign cells are not sharded: a campaign file may not set it.
+    // A campaign is sharded on its command line (`campaign run FILE
+    // --shard=I/N`), not by a run option in its file.
     std::fs::write(
         s.path("c.toml"),
         "name = \"c\"\nduration = 1\nclients = [1]\n\
@@ -326,7 +327,7 @@ fn bad_shard_specs_and_starts_are_usage_errors() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
     assert!(
-        r.stderr.contains("campaign cells are not sharded"),
+        r.stderr.contains("campaign run FILE --shard=I/N"),
         "{}",
         r.stderr
     );
@@ -461,4 +462,102 @@ fn shards_against_a_mariadb_server() {
         "{}",
         m["merged"]
     );
+}
+
+/// `--start-barrier=NAME`: the shards meet in the results store they
+/// share instead of being given one `--start-at`; they start together
+/// (their measurements within 2 s), and a shard alone names the missing
+/// one after `--barrier-timeout`.
+#[test]
+fn shards_meet_at_a_start_barrier_in_the_store() {
+    let s = prepared();
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            let shard = format!("--shard={i}/2");
+            let out = format!("--output=b{i}.json");
+            s.spawn(&[
+                "run",
+                "oltp_read_only",
+                DB,
+                SIZE,
+                "--threads=2",
+                "--events=200",
+                "--time=0",
+                "--format=json",
+                "--store=r.db",
+                "--start-barrier=nightly-1",
+                shard.as_str(),
+                out.as_str(),
+            ])
+        })
+        .collect();
+    for (i, c) in children.into_iter().enumerate() {
+        let o = c.wait_with_output().expect("shard");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "shard {i}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let starts: Vec<f64> = (0..2)
+        .map(|i| {
+            let d = read(&s, &format!("b{i}.json"));
+            assert_eq!(d["totals"]["events"], 100, "{d}");
+            assert!(d["options"].get("start-barrier").is_none(), "{d}");
+            d["shard"]["measure_start_unix_s"].as_f64().expect("start")
+        })
+        .collect();
+    assert!((starts[0] - starts[1]).abs() < 2.0, "{starts:?}");
+
+    let r = s.run(&[
+        "run",
+        "oltp_read_only",
+        DB,
+        SIZE,
+        "--threads=2",
+        "--time=1",
+        "--store=r.db",
+        "--start-barrier=nightly-2",
+        "--barrier-timeout=0.5",
+        "--shard=0/2",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("'nightly-2': shard 1/2 did not arrive within 0.5 s"),
+        "{}",
+        r.stderr
+    );
+    for (bad, says) in [
+        (
+            vec!["--start-barrier=x", "--store=r.db"],
+            "give --shard=I/N",
+        ),
+        (vec!["--start-barrier=x", "--shard=0/2"], "add --store"),
+        (
+            vec![
+                "--start-barrier=x",
+                "--shard=0/2",
+                "--store=r.db",
+                "--start-at=0",
+            ],
+            "leave out --start-at",
+        ),
+        (
+            vec![
+                "--start-barrier=x",
+                "--shard=0/2",
+                "--store=r.db",
+                "--barrier-timeout=0",
+            ],
+            "--barrier-timeout",
+        ),
+    ] {
+        let mut args = vec!["run", "oltp_read_only", DB, SIZE, "--threads=2", "--time=1"];
+        args.extend(bad.iter().copied());
+        let r = s.run(&args);
+        assert_eq!(r.code, 2, "{bad:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{bad:?}: {}", r.stderr);
+    }
 }
