@@ -680,7 +680,7 @@ fn binary_needs_only_what_the_image_base_has() {
     let readelf = |flag: &str| {
         let out = Command::new("readelf")
             .args([flag, "--wide"])
-            .arg(&binary)
+            .arg(binary)
             .output()
             .expect("run readelf (binutils)");
         assert!(out.status.success(), "readelf {flag} failed");
