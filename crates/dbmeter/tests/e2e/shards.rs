@@ -452,13 +452,114 @@ fn shards_against_a_mariadb_server() {
         .map(|x| x["threads"].as_u64().unwrap())
         .collect();
     assert_eq!(threads, [2, 2, 1]);
+    // One server: its counters once, over the union of the shards'
+    // windows (every shard's statements fall in it), not summed 3 times.
+    assert_eq!(m["merged"]["counters"]["rule"], "union", "{}", m["merged"]);
+    let questions = |d: &serde_json::Value| d["counters"]["delta"]["Questions"].as_u64();
+    let union = questions(&m).expect("merged counters.delta.Questions");
+    let queries = m["totals"]["queries"].as_u64().unwrap();
+    let summed: u64 = (0..3)
+        .map(|i| questions(&read(&s, &format!("m{i}.json"))).unwrap_or(0))
+        .sum();
+    assert!(
+        union >= queries && union < 2 * queries,
+        "Questions {union} over the union window, {queries} queries run, {summed} summed over the shards"
+    );
     assert!(
         m["merged"]["left_out"]
             .as_array()
-            .unwrap()
-            .iter()
-            .any(|x| x.as_str().unwrap().starts_with("server counters")),
+            .is_none_or(|l| l.iter().all(|x| !x.as_str().unwrap().contains("counters"))),
         "{}",
         m["merged"]
+    );
+}
+
+#[test]
+fn merged_shards_carry_their_warmups_and_os_figures() {
+    let s = prepared();
+    run_shards(
+        &s,
+        2,
+        &[0, 1],
+        &["--threads=2", "--time=2", "--warmup-time=1"],
+    );
+    let shards: Vec<Value> = (0..2).map(|i| read(&s, &format!("s{i}.json"))).collect();
+    let m = s
+        .ok(&["merge", "s0.json", "s1.json", "--format=json"])
+        .json();
+    let info = &m["merged"];
+    // The warm-up: each shard's, agreeing, and the events summed.
+    let w = &info["warmup"];
+    assert_eq!(w["agree"], true, "{w}");
+    assert!(w.get("disagreement").is_none(), "{w}");
+    let per: Vec<&Value> = w["shards"]
+        .as_array()
+        .expect("merged.warmup.shards")
+        .iter()
+        .collect();
+    assert_eq!(per.len(), 2);
+    let mut events = 0;
+    for (i, (x, d)) in per.iter().zip(&shards).enumerate() {
+        assert_eq!(x["index"], i as u64);
+        assert_eq!(x["mode"], "fixed");
+        assert_eq!(x["events"], d["warmup"]["events"], "shard {i}");
+        events += d["warmup"]["events"].as_u64().unwrap();
+    }
+    assert_eq!(m["warmup"]["events"], events);
+    assert!(
+        m["warmup"]["duration_s"].as_f64().unwrap() >= 1.0,
+        "{}",
+        m["warmup"]
+    );
+    // The OS figures: one machine, each shard's summary, the dbmeter
+    // processes' CPU summed.
+    let os = &info["os"];
+    assert_eq!(os["machines"], 1, "{os}");
+    let per: Vec<&Value> = os["shards"]
+        .as_array()
+        .expect("merged.os.shards")
+        .iter()
+        .collect();
+    assert_eq!(per.len(), 2);
+    let mut cpu: Option<f64> = None;
+    for (x, d) in per.iter().zip(&shards) {
+        assert_eq!(x["host"], d["environment"]["hostname"]);
+        let samples = d["os"]["samples"].as_array().unwrap();
+        assert_eq!(x["samples"], samples.len());
+        let own: Vec<f64> = samples
+            .iter()
+            .filter_map(|s| s["client_cpu_pct"].as_f64())
+            .collect();
+        if !own.is_empty() {
+            let mean = own.iter().sum::<f64>() / own.len() as f64;
+            let got = x["client_cpu_pct"].as_f64().unwrap();
+            assert!((got - mean).abs() < 1e-6, "{got} {mean}");
+            *cpu.get_or_insert(0.0) += mean;
+        }
+    }
+    match cpu {
+        Some(c) => assert!(
+            (os["client_cpu_pct"].as_f64().unwrap() - c).abs() < 1e-6,
+            "{os}"
+        ),
+        None => assert!(os.get("client_cpu_pct").is_none(), "{os}"),
+    }
+    // Neither is said to be left out.
+    let left_out = info["left_out"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    assert!(
+        left_out
+            .iter()
+            .all(|x| !x.as_str().unwrap().contains("warm-up")),
+        "{left_out:?}"
+    );
+    // The text report shows the merged warm-up as run's does.
+    let text = s.ok(&["merge", "s0.json", "s1.json"]);
+    assert!(
+        text.stdout.contains("warm-up (not counted):"),
+        "{}",
+        text.stdout
     );
 }
