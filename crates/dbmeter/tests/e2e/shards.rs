@@ -563,3 +563,165 @@ fn merged_shards_carry_their_warmups_and_os_figures() {
         text.stdout
     );
 }
+
+/// Two shards on one MariaDB server, stopped 3 s into their run and
+/// started again 3 s later: each shard sees the outage, the merged run
+/// has one, with their events lost summed, lasting at least as long as
+/// each shard's.
+#[test]
+fn an_outage_both_shards_saw_is_one_in_the_merge() {
+    use crate::procs::Watched;
+    use std::time::Duration;
+    let Some(mut server) = dbmeter_testkit::servers::start(dbmeter_server::Flavor::MariaDb) else {
+        return;
+    };
+    let s = Scratch::new();
+    let db = format!("--db={}", server.url());
+    s.ok_home(&["prepare", "oltp_point_select", &db, "--table-size=1000"]);
+    let start = format!("--start-at={}", soon(3));
+    let mut runs: Vec<Watched> = (0..2)
+        .map(|i| {
+            let shard = format!("--shard={i}/2");
+            let out = format!("--output=o{i}.json");
+            let mut c = s.cmd(&[
+                "run",
+                "oltp_point_select",
+                &db,
+                "--table-size=1000",
+                "--threads=2",
+                "--time=14",
+                "--reconnect-timeout=60",
+                "--report-interval=1",
+                "--format=json",
+                &shard,
+                &out,
+                &start,
+            ]);
+            c.env("DBMETER_HOME", s.path("home"))
+                .env_remove("DBMETER_STORE");
+            Watched::spawn(c)
+        })
+        .collect();
+    for r in &mut runs {
+        assert!(
+            r.wait_for_line(Duration::from_secs(60), |l| l.starts_with("[ 3s ]")),
+            "a shard did not get to 3 s:\n{}\n{}",
+            r.stdout(),
+            r.stderr()
+        );
+    }
+    server.stop().unwrap_or_else(|e| panic!("{e}"));
+    std::thread::sleep(Duration::from_secs(3));
+    server.restart().unwrap_or_else(|e| panic!("{e}"));
+    for r in runs {
+        let end = r.finish(Duration::from_secs(120));
+        assert_eq!(end.code, Some(0), "{}", end.output());
+    }
+    let shards: Vec<Value> = (0..2).map(|i| read(&s, &format!("o{i}.json"))).collect();
+    let own: Vec<&Value> = shards
+        .iter()
+        .map(|d| {
+            let o = d["outages"]
+                .as_array()
+                .unwrap_or_else(|| panic!("no outage: {d}"));
+            assert_eq!(o.len(), 1, "{o:?}");
+            &o[0]
+        })
+        .collect();
+    let m = s
+        .ok(&["merge", "o0.json", "o1.json", "--format=json"])
+        .json();
+    let merged = m["outages"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no outages: {m}"));
+    assert_eq!(merged.len(), 1, "{merged:?}");
+    let o = &merged[0];
+    let lost: u64 = own.iter().map(|x| x["events_lost"].as_u64().unwrap()).sum();
+    assert_eq!(o["events_lost"], lost, "{o}");
+    let length = o["length_s"].as_f64().unwrap_or_else(|| panic!("{o}"));
+    for x in &own {
+        assert!(length >= x["length_s"].as_f64().unwrap() - 1e-9, "{o} {x}");
+    }
+    assert!(o["start_s"].as_f64().unwrap() > 0.0, "{o}");
+}
+
+/// Two shards spread over two MariaDB servers (`--hosts=spread`): the
+/// merged hosts' counts are the shards' summed by host; each shard read
+/// the counters of one server, the same one, so they span one window.
+#[test]
+fn shards_over_two_hosts_sum_their_counts_by_host() {
+    use dbmeter_testkit::servers::start;
+    let Some(a) = start(dbmeter_server::Flavor::MariaDb) else {
+        return;
+    };
+    let Some(b) = start(dbmeter_server::Flavor::MariaDb) else {
+        return;
+    };
+    let s = Scratch::new();
+    for server in [&a, &b] {
+        s.ok_home(&[
+            "prepare",
+            "oltp_point_select",
+            &format!("--db={}", server.url()),
+            "--table-size=100",
+        ]);
+    }
+    let db = format!(
+        "--db=mysql://root@127.0.0.1:{},127.0.0.1:{}/test",
+        a.port(),
+        b.port()
+    );
+    let start = format!("--start-at={}", soon(3));
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            let shard = format!("--shard={i}/2");
+            let out = format!("--output=h{i}.json");
+            s.spawn(&[
+                "run",
+                "oltp_point_select",
+                &db,
+                "--table-size=100",
+                "--threads=4",
+                "--events=400",
+                "--time=0",
+                "--hosts=spread",
+                "--format=json",
+                &shard,
+                &out,
+                &start,
+            ])
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().expect("run shard");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let shards: Vec<Value> = (0..2).map(|i| read(&s, &format!("h{i}.json"))).collect();
+    let m = s
+        .ok(&["merge", "h0.json", "h1.json", "--format=json"])
+        .json();
+    let hosts = m["hosts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no hosts: {m}"));
+    assert_eq!(hosts.len(), 2, "{hosts:?}");
+    for h in hosts {
+        for key in ["users", "events", "errors", "connections"] {
+            let sum: u64 = shards
+                .iter()
+                .flat_map(|d| d["hosts"].as_array().unwrap())
+                .filter(|x| x["host"] == h["host"])
+                .map(|x| x[key].as_u64().unwrap())
+                .sum();
+            assert_eq!(h[key], sum, "{key} of {h}");
+        }
+    }
+    let users: u64 = hosts.iter().map(|h| h["users"].as_u64().unwrap()).sum();
+    assert_eq!(users, 4);
+    let events: u64 = hosts.iter().map(|h| h["events"].as_u64().unwrap()).sum();
+    assert_eq!(events, 400);
+}
