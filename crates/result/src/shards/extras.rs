@@ -513,7 +513,8 @@ pub fn merge_counters(
     // readings (less than really did: no false restart).
     let elapsed = (after_at(li) - before_at(fi)).max(0.0);
     let mut record = CounterRecord::new(fc.before.clone(), lc.after.clone(), elapsed);
-    if have.iter().any(|(_, c)| c.restarted) && !record.restarted {
+    let across = by_uptime && restarted_across(&have, &before_at, &after_at);
+    if (across || have.iter().any(|(_, c)| c.restarted)) && !record.restarted {
         record.restarted = true;
         record.delta.clear();
     }
@@ -534,6 +535,36 @@ pub fn merge_counters(
             shards: Vec::new(),
         }),
     )
+}
+
+/// How far apart (in seconds) the server's start may seem from two
+/// readings of one server's life: the shards' clocks tell only roughly
+/// when a reading was taken (before the users were let go, after the
+/// measurement ended).
+const SERVER_START_SLACK_S: f64 = 30.0;
+
+/// Whether the readings of `have` come from different lives of the
+/// server (it restarted between two shards' windows): the server's start
+/// that each reading implies (its time by the shard's clock less its
+/// uptime) differs by more than [`SERVER_START_SLACK_S`].
+fn restarted_across(
+    have: &[(usize, &CounterRecord)],
+    before_at: &dyn Fn(usize) -> f64,
+    after_at: &dyn Fn(usize) -> f64,
+) -> bool {
+    let starts: Vec<f64> = have
+        .iter()
+        .flat_map(|(i, c)| {
+            [
+                uptime(&c.before).map(|u| before_at(*i) - u),
+                uptime(&c.after).map(|u| after_at(*i) - u),
+            ]
+        })
+        .flatten()
+        .collect();
+    let lo = starts.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = starts.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    hi - lo > SERVER_START_SLACK_S
 }
 
 /// The shards' outages by the wall clock: outages whose spans overlap

@@ -239,6 +239,17 @@ fn one_servers_counters_span_the_union_window_once() {
     assert!(rec.restarted && rec.delta.is_empty());
     b.counters.as_mut().unwrap().restarted = false;
 
+    // A restart between two shards' windows: b ran 100 s later, on a
+    // server up for 5 s.
+    let mut late = b.clone();
+    late.counters = counters(
+        &[("Uptime", "5"), ("Questions", "3")],
+        &[("Uptime", "16"), ("Questions", "900")],
+    );
+    let (rec, _) = merge_counters(&[&a, &late], &[100.0, 200.0]);
+    let rec = rec.unwrap();
+    assert!(rec.restarted && rec.delta.is_empty(), "{rec:?}");
+
     // A shard without counters is named.
     c.counters = None;
     let (rec, how) = merge_counters(&[&a, &b, &c], &starts);
