@@ -639,8 +639,9 @@ fn an_outage_both_shards_saw_is_one_in_the_merge() {
     let lost: u64 = own.iter().map(|x| x["events_lost"].as_u64().unwrap()).sum();
     assert_eq!(o["events_lost"], lost, "{o}");
     let length = o["length_s"].as_f64().unwrap_or_else(|| panic!("{o}"));
+    // Within a millisecond: the merge reckons in Unix seconds.
     for x in &own {
-        assert!(length >= x["length_s"].as_f64().unwrap() - 1e-9, "{o} {x}");
+        assert!(length >= x["length_s"].as_f64().unwrap() - 1e-3, "{o} {x}");
     }
     assert!(o["start_s"].as_f64().unwrap() > 0.0, "{o}");
 }
