@@ -11,11 +11,14 @@
 //! outage's end).
 //!
 //! Only users whose connections fail come here, and rarely: one lock for
-//! the lot is cheaper to get right than atomics, and costs nothing on the
-//! events' path.
+//! the lot is cheaper to get right than atomics. Failed events come here
+//! too, and may be many (an error the run ignores, on every event): a flag
+//! that says whether an outage is open lets them pass without the lock
+//! while none is.
 
 use crate::clock::Ticks;
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One outage, in the engine's clock ticks.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,6 +46,9 @@ struct State {
 /// The outages of a run, fed by the users as their connections fail.
 pub(crate) struct Outages {
     state: Mutex<State>,
+    /// `state.open.is_some()`, written under the lock whenever it changes:
+    /// [`Outages::event_failed`] reads it first, without the lock.
+    open: AtomicBool,
 }
 
 /// One outage as the run reports it, in seconds from the start of the
@@ -65,6 +71,7 @@ impl Outages {
                 down_since: vec![None; users],
                 ..State::default()
             }),
+            open: AtomicBool::new(false),
         }
     }
 
@@ -94,6 +101,7 @@ impl Outages {
         let start = earliest.unwrap_or(at).max(s.last_end);
         let events = std::mem::take(&mut s.pending_lost);
         s.open = Some((start, events));
+        self.open.store(true, Ordering::Release);
     }
 
     /// User `id` has a connection again, at tick `at`: an outage going on
@@ -104,6 +112,7 @@ impl Outages {
             *d = None;
         }
         if let Some((start, events_lost)) = s.open.take() {
+            self.open.store(false, Ordering::Release);
             s.closed.push(Closed {
                 start,
                 end: Some(at),
@@ -118,7 +127,13 @@ impl Outages {
 
     /// An event failed (other than by a lost connection): counted as lost
     /// when an outage goes on.
+    /// While none does, it takes no lock: an event that fails as an outage
+    /// opens or closes counts as the lock would have ordered it, before
+    /// or after, since the state is read again under the lock.
     pub(crate) fn event_failed(&self) {
+        if !self.open.load(Ordering::Acquire) {
+            return;
+        }
         if let Some((_, events)) = self.state.lock().open.as_mut() {
             *events += 1;
         }
@@ -196,6 +211,25 @@ mod tests {
         assert!((got[0].start_s + 1.0).abs() < 1e-6, "{got:?}");
         assert_eq!(got[0].length_s, None);
         assert_eq!(got[0].events_lost, 1);
+    }
+
+    #[test]
+    fn failed_events_count_only_while_an_outage_is_open() {
+        let t = Ticks::new();
+        let o = Outages::new(1);
+        o.event_failed();
+        o.lost(0, at(&t, 1000));
+        // Lost but not yet an outage: a failed event is not counted.
+        o.event_failed();
+        o.attempt_failed(at(&t, 1100));
+        o.event_failed();
+        o.event_failed();
+        o.reconnected(0, at(&t, 2000));
+        o.event_failed();
+        let got = o.finish(&t, 0);
+        assert_eq!(got.len(), 1, "{got:?}");
+        // The loss and the two failures while it was open.
+        assert_eq!(got[0].events_lost, 3);
     }
 
     #[test]

@@ -14,6 +14,12 @@ use dbmeter_stats::{LatencyHistogram, LatencySummary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod extras;
+pub use extras::{
+    MergedCounters, MergedOs, MergedWarmup, ShardCounters, ShardOs, ShardWarmup, merge_counters,
+    merge_hosts, merge_os, merge_outages, merge_warmups, server_identity,
+};
+
 /// Which shard of a split run a document is, and when it started.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -35,9 +41,16 @@ pub struct ShardInfo {
     pub start_skew_ms: Option<f64>,
 }
 
+/// The options that say which shard a run is and when its users start:
+/// shards of one run differ in them alone. The run layer leaves them out
+/// of the document's options and records them apart ([`ShardInfo`]).
+pub const SHARD_OPTIONS: &[&str] = &["shard", "start-at", "start-barrier", "barrier-timeout"];
+
 /// Options that may differ between the shards of one run: which shard,
-/// its start, and where each writes its own result.
-pub const SHARD_SPECIFIC_OPTIONS: &[&str] = &["shard", "start-at", "output", "format"];
+/// its start ([`SHARD_OPTIONS`]), and where each writes its own result.
+fn shard_specific(option: &str) -> bool {
+    SHARD_OPTIONS.contains(&option) || ["output", "format"].contains(&option)
+}
 
 /// Two shards whose measurements started further apart than this (in
 /// seconds) are reported: their clocks drifted, or they did not share
@@ -64,9 +77,21 @@ pub struct MergeInfo {
     /// differing options, drifted clocks, shards that did not complete.
     pub notes: Vec<String>,
     /// The parts of the shards' documents that do not merge exactly and
-    /// are left out of the merged one (the warm-up, OS statistics, ...).
+    /// are left out of the merged one (the service latency, ...).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<String>,
+    /// Each shard's warm-up, and whether they agree; absent when no shard
+    /// warmed up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<MergedWarmup>,
+    /// Each shard's OS figures, and the sums over the client machines;
+    /// absent when no shard has OS figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub os: Option<MergedOs>,
+    /// How the server's counters were merged; absent when no shard has
+    /// counters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counters: Option<MergedCounters>,
 }
 
 /// One shard as merged.
@@ -235,7 +260,7 @@ pub fn merge(mut input: Vec<(String, RunDocument)>) -> Result<RunDocument, Merge
     names.sort();
     names.dedup();
     for name in names {
-        if SHARD_SPECIFIC_OPTIONS.contains(&name.as_str()) {
+        if shard_specific(name) {
             continue;
         }
         let mut values: Vec<(String, u64)> = Vec::new();
@@ -290,7 +315,7 @@ pub fn merge(mut input: Vec<(String, RunDocument)>) -> Result<RunDocument, Merge
         options: first
             .options
             .iter()
-            .filter(|(k, _)| !SHARD_SPECIFIC_OPTIONS.contains(&k.as_str()))
+            .filter(|(k, _)| !shard_specific(k))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         seed: first.seed,
@@ -402,19 +427,21 @@ pub fn merge(mut input: Vec<(String, RunDocument)>) -> Result<RunDocument, Merge
     doc.intervals = merge_intervals(&input, &starts, origin, &percentiles)?;
     doc.kinds = merge_kinds(&input, &percentiles)?;
     doc.figures = merge_figures(&input);
+    // The warm-ups, OS figures, server counters, outages and hosts.
+    extras::carry_over(&input, &starts, origin, &mut doc, &mut info);
     // What does not merge exactly is left out, and said.
     let mut left_out: Vec<&str> = Vec::new();
     if input.iter().any(|(_, d)| d.service_latency_ms.is_some()) {
         left_out.push("service latency (no histogram is kept)");
     }
-    if input.iter().any(|(_, d)| d.warmup.is_some()) {
-        left_out.push("the warm-up");
-    }
     if input.iter().any(|(_, d)| d.os.is_some()) {
-        left_out.push("OS statistics (one series per client machine)");
+        left_out.push("the OS series (each shard's means are in merged.os)");
     }
-    if input.iter().any(|(_, d)| d.counters.is_some()) {
-        left_out.push("server counters (each shard read the whole server's)");
+    if input.iter().any(|(_, d)| d.waits.is_some()) {
+        left_out.push("the server's wait events (each shard sampled the whole server's)");
+    }
+    if input.iter().any(|(_, d)| d.profile.is_some()) {
+        left_out.push("the server's CPU profile");
     }
     let mut sections: Vec<&String> = input.iter().flat_map(|(_, d)| d.sections.keys()).collect();
     sections.sort();

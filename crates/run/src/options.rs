@@ -22,8 +22,9 @@ pub const METRICS_OPTIONS: &[&str] = &["prometheus", "prometheus-linger"];
 /// Options that say which part of a split run a process is and when it
 /// starts: shards of one run differ in them alone. The document records
 /// them apart (`RunDocument::shard`), and `dbmeter merge` ignores them
-/// when it compares the shards' options.
-pub const SHARD_OPTIONS: &[&str] = &["shard", "start-at", "start-barrier", "barrier-timeout"];
+/// when it compares the shards' options. Named once, in the result
+/// layer (`dbmeter_result::shards`), whose merge uses them too.
+pub use dbmeter_result::shards::SHARD_OPTIONS;
 
 /// The general options and then `benchmark`'s own.
 pub fn specs_for(benchmark: Option<&dyn Benchmark>) -> Vec<OptSpec> {

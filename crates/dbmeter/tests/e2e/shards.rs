@@ -453,15 +453,279 @@ fn shards_against_a_mariadb_server() {
         .map(|x| x["threads"].as_u64().unwrap())
         .collect();
     assert_eq!(threads, [2, 2, 1]);
+    // One server: its counters once, over the union of the shards'
+    // windows (every shard's statements fall in it), not summed 3 times.
+    assert_eq!(m["merged"]["counters"]["rule"], "union", "{}", m["merged"]);
+    let questions = |d: &serde_json::Value| d["counters"]["delta"]["Questions"].as_u64();
+    let union = questions(&m).expect("merged counters.delta.Questions");
+    let queries = m["totals"]["queries"].as_u64().unwrap();
+    let summed: u64 = (0..3)
+        .map(|i| questions(&read(&s, &format!("m{i}.json"))).unwrap_or(0))
+        .sum();
+    assert!(
+        union >= queries && union < 2 * queries,
+        "Questions {union} over the union window, {queries} queries run, {summed} summed over the shards"
+    );
     assert!(
         m["merged"]["left_out"]
             .as_array()
-            .unwrap()
-            .iter()
-            .any(|x| x.as_str().unwrap().starts_with("server counters")),
+            .is_none_or(|l| l.iter().all(|x| !x.as_str().unwrap().contains("counters"))),
         "{}",
         m["merged"]
     );
+}
+
+#[test]
+fn merged_shards_carry_their_warmups_and_os_figures() {
+    let s = prepared();
+    run_shards(
+        &s,
+        2,
+        &[0, 1],
+        &["--threads=2", "--time=2", "--warmup-time=1"],
+    );
+    let shards: Vec<Value> = (0..2).map(|i| read(&s, &format!("s{i}.json"))).collect();
+    let m = s
+        .ok(&["merge", "s0.json", "s1.json", "--format=json"])
+        .json();
+    let info = &m["merged"];
+    // The warm-up: each shard's, agreeing, and the events summed.
+    let w = &info["warmup"];
+    assert_eq!(w["agree"], true, "{w}");
+    assert!(w.get("disagreement").is_none(), "{w}");
+    let per: Vec<&Value> = w["shards"]
+        .as_array()
+        .expect("merged.warmup.shards")
+        .iter()
+        .collect();
+    assert_eq!(per.len(), 2);
+    let mut events = 0;
+    for (i, (x, d)) in per.iter().zip(&shards).enumerate() {
+        assert_eq!(x["index"], i as u64);
+        assert_eq!(x["mode"], "fixed");
+        assert_eq!(x["events"], d["warmup"]["events"], "shard {i}");
+        events += d["warmup"]["events"].as_u64().unwrap();
+    }
+    assert_eq!(m["warmup"]["events"], events);
+    assert!(
+        m["warmup"]["duration_s"].as_f64().unwrap() >= 1.0,
+        "{}",
+        m["warmup"]
+    );
+    // The OS figures: one machine, each shard's summary, the dbmeter
+    // processes' CPU summed.
+    let os = &info["os"];
+    assert_eq!(os["machines"], 1, "{os}");
+    let per: Vec<&Value> = os["shards"]
+        .as_array()
+        .expect("merged.os.shards")
+        .iter()
+        .collect();
+    assert_eq!(per.len(), 2);
+    let mut cpu: Option<f64> = None;
+    for (x, d) in per.iter().zip(&shards) {
+        assert_eq!(x["host"], d["environment"]["hostname"]);
+        let samples = d["os"]["samples"].as_array().unwrap();
+        assert_eq!(x["samples"], samples.len());
+        let own: Vec<f64> = samples
+            .iter()
+            .filter_map(|s| s["client_cpu_pct"].as_f64())
+            .collect();
+        if !own.is_empty() {
+            let mean = own.iter().sum::<f64>() / own.len() as f64;
+            let got = x["client_cpu_pct"].as_f64().unwrap();
+            assert!((got - mean).abs() < 1e-6, "{got} {mean}");
+            *cpu.get_or_insert(0.0) += mean;
+        }
+    }
+    match cpu {
+        Some(c) => assert!(
+            (os["client_cpu_pct"].as_f64().unwrap() - c).abs() < 1e-6,
+            "{os}"
+        ),
+        None => assert!(os.get("client_cpu_pct").is_none(), "{os}"),
+    }
+    // Neither is said to be left out.
+    let left_out = info["left_out"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    assert!(
+        left_out
+            .iter()
+            .all(|x| !x.as_str().unwrap().contains("warm-up")),
+        "{left_out:?}"
+    );
+    // The text report shows the merged warm-up as run's does.
+    let text = s.ok(&["merge", "s0.json", "s1.json"]);
+    assert!(
+        text.stdout.contains("warm-up (not counted):"),
+        "{}",
+        text.stdout
+    );
+}
+
+/// Two shards on one MariaDB server, stopped 3 s into their run and
+/// started again 3 s later: each shard sees the outage, the merged run
+/// has one, with their events lost summed, lasting at least as long as
+/// each shard's.
+#[test]
+fn an_outage_both_shards_saw_is_one_in_the_merge() {
+    use crate::procs::Watched;
+    use std::time::Duration;
+    let Some(mut server) = dbmeter_testkit::servers::start(dbmeter_server::Flavor::MariaDb) else {
+        return;
+    };
+    let s = Scratch::new();
+    let db = format!("--db={}", server.url());
+    s.ok_home(&["prepare", "oltp_point_select", &db, "--table-size=1000"]);
+    let start = format!("--start-at={}", soon(3));
+    let mut runs: Vec<Watched> = (0..2)
+        .map(|i| {
+            let shard = format!("--shard={i}/2");
+            let out = format!("--output=o{i}.json");
+            let mut c = s.cmd(&[
+                "run",
+                "oltp_point_select",
+                &db,
+                "--table-size=1000",
+                "--threads=2",
+                "--time=14",
+                "--reconnect-timeout=60",
+                "--report-interval=1",
+                "--format=json",
+                &shard,
+                &out,
+                &start,
+            ]);
+            c.env("DBMETER_HOME", s.path("home"))
+                .env_remove("DBMETER_STORE");
+            Watched::spawn(c)
+        })
+        .collect();
+    for r in &mut runs {
+        assert!(
+            r.wait_for_line(Duration::from_secs(60), |l| l.starts_with("[ 3s ]")),
+            "a shard did not get to 3 s:\n{}\n{}",
+            r.stdout(),
+            r.stderr()
+        );
+    }
+    server.stop().unwrap_or_else(|e| panic!("{e}"));
+    std::thread::sleep(Duration::from_secs(3));
+    server.restart().unwrap_or_else(|e| panic!("{e}"));
+    for r in runs {
+        let end = r.finish(Duration::from_secs(120));
+        assert_eq!(end.code, Some(0), "{}", end.output());
+    }
+    let shards: Vec<Value> = (0..2).map(|i| read(&s, &format!("o{i}.json"))).collect();
+    let own: Vec<&Value> = shards
+        .iter()
+        .map(|d| {
+            let o = d["outages"]
+                .as_array()
+                .unwrap_or_else(|| panic!("no outage: {d}"));
+            assert_eq!(o.len(), 1, "{o:?}");
+            &o[0]
+        })
+        .collect();
+    let m = s
+        .ok(&["merge", "o0.json", "o1.json", "--format=json"])
+        .json();
+    let merged = m["outages"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no outages: {m}"));
+    assert_eq!(merged.len(), 1, "{merged:?}");
+    let o = &merged[0];
+    let lost: u64 = own.iter().map(|x| x["events_lost"].as_u64().unwrap()).sum();
+    assert_eq!(o["events_lost"], lost, "{o}");
+    let length = o["length_s"].as_f64().unwrap_or_else(|| panic!("{o}"));
+    // Within a millisecond: the merge reckons in Unix seconds.
+    for x in &own {
+        assert!(length >= x["length_s"].as_f64().unwrap() - 1e-3, "{o} {x}");
+    }
+    assert!(o["start_s"].as_f64().unwrap() > 0.0, "{o}");
+}
+
+/// Two shards spread over two MariaDB servers (`--hosts=spread`): the
+/// merged hosts' counts are the shards' summed by host; each shard read
+/// the counters of one server, the same one, so they span one window.
+#[test]
+fn shards_over_two_hosts_sum_their_counts_by_host() {
+    use dbmeter_testkit::servers::start;
+    let Some(a) = start(dbmeter_server::Flavor::MariaDb) else {
+        return;
+    };
+    let Some(b) = start(dbmeter_server::Flavor::MariaDb) else {
+        return;
+    };
+    let s = Scratch::new();
+    for server in [&a, &b] {
+        s.ok_home(&[
+            "prepare",
+            "oltp_point_select",
+            &format!("--db={}", server.url()),
+            "--table-size=100",
+        ]);
+    }
+    let db = format!(
+        "--db=mysql://root@127.0.0.1:{},127.0.0.1:{}/test",
+        a.port(),
+        b.port()
+    );
+    let start = format!("--start-at={}", soon(3));
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            let shard = format!("--shard={i}/2");
+            let out = format!("--output=h{i}.json");
+            s.spawn(&[
+                "run",
+                "oltp_point_select",
+                &db,
+                "--table-size=100",
+                "--threads=4",
+                "--events=400",
+                "--time=0",
+                "--hosts=spread",
+                "--format=json",
+                &shard,
+                &out,
+                &start,
+            ])
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().expect("run shard");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let shards: Vec<Value> = (0..2).map(|i| read(&s, &format!("h{i}.json"))).collect();
+    let m = s
+        .ok(&["merge", "h0.json", "h1.json", "--format=json"])
+        .json();
+    let hosts = m["hosts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no hosts: {m}"));
+    assert_eq!(hosts.len(), 2, "{hosts:?}");
+    for h in hosts {
+        for key in ["users", "events", "errors", "connections"] {
+            let sum: u64 = shards
+                .iter()
+                .flat_map(|d| d["hosts"].as_array().unwrap())
+                .filter(|x| x["host"] == h["host"])
+                .map(|x| x[key].as_u64().unwrap())
+                .sum();
+            assert_eq!(h[key], sum, "{key} of {h}");
+        }
+    }
+    let users: u64 = hosts.iter().map(|h| h["users"].as_u64().unwrap()).sum();
+    assert_eq!(users, 4);
+    let events: u64 = hosts.iter().map(|h| h["events"].as_u64().unwrap()).sum();
+    assert_eq!(events, 400);
 }
 
 /// `--start-barrier=NAME`: the shards meet in the results store they
