@@ -36,8 +36,6 @@ pub enum Interest {
 enum Wait {
     Fd(RawFd, Interest),
     Until(Instant),
-    /// Ready at once: after the tasks that are ready now.
-    Turn,
 }
 
 type TaskYielder = Yielder<(), Wait>;
@@ -87,14 +85,6 @@ pub fn sleep(d: Duration) {
     if !suspend(Wait::Until(at)) {
         std::thread::sleep(d);
     }
-}
-
-/// In a task: lets the thread's other ready tasks run first (the task is
-/// ready again at once, after them), as pgbench's loop goes on to its next
-/// client when one ends a transaction; no system call. Outside a task:
-/// nothing.
-pub fn yield_now() {
-    suspend(Wait::Turn);
 }
 
 /// Runs `f` as if outside a task: its socket waits and sleeps block the
@@ -156,17 +146,6 @@ impl Scheduler {
     /// Runs the tasks until every one has returned. A task that panics
     /// ends the loop with its panic (the others are unwound as they are
     /// dropped).
-    ///
-    /// The loop is pgbench's (`threadRun`): it runs every ready task until
-    /// each waits (a task that gives its turn, [`yield_now`], runs again
-    /// after the others that are ready), and only when none is left ready
-    /// waits in one `ppoll` for all the sockets and the earliest wake-up;
-    /// then it runs every task whose socket is ready. A `ppoll` whose set
-    /// has a ready socket returns without sleeping, so no poll is made
-    /// before it. Tasks that keep giving their turn (a script of
-    /// meta-commands alone) do not keep the others from their sockets: past
-    /// a number of turns without a poll, one `ppoll` that does not wait
-    /// looks at the sockets and the clock.
     pub fn run(&mut self) {
         let mut left = self.tasks.iter().filter(|t| t.is_some()).count();
         let mut ready: VecDeque<usize> = (0..self.tasks.len()).collect();
@@ -176,10 +155,6 @@ impl Scheduler {
         let mut still: Vec<(usize, RawFd, Interest)> = Vec::new();
         let mut polled: Vec<libc::pollfd> = Vec::new();
         let mut timers: Vec<(usize, Instant)> = Vec::new();
-        // Turns given since the last poll; past `max_turns`, the loop
-        // polls without waiting before it goes on.
-        let mut turns = 0usize;
-        let max_turns = 2 * self.tasks.len() + 16;
         while left > 0 {
             while let Some(i) = ready.pop_front() {
                 let Some(task) = self.tasks.get_mut(i).and_then(Option::as_mut) else {
@@ -188,13 +163,6 @@ impl Scheduler {
                 match task.resume(()) {
                     CoroutineResult::Yield(Wait::Fd(fd, interest)) => on_fd.push((i, fd, interest)),
                     CoroutineResult::Yield(Wait::Until(at)) => timers.push((i, at)),
-                    CoroutineResult::Yield(Wait::Turn) => {
-                        ready.push_back(i);
-                        turns += 1;
-                        if turns > max_turns {
-                            break;
-                        }
-                    }
                     CoroutineResult::Return(()) => {
                         self.tasks[i] = None;
                         left -= 1;
@@ -203,13 +171,6 @@ impl Scheduler {
             }
             if left == 0 {
                 break;
-            }
-            turns = 0;
-            // Tasks still ready (they gave their turn many times): the
-            // poll only looks, it does not wait.
-            let busy = !ready.is_empty();
-            if busy && on_fd.is_empty() && timers.is_empty() {
-                continue;
             }
             polled.clear();
             polled.extend(on_fd.iter().map(|&(_, fd, interest)| libc::pollfd {
@@ -222,20 +183,13 @@ impl Scheduler {
             }));
             // The clock is read only when a task sleeps (most waits are on
             // sockets alone).
-            let timeout = if busy {
-                Some(libc::timespec {
-                    tv_sec: 0,
-                    tv_nsec: 0,
-                })
-            } else {
-                timers.iter().map(|t| t.1).min().map(|at| {
-                    let d = at.saturating_duration_since(Instant::now());
-                    libc::timespec {
-                        tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t,
-                        tv_nsec: d.subsec_nanos() as libc::c_long,
-                    }
-                })
-            };
+            let timeout = timers.iter().map(|t| t.1).min().map(|at| {
+                let d = at.saturating_duration_since(Instant::now());
+                libc::timespec {
+                    tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t,
+                    tv_nsec: d.subsec_nanos() as libc::c_long,
+                }
+            });
             let tp = timeout
                 .as_ref()
                 .map_or(std::ptr::null(), |t| t as *const libc::timespec);
@@ -361,78 +315,5 @@ mod tests {
                 "b got 0", "a got 10", "b got 1", "a got 11", "b got 2", "a got 12"
             ]
         );
-    }
-
-    /// A task that gives its turn runs again after the other ready tasks
-    /// (pgbench's order: every ready client ends its transaction before
-    /// any starts its next).
-    #[test]
-    fn a_turn_goes_to_the_other_ready_tasks() {
-        let log = Rc::new(std::cell::RefCell::new(Vec::<&str>::new()));
-        let mut s = Scheduler::new();
-        for (first, second) in [("a1", "a2"), ("b1", "b2")] {
-            let l = log.clone();
-            s.spawn(move || {
-                l.borrow_mut().push(first);
-                yield_now();
-                l.borrow_mut().push(second);
-            })
-            .unwrap();
-        }
-        s.run();
-        assert_eq!(*log.borrow(), ["a1", "b1", "a2", "b2"]);
-        // Outside a task: nothing happens.
-        yield_now();
-    }
-
-    /// Tasks that only give their turn (a script of meta-commands alone)
-    /// do not keep a task whose socket is ready, or whose sleep is over,
-    /// from running until they end.
-    #[test]
-    fn turns_alone_do_not_starve_sockets_or_sleeps() {
-        const TURNS: usize = 100_000;
-        let (mut a, b) = UnixStream::pair().unwrap();
-        b.set_nonblocking(true).unwrap();
-        let done = Rc::new(Cell::new(0usize));
-        let seen = Rc::new(Cell::new(usize::MAX));
-        let slept = Rc::new(Cell::new(usize::MAX));
-        let mut s = Scheduler::new();
-        for _ in 0..2 {
-            let d = done.clone();
-            s.spawn(move || {
-                for _ in 0..TURNS {
-                    yield_now();
-                    d.set(d.get() + 1);
-                }
-            })
-            .unwrap();
-        }
-        let (d, w) = (done.clone(), seen.clone());
-        s.spawn(move || {
-            let mut b = b;
-            let mut buf = [0u8; 1];
-            loop {
-                match b.read(&mut buf) {
-                    Ok(_) => break,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                        assert!(wait_fd(b.as_raw_fd(), Interest::Read));
-                    }
-                    Err(e) => panic!("{e}"),
-                }
-            }
-            w.set(d.get());
-        })
-        .unwrap();
-        let (d, z) = (done.clone(), slept.clone());
-        s.spawn(move || {
-            sleep(Duration::from_nanos(1));
-            z.set(d.get());
-        })
-        .unwrap();
-        a.write_all(&[1]).unwrap();
-        s.run();
-        assert_eq!(done.get(), 2 * TURNS);
-        assert!(seen.get() < 2 * TURNS, "the socket's task ran last");
-        assert!(slept.get() < 2 * TURNS, "the sleeping task ran last");
     }
 }

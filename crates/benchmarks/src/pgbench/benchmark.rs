@@ -1327,10 +1327,8 @@ impl PgbenchUser {
     }
 }
 
-impl PgbenchUser {
-    /// One transaction, counted and logged.
-    #[inline(always)]
-    fn transaction(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
+impl User for PgbenchUser {
+    fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
         self.connect_again()?;
         let script = match self.pending.take() {
             Some(s) => s,
@@ -1383,20 +1381,6 @@ impl PgbenchUser {
             }
             status => self.not_done(status, out.script, latency, out.tries, tally),
         }
-    }
-}
-
-impl User for PgbenchUser {
-    fn event(&mut self, tally: &mut Tally) -> Result<Flow, EventError> {
-        let r = self.transaction(tally);
-        // Under -j, a transaction's end gives the thread's other ready
-        // clients their turn before this one starts its next, as pgbench's
-        // loop goes on to its next client after END_TX: the thread reads
-        // every answer that is in before it sends the next queries, and a
-        // script of meta-commands alone does not keep the others waiting.
-        // The transaction's figures are taken before; no system call.
-        dbmeter_coop::yield_now();
-        r
     }
 
     fn skipped(&mut self, lag: Duration) -> Flow {
