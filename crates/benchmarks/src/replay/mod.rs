@@ -261,6 +261,32 @@ impl Benchmark for Replay {
             dbmeter_db::Target::Mysql(_) => Dialect::Mysql,
             dbmeter_db::Target::Sqlite { .. } => Dialect::Sqlite,
         };
+        let mut log = log;
+        let all_sessions = log.sessions.len();
+        if let Some(shard) = ctx.shard {
+            // Sessions dealt round in the order they start: session k to
+            // shard k mod N. Each session is wholly in one shard (its
+            // order kept), the shards' counts are within one, and at every
+            // moment of the log the sessions then running are spread over
+            // the shards (contiguous blocks would give shard 0 the log's
+            // beginning and the last shard its end).
+            if (all_sessions as u64) < shard.count {
+                return Err(BenchError::Usage(format!(
+                    "--shard={shard}: the log has {all_sessions} sessions; every shard needs one: run at most {all_sessions} shards"
+                )));
+            }
+            let mut k = 0u64;
+            log.sessions.retain(|_| {
+                k += 1;
+                shard.deals(k - 1)
+            });
+            log.statements = log.sessions.iter().map(|x| x.statements.len() as u64).sum();
+            ctx.say(&format!(
+                "Shard {shard}: {} of the log's {all_sessions} sessions (dealt round the {} shards in the order they start)",
+                log.sessions.len(),
+                shard.count
+            ));
+        }
         let sessions = log.sessions.len();
         ctx.say(&format!(
             "Replaying {} statements of {sessions} sessions from {} ({}, {:.1} s recorded){}",
@@ -296,18 +322,24 @@ impl Benchmark for Replay {
         if skipped > 0 {
             ctx.say(&format!("--read-only leaves out {skipped} writes"));
         }
+        // Under --shard, the run's sessions at once are split as users
+        // are: this shard's share of them.
         let concurrency = match cfg.threads {
-            Some(t) => t.min(sessions),
+            Some(t) => t.min(all_sessions),
             None => {
-                if sessions > DEFAULT_CONCURRENCY {
+                if all_sessions > DEFAULT_CONCURRENCY {
                     ctx.say(&format!(
-                        "{sessions} sessions, {DEFAULT_CONCURRENCY} at once (--threads sets how many)"
+                        "{all_sessions} sessions, {DEFAULT_CONCURRENCY} at once (--threads sets how many)"
                     ));
                 }
-                sessions.min(DEFAULT_CONCURRENCY)
+                all_sessions.min(DEFAULT_CONCURRENCY)
             }
-        }
-        .max(1);
+        };
+        let concurrency = ctx
+            .shard
+            .map_or(concurrency, |s| s.share(concurrency as u64) as usize)
+            .min(sessions)
+            .max(1);
         // The most frequent classes get kinds of their own.
         let mut order: Vec<usize> = (0..log.classes.len()).collect();
         order.sort_by_key(|&c| std::cmp::Reverse(log.classes[c].logged - log.classes[c].skipped));
@@ -371,6 +403,68 @@ impl Benchmark for Replay {
             shared,
             result,
         }))
+    }
+
+    fn splits_own_users(&self) -> bool {
+        true
+    }
+
+    /// The shards' replays together: what each replayed (sessions,
+    /// statements, each class's counts) summed, what the log holds (its
+    /// classes' logged and skipped statements, its span) as every shard
+    /// read it, the largest lag, and the mean lag over all statements.
+    fn merge_shards(&self, shards: &[RunDocument], merged: &mut RunDocument) -> Vec<String> {
+        let parts: Vec<(ReplayResult, u64)> = shards
+            .iter()
+            .filter_map(|d| {
+                d.section::<ReplayResult>(SECTION)
+                    .map(|r| (r, d.totals.events))
+            })
+            .collect();
+        let Some((first, _)) = parts.first() else {
+            return Vec::new();
+        };
+        if parts.len() != shards.len() {
+            return Vec::new();
+        }
+        let mut r = first.clone();
+        let (mut lag_sum, mut lag_n) = (0.0, 0u64);
+        for (i, (p, events)) in parts.iter().enumerate() {
+            if let Some(l) = p.mean_lag_ms {
+                lag_sum += l * *events as f64;
+                lag_n += events;
+            }
+            if i == 0 {
+                continue;
+            }
+            r.sessions += p.sessions;
+            r.concurrency += p.concurrency;
+            r.statements += p.statements;
+            r.not_started_sessions += p.not_started_sessions;
+            r.errors += p.errors;
+            r.rows_differ += p.rows_differ;
+            r.max_lag_ms = match (r.max_lag_ms, p.max_lag_ms) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            for c in &p.classes {
+                match r.classes.iter_mut().find(|x| x.id == c.id) {
+                    Some(x) => {
+                        x.replayed += c.replayed;
+                        x.errors += c.errors;
+                        x.rows_compared += c.rows_compared;
+                        x.rows_differ += c.rows_differ;
+                        if x.first_error.is_none() {
+                            x.first_error = c.first_error.clone();
+                        }
+                    }
+                    None => r.classes.push(c.clone()),
+                }
+            }
+        }
+        r.mean_lag_ms = (lag_n > 0).then(|| lag_sum / lag_n as f64);
+        merged.set_section(SECTION, &r);
+        vec![SECTION.to_string()]
     }
 
     fn report_text(&self, doc: &RunDocument) -> Option<String> {

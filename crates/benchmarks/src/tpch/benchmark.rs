@@ -184,6 +184,24 @@ impl Benchmark for Tpch {
                 )));
             }
         }
+        if let Some(shard) = ctx.shard {
+            if cfg.power {
+                return Err(usage(if cfg.throughput {
+                    format!(
+                        "--shard={shard} with --test=full: its throughput test starts when the power test ends, which shards in other processes do not see; run --test=power in one process and --test=throughput with --shard"
+                    )
+                } else {
+                    format!(
+                        "--shard={shard} with --test=power: the power test is one stream, nothing to split; run it in one process (--test=throughput splits its streams over shards)"
+                    )
+                }));
+            }
+            if !cfg.validation && ctx.options.u64("rand-seed") == 0 {
+                return Err(usage(format!(
+                    "--shard={shard} with tpch: give every shard the same --rand-seed (or --validation), so that each stream gets the parameters one process would give it"
+                )));
+            }
+        }
         let version = conn.server_version();
         let mut spec = RunSpec {
             dialect: conn.dialect(),
@@ -202,13 +220,56 @@ impl Benchmark for Tpch {
             explain: cfg.explain,
             timeout: cfg.query_timeout,
             validation: cfg.validation,
-            seed: stream::qgen_seed(ctx.seed),
+            // A shard's seed is its own (derived from the run's); the
+            // streams' parameters come from the run's, as in one process.
+            seed: stream::qgen_seed(match ctx.shard {
+                Some(_) => ctx.options.u64("rand-seed"),
+                None => ctx.seed,
+            }),
             cold: cfg.cold,
             hook_before: cfg.hook_before.clone(),
             hook_after: cfg.hook_after.clone(),
             shown_target: dbmeter_db::mask_password(&connect.target.to_string()),
             update_sets: Default::default(),
+            mine: None,
         };
+        if let Some(shard) = ctx.shard {
+            // The run's users in order (query streams 1..S, then the
+            // refresh stream): this shard's contiguous block of them, each
+            // stream keeping its number (its query order and parameters).
+            let users = spec.users();
+            let r = shard.range(users as u64);
+            if r.is_empty() {
+                return Err(usage(format!(
+                    "--shard={shard}: tpch's throughput test has {users} users ({streams} query streams{}); every shard needs one: give --streams={} or run fewer shards",
+                    if spec.refresh {
+                        " and the refresh stream"
+                    } else {
+                        ""
+                    },
+                    shard.count - u64::from(spec.refresh)
+                )));
+            }
+            spec.mine = Some(r.start as usize..r.end as usize);
+            let streams = spec.own_streams();
+            ctx.say(&format!(
+                "Shard {shard}: {}{}",
+                match (streams.first(), streams.last()) {
+                    (Some(a), Some(b)) if a == b => format!("query stream {a} of {}", spec.streams),
+                    (Some(a), Some(b)) => format!("query streams {a} to {b} of {}", spec.streams),
+                    _ => "no query stream".into(),
+                },
+                if spec.runs_refreshes() {
+                    if streams.is_empty() {
+                        "; the refresh stream"
+                    } else {
+                        " and the refresh stream"
+                    }
+                } else {
+                    ""
+                }
+            ));
+        }
         let sets = spec.sets_needed();
         if sets > 0 {
             refresh::reserve(&mut conn, next_set, sets)?;
@@ -238,6 +299,50 @@ impl Benchmark for Tpch {
             spec,
             shared,
         }))
+    }
+
+    fn splits_own_users(&self) -> bool {
+        true
+    }
+
+    /// The shards' streams together: every query and refresh function as
+    /// one process records them, the figures made from them, and
+    /// Throughput@Size over the merged run's measured time (the first
+    /// shard's start to the last one's end, Ts of one process).
+    fn merge_shards(&self, shards: &[RunDocument], merged: &mut RunDocument) -> Vec<String> {
+        let parts: Vec<TpchResult> = shards
+            .iter()
+            .filter_map(|d| d.section::<TpchResult>(SECTION))
+            .collect();
+        let Some(first) = parts.first() else {
+            return Vec::new();
+        };
+        if parts.len() != shards.len() || first.test != "throughput" {
+            return Vec::new();
+        }
+        let mut r = TpchResult {
+            queries: Vec::new(),
+            refreshes: Vec::new(),
+            cold_notes: Vec::new(),
+            restarts: 0,
+            ..first.clone()
+        };
+        for p in &parts {
+            r.queries.extend(p.queries.iter().cloned());
+            r.refreshes.extend(p.refreshes.iter().cloned());
+            r.restarts += p.restarts;
+            for n in &p.cold_notes {
+                if !r.cold_notes.contains(n) {
+                    r.cold_notes.push(n.clone());
+                }
+            }
+        }
+        r.queries.sort_by_key(|q| (q.stream, q.position));
+        r.refreshes.sort_by_key(|x| (x.update_set, x.name.clone()));
+        r.compute_metrics(Some(merged.totals.duration_s));
+        merged.figures = tpch_report::figures(&r);
+        merged.set_section(SECTION, &r);
+        vec![SECTION.to_string()]
     }
 
     fn report_text(&self, doc: &RunDocument) -> Option<String> {
@@ -289,8 +394,9 @@ impl RunPlan for TpchPlan {
     }
 
     fn shape_engine(&self, engine: &mut EngineConfig) {
-        // The power stream, a query stream per user, the refresh stream.
-        engine.threads = self.spec.users();
+        // The power stream, a query stream per user, the refresh stream
+        // (under --shard, this shard's block of them).
+        engine.threads = self.spec.own_users().len();
         // The streams end the run; --time only when given, as a cap.
         if !self.time_given {
             engine.time = None;
@@ -358,7 +464,18 @@ impl RunPlan for TpchPlan {
             _ => None,
         };
         r.compute_metrics(ts);
-        let planned = s.queries.len() * s.query_streams() as usize;
+        let own = s.own_streams();
+        if s.mine.is_some() {
+            // A shard's streams are not the test: the metrics are the
+            // merged run's.
+            r.metrics.throughput_at_size = None;
+            r.metrics.notes = vec![format!(
+                "a shard's result ({} of {} query streams): `dbmeter merge` the shards for Throughput@Size",
+                own.len(),
+                s.streams
+            )];
+        }
+        let planned = s.queries.len() * own.len();
         if r.queries.len() < planned {
             warnings.push(Warning::new(
                 "tpch",

@@ -128,7 +128,17 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             input.push((src, doc));
         }
     }
-    let doc = merge(input).map_err(|MergeError::Invalid(m)| CliError::Failed(m))?;
+    let shards: Vec<RunDocument> = input.iter().map(|(_, d)| d.clone()).collect();
+    let mut doc = merge(input).map_err(|MergeError::Invalid(m)| CliError::Failed(m))?;
+    // The benchmark's own section, when its shards' sections add up to
+    // one process's (tpch's streams, replay's sessions).
+    if let Some(bench) = dbmeter_benchmarks::registry::find(&doc.workload) {
+        let sections = bench.merge_shards(&shards, &mut doc);
+        if let Some(info) = &mut doc.merged {
+            info.left_out
+                .retain(|x| !sections.iter().any(|s| *x == format!("the {s} section")));
+        }
+    }
     let info = doc.merged.clone().unwrap_or_default();
     if !info.differing_options.is_empty() && !a.flag("force") {
         return Err(CliError::Failed(format!(
