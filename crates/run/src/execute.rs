@@ -105,6 +105,14 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let own_users = bench.splits_own_users();
     if let Some(s) = shard {
         general.split(s, own_users)?;
+        // Refused before the plan, which may take things (tpch's update
+        // sets).
+        if own_users && general.rate.is_some() {
+            return Err(RunError::Usage(format!(
+                "--shard={s} with --rate: {} sets its own users, and a rate is not split over them; leave --rate out or run it in one process",
+                bench.name()
+            )));
+        }
     }
     let barrier = settings::start_barrier(o, shard, req.store.is_some())?;
     crate::pinning::pin_client(o)?;
@@ -164,12 +172,6 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         if !own_users && engine.threads != general.threads {
             return Err(RunError::Usage(format!(
                 "--shard={s}: {} sets its own users, which are not split over shards; run it in one process",
-                bench.name()
-            )));
-        }
-        if own_users && engine.rate.is_some() {
-            return Err(RunError::Usage(format!(
-                "--shard={s} with --rate: {} sets its own users, and a rate is not split over them; leave --rate out or run it in one process",
                 bench.name()
             )));
         }
