@@ -275,12 +275,7 @@ impl Benchmark for Replay {
                     "--shard={shard}: the log has {all_sessions} sessions; every shard needs one: run at most {all_sessions} shards"
                 )));
             }
-            let mut k = 0u64;
-            log.sessions.retain(|_| {
-                k += 1;
-                shard.deals(k - 1)
-            });
-            log.statements = log.sessions.iter().map(|x| x.statements.len() as u64).sum();
+            log.keep_shard(shard);
             ctx.say(&format!(
                 "Shard {shard}: {} of the log's {all_sessions} sessions (dealt round the {} shards in the order they start)",
                 log.sessions.len(),
@@ -723,6 +718,50 @@ mod tests {
         refused(OPTIONS, &[("speed", "NaN")], ReplayConfig::from_options);
         refused(OPTIONS, &[("classes", "0")], ReplayConfig::from_options);
         refused(OPTIONS, &[("threads", "0")], ReplayConfig::from_options);
+    }
+
+    #[test]
+    fn merged_shards_sum_what_they_replayed_and_keep_the_log_once() {
+        let class = |replayed, errors| ClassResult {
+            id: "A".into(),
+            logged: 10,
+            skipped: 1,
+            replayed,
+            errors,
+            ..Default::default()
+        };
+        let shard = |sessions, statements, replayed, errors, lag: f64, events| {
+            let mut d = RunDocument::failed_before_start("replay", 1, "", "");
+            d.totals.events = events;
+            d.set_section(
+                SECTION,
+                &ReplayResult {
+                    sessions,
+                    statements,
+                    errors,
+                    skipped: 1,
+                    class_count: 1,
+                    max_lag_ms: Some(lag),
+                    mean_lag_ms: Some(lag),
+                    classes: vec![class(replayed, errors)],
+                    ..Default::default()
+                },
+            );
+            d
+        };
+        let shards = [shard(3, 6, 5, 1, 2.0, 6), shard(2, 3, 3, 0, 8.0, 3)];
+        let mut merged = RunDocument::failed_before_start("replay", 2, "", "");
+        assert_eq!(Replay.merge_shards(&shards, &mut merged), vec!["replay"]);
+        let r: ReplayResult = merged.section(SECTION).unwrap();
+        assert_eq!(
+            (r.sessions, r.statements, r.errors, r.skipped),
+            (5, 9, 1, 1)
+        );
+        assert_eq!(r.classes.len(), 1);
+        let c = &r.classes[0];
+        assert_eq!((c.logged, c.skipped, c.replayed, c.errors), (10, 1, 8, 1));
+        assert_eq!(r.max_lag_ms, Some(8.0));
+        assert_eq!(r.mean_lag_ms, Some(4.0));
     }
 
     #[test]

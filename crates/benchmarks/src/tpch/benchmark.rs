@@ -532,3 +532,81 @@ fn print_queries(ctx: &Context, cfg: &TpchConfig) -> Result<(), BenchError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tpch::report::{QueryResult, RefreshResult};
+
+    fn shard(streams: &[u32], refresh: bool) -> RunDocument {
+        let mut d = RunDocument::failed_before_start("tpch", 1, "", "");
+        let r = TpchResult {
+            test: "throughput".into(),
+            scale_factor: 0.01,
+            streams: 3,
+            refresh: true,
+            queries: streams
+                .iter()
+                .flat_map(|&stream| {
+                    (1..=22u8).map(move |q| QueryResult {
+                        query: q,
+                        stream,
+                        position: u32::from(q),
+                        status: "ok".into(),
+                        // Stream s's queries take s seconds.
+                        seconds: Some(f64::from(stream)),
+                        ..Default::default()
+                    })
+                })
+                .collect(),
+            refreshes: if refresh {
+                (1..=3u32)
+                    .flat_map(|set| {
+                        ["RF1", "RF2"].map(|name| RefreshResult {
+                            name: name.into(),
+                            stream: 4,
+                            update_set: set,
+                            seconds: 0.5,
+                            status: "ok".into(),
+                            ..Default::default()
+                        })
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            ..Default::default()
+        };
+        d.set_section(SECTION, &r);
+        d
+    }
+
+    #[test]
+    fn merged_shards_give_one_process_figures_and_throughput() {
+        // Streams 1 and 2 in shard 0; stream 3 and the refresh stream in
+        // shard 1: per query the mean over the 3 streams is 2 s (the mean
+        // of the shards' means would be 2.25 s).
+        let shards = [shard(&[1, 2], false), shard(&[3], true)];
+        let mut merged = RunDocument::failed_before_start("tpch", 2, "", "");
+        merged.totals.duration_s = 100.0;
+        assert_eq!(Tpch.merge_shards(&shards, &mut merged), vec!["tpch"]);
+        let r: TpchResult = merged.section(SECTION).unwrap();
+        assert_eq!(r.queries.len(), 66);
+        assert_eq!(r.refreshes.len(), 6);
+        let q1 = merged.figures.iter().find(|f| f.name == "Q1").unwrap();
+        assert_eq!(q1.value, Some(2.0));
+        let want = 3.0 * 22.0 * 3600.0 / 100.0 * 0.01;
+        assert_eq!(r.metrics.throughput_at_size, Some(want));
+        // A missing shard: no metric, and the merge says why.
+        let mut part = RunDocument::failed_before_start("tpch", 1, "", "");
+        part.totals.duration_s = 100.0;
+        Tpch.merge_shards(&shards[..1], &mut part);
+        let r: TpchResult = part.section(SECTION).unwrap();
+        assert_eq!(r.metrics.throughput_at_size, None);
+        assert!(
+            r.metrics.notes[0].contains("not every stream"),
+            "{:?}",
+            r.metrics
+        );
+    }
+}
