@@ -20,7 +20,8 @@ pub const PAGE: Page = Page {
          written with --format=json --output=FILE or kept with --store) into one run: \
          counts summed, every latency percentile from the shards' HDR histograms \
          merged (not averaged), intervals aligned by wall-clock time, named kinds and \
-         figures merged. It prints the report `run` prints, or the document.",
+         figures merged; tpch's streams and replay's sessions are put together as one \
+         process records them. It prints the report `run` prints, or the document.",
         "A RESULT is a JSON file, or store selectors (`run:12,13,14`, \
          `tag:job=k8s-7`) whose runs are the shards. A missing shard, shards whose \
          measurements started more than 1 s apart, and parts that do not merge are \
