@@ -241,7 +241,7 @@ impl Benchmark for Tpch {
             let r = shard.range(users as u64);
             if r.is_empty() {
                 return Err(usage(format!(
-                    "--shard={shard}: tpch's throughput test has {users} users ({streams} query streams{}); every shard needs one: give --streams={} or run fewer shards",
+                    "--shard={shard}: tpch's throughput test has {users} users ({streams} query streams{}); every shard needs one: give at least --streams={} or run fewer shards",
                     if spec.refresh {
                         " and the refresh stream"
                     } else {
