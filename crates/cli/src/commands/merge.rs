@@ -6,9 +6,10 @@ use super::results::{filter_of, open_existing, parse_args, parse_tags};
 use super::run::{Output, text_report};
 use crate::CliError;
 use crate::help::{Example, Page, flag, opt};
+use dbmeter_benchmarks::registry::merge_shards;
 use dbmeter_report::csv;
 use dbmeter_result::RunDocument;
-use dbmeter_result::shards::{MergeError, merge};
+use dbmeter_result::shards::MergeError;
 use dbmeter_store::{RunMeta, Store};
 use std::io::Write as _;
 use std::path::Path;
@@ -129,17 +130,9 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             input.push((src, doc));
         }
     }
-    let shards: Vec<RunDocument> = input.iter().map(|(_, d)| d.clone()).collect();
-    let mut doc = merge(input).map_err(|MergeError::Invalid(m)| CliError::Failed(m))?;
-    // The benchmark's own section, when its shards' sections add up to
-    // one process's (tpch's streams, replay's sessions).
-    if let Some(bench) = dbmeter_benchmarks::registry::find(&doc.workload) {
-        let sections = bench.merge_shards(&shards, &mut doc);
-        if let Some(info) = &mut doc.merged {
-            info.left_out
-                .retain(|x| !sections.iter().any(|s| *x == format!("the {s} section")));
-        }
-    }
+    // With the benchmark's own section, when its shards' sections add up
+    // to one process's (tpch's streams, replay's sessions).
+    let doc = merge_shards(input).map_err(|MergeError::Invalid(m)| CliError::Failed(m))?;
     let info = doc.merged.clone().unwrap_or_default();
     if !info.differing_options.is_empty() && !a.flag("force") {
         return Err(CliError::Failed(format!(

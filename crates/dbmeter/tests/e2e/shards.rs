@@ -560,6 +560,7 @@ fn shards_meet_at_a_start_barrier_in_the_store() {
         assert_eq!(r.code, 2, "{bad:?}: {}", r.stderr);
         assert!(r.stderr.contains(says), "{bad:?}: {}", r.stderr);
     }
+}
 
 /// Runs `args` as shards 0..n of one run at once (one process each, a
 /// common `--start-at`), each writing `{prefix}{I}.json`; asserts each
