@@ -326,6 +326,24 @@ pub trait Benchmark: Send + Sync {
         false
     }
 
+    /// True for a benchmark that sets its own users (its
+    /// [`RunPlan::shape_engine`] sets `threads`) and under `--shard=I/N`
+    /// takes its share of them itself ([`Context::shard`]: tpch's query
+    /// streams, replay's sessions). False (the default): a sharded run
+    /// whose plan changes the number of users is refused.
+    fn splits_own_users(&self) -> bool {
+        false
+    }
+
+    /// `dbmeter merge`: the benchmark's own section of the merged run (and
+    /// the figures made from it) from the shards' documents, when the
+    /// shards' sections add up to the section one process would have
+    /// written. Returns the sections it merged (the others are left out
+    /// of the merged run, and said so). The default merges none.
+    fn merge_shards(&self, _shards: &[RunDocument], _merged: &mut RunDocument) -> Vec<String> {
+        Vec::new()
+    }
+
     /// False for a benchmark that touches no database.
     fn needs_database(&self) -> bool {
         true

@@ -113,6 +113,26 @@ pub fn report_text(doc: &dbmeter_result::RunDocument) -> Option<String> {
     }
 }
 
+/// `dbmeter merge`'s merge of a run's shards: the generic merge
+/// ([`dbmeter_result::shards::merge`]), then the benchmark's own section
+/// where its shards' sections add up to one process's
+/// ([`Benchmark::merge_shards`]: tpch's streams, replay's sessions), which
+/// is then no longer listed as left out.
+pub fn merge_shards(
+    input: Vec<(String, dbmeter_result::RunDocument)>,
+) -> Result<dbmeter_result::RunDocument, dbmeter_result::shards::MergeError> {
+    let shards: Vec<dbmeter_result::RunDocument> = input.iter().map(|(_, d)| d.clone()).collect();
+    let mut doc = dbmeter_result::shards::merge(input)?;
+    if let Some(bench) = find(&doc.workload) {
+        let sections = bench.merge_shards(&shards, &mut doc);
+        if let Some(info) = &mut doc.merged {
+            info.left_out
+                .retain(|x| !sections.iter().any(|s| *x == format!("the {s} section")));
+        }
+    }
+    Ok(doc)
+}
+
 /// Whether a word on the command line names a script file rather than a
 /// benchmark: it has a path separator or a script's extension.
 pub fn looks_like_path(word: &str) -> bool {

@@ -5,7 +5,8 @@
 //! when `i < total % N`, so that the N shares add up to `total` (users,
 //! `--events`, sysbench's tables, TPC-C's warehouses). A share of a
 //! numbered range (tables, warehouses) is a contiguous block: shard 0 the
-//! first, shard N-1 the last.
+//! first, shard N-1 the last. Items dealt round ([`Shard::deals`]:
+//! replay's sessions) go to shard `k mod N` in turn.
 
 use std::fmt;
 
@@ -74,6 +75,15 @@ impl Shard {
         first..first + self.share(total)
     }
 
+    /// Whether item `k` (0-based) of a sequence dealt round the shards
+    /// falls to this one: shard `k mod N` takes it. In a sequence ordered
+    /// by time (replay's sessions by their start), every stretch of it is
+    /// spread over the shards, and the shards' counts are within one of
+    /// each other (shard `i` takes [`Shard::share`] of the total).
+    pub fn deals(&self, k: u64) -> bool {
+        k % self.count == self.index
+    }
+
     /// The seed of this shard's run from the run's `seed`: different for
     /// every shard (so that shards do not draw the same keys), the same
     /// for the same seed and shard (a given `--rand-seed` repeats).
@@ -112,6 +122,28 @@ mod tests {
         }
         let s = Shard { index: 1, count: 3 };
         assert_eq!((s.share(10), s.range(10)), (3, 4..7));
+    }
+
+    #[test]
+    fn dealing_round_gives_every_item_to_one_shard() {
+        for n in 1..7u64 {
+            for total in 0..30u64 {
+                for k in 0..total {
+                    let owners = (0..n)
+                        .filter(|&index| Shard { index, count: n }.deals(k))
+                        .count();
+                    assert_eq!(owners, 1, "item {k} of {total} over {n}");
+                }
+                for index in 0..n {
+                    let s = Shard { index, count: n };
+                    let mine = (0..total).filter(|&k| s.deals(k)).count() as u64;
+                    assert_eq!(mine, s.share(total), "{s} of {total}");
+                }
+            }
+        }
+        let s = Shard { index: 1, count: 3 };
+        let mine: Vec<u64> = (0..10).filter(|&k| s.deals(k)).collect();
+        assert_eq!(mine, vec![1, 4, 7]);
     }
 
     #[test]

@@ -10,9 +10,9 @@
 
 use crate::plan::Cell;
 use crate::spec::{Campaign, TargetKind};
+use dbmeter_benchmarks::registry;
 use dbmeter_benchmarks::shard::Shard;
 use dbmeter_engine::StopHandle;
-use dbmeter_result::shards::merge;
 use dbmeter_result::{EndInfo, RunDocument};
 use dbmeter_store::{Barrier, BarrierError, Filter, Meeting, RunMeta, Selector, Store};
 use std::time::{Duration, Instant};
@@ -179,7 +179,7 @@ pub(crate) fn merge_cell(
         };
         return Err(format!("no shard measured: {why}"));
     }
-    let mut doc = merge(input).map_err(|e| e.to_string())?;
+    let mut doc = registry::merge_shards(input).map_err(|e| e.to_string())?;
     let info = doc.merged.get_or_insert_with(Default::default);
     info.notes.extend(failed);
     let whole = info.missing.is_empty();

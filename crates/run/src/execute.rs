@@ -102,8 +102,17 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     let mut general = settings::General::parse_run(o, req.layout)?;
     let shard = settings::shard(o)?;
     let mut start_at = settings::start_at(o)?;
+    let own_users = bench.splits_own_users();
     if let Some(s) = shard {
-        general.split(s)?;
+        general.split(s, own_users)?;
+        // Refused before the plan, which may take things (tpch's update
+        // sets).
+        if own_users && general.rate.is_some() {
+            return Err(RunError::Usage(format!(
+                "--shard={s} with --rate: {} sets its own users, and a rate is not split over them; leave --rate out or run it in one process",
+                bench.name()
+            )));
+        }
     }
     let barrier = settings::start_barrier(o, shard, req.store.is_some())?;
     crate::pinning::pin_client(o)?;
@@ -156,13 +165,16 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     };
     let mut plan = bench.plan(&ctx)?;
     plan.shape_engine(&mut engine);
-    if let Some(s) = shard
-        && engine.threads != general.threads
-    {
-        return Err(RunError::Usage(format!(
-            "--shard={s}: {} sets its own users (streams, sessions), which are not split over shards yet; run it in one process",
-            bench.name()
-        )));
+    if let Some(s) = shard {
+        // A benchmark that splits its own users (tpch's streams, replay's
+        // sessions) has taken its share in its plan; any other that sets
+        // its own users would run them N times over.
+        if !own_users && engine.threads != general.threads {
+            return Err(RunError::Usage(format!(
+                "--shard={s}: {} sets its own users, which are not split over shards; run it in one process",
+                bench.name()
+            )));
+        }
     }
     let kinds = plan.kinds();
     engine.kinds = kinds.len();

@@ -238,7 +238,7 @@ pub const GENERAL: &[OptSpec] = &[
         "shard",
         OptKind::Str,
         "",
-        "run, prepare: I/N, do shard I's share (0-based, 0 to N-1) of what one process would: the users, --events and --rate split exactly, a different seed per shard; prepare loads its share of the tables or warehouses; `dbmeter merge` makes one run of the shards' results (docs/shards.md)",
+        "run, prepare: I/N, do shard I's share (0-based, 0 to N-1) of what one process would: the users, --events and --rate split exactly (tpch's throughput streams and replay's sessions too), a different seed per shard; prepare loads its share of the tables or warehouses; `dbmeter merge` makes one run of the shards' results (docs/shards.md)",
     ),
     opt(
         "start-at",

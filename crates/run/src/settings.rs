@@ -722,8 +722,10 @@ impl General {
     /// events, and its part of the rate (in proportion to its users), so
     /// that the shards together make the run these settings describe. A
     /// shard without a user, and the load profiles (which this does not
-    /// split), are usage errors.
-    pub fn split(&mut self, shard: Shard) -> Result<(), RunError> {
+    /// split), are usage errors. `own_users`: the benchmark sets its users
+    /// and splits them itself ([`dbmeter_benchmarks::Benchmark::splits_own_users`]):
+    /// `--threads` and `--rate` are left whole for it.
+    pub fn split(&mut self, shard: Shard, own_users: bool) -> Result<(), RunError> {
         if let Some(name) = [
             (self.user_stages.is_some(), "stages"),
             (self.rate_stages.is_some(), "rate-stages"),
@@ -736,15 +738,19 @@ impl General {
             )));
         }
         let total = self.threads as u64;
-        if total < shard.count {
+        if own_users {
+            // Its users are the benchmark's to split (tpch's streams,
+            // replay's sessions); only the events are the run's.
+        } else if total < shard.count {
             return Err(RunError::Usage(format!(
                 "--shard={shard} with --threads={total}: every shard needs a user; give at least --threads={}",
                 shard.count
             )));
+        } else {
+            let mine = shard.share(total);
+            self.rate = self.rate.map(|r| r * mine as f64 / total as f64);
+            self.threads = mine as usize;
         }
-        let mine = shard.share(total);
-        self.rate = self.rate.map(|r| r * mine as f64 / total as f64);
-        self.threads = mine as usize;
         if let Some(events) = self.events {
             let share = shard.share(events);
             if share == 0 {
@@ -895,7 +901,7 @@ mod tests {
         let parts: Vec<General> = (0..4)
             .map(|index| {
                 let mut g = whole.clone();
-                g.split(Shard { index, count: 4 }).unwrap();
+                g.split(Shard { index, count: 4 }, false).unwrap();
                 g
             })
             .collect();
@@ -908,12 +914,17 @@ mod tests {
         assert_eq!(parts[0].rate, Some(30.0));
         let mut few = general(&[("threads", "3")]).unwrap();
         assert!(matches!(
-            few.split(Shard { index: 0, count: 4 }),
+            few.split(Shard { index: 0, count: 4 }, false),
             Err(RunError::Usage(m)) if m.contains("every shard needs a user")
         ));
+        // A benchmark that splits its own users (tpch, replay) gets
+        // --threads and --rate whole; the events are still split.
+        let mut own = general(&[("threads", "1"), ("events", "10"), ("rate", "5")]).unwrap();
+        own.split(Shard { index: 1, count: 4 }, true).unwrap();
+        assert_eq!((own.threads, own.events, own.rate), (1, Some(3), Some(5.0)));
         let mut staged = general(&[("stages", "1s:4")]).unwrap();
         staged.user_stages = Some(Arc::new(Profile::parse("1s:4", 10.0).unwrap()));
-        assert!(staged.split(Shard { index: 0, count: 2 }).is_err());
+        assert!(staged.split(Shard { index: 0, count: 2 }, false).is_err());
         assert!(matches!(
             shard(&{
                 let mut o = OptValues::from_defaults(GENERAL);

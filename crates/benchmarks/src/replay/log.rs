@@ -78,6 +78,26 @@ pub struct ReplayLog {
     pub span_s: f64,
 }
 
+impl ReplayLog {
+    /// Keeps the sessions `shard` replays (`--shard=I/N`): the sessions,
+    /// in the order they start, dealt round the shards (session k to
+    /// shard k mod N), each whole. `statements` becomes theirs; what the
+    /// log holds (its classes, span, administrator commands) stays the
+    /// whole log's, as every shard reads it.
+    pub fn keep_shard(&mut self, shard: crate::shard::Shard) {
+        let mut k = 0u64;
+        self.sessions.retain(|_| {
+            k += 1;
+            shard.deals(k - 1)
+        });
+        self.statements = self
+            .sessions
+            .iter()
+            .map(|s| s.statements.len() as u64)
+            .sum();
+    }
+}
+
 /// The words that begin a statement that changes data or schema.
 const WRITE_WORDS: &[&str] = &[
     "insert",
@@ -410,6 +430,44 @@ mod tests {
              # Query_time: 0.000100  Lock_time: 0.000000  Rows_sent: {rows}  Rows_examined: 0\n\
              SET timestamp={ts};\n{sql};\n"
         )
+    }
+
+    #[test]
+    fn shards_take_whole_sessions_dealt_round_in_start_order() {
+        // 5 sessions starting at 0..4 s, of 1..5 statements, their log
+        // lines interleaved.
+        let mut t = String::from("# Time: 261127 10:31:38\n");
+        for i in 0..5u64 {
+            for thread in 1..=5u64 {
+                if i < thread {
+                    t += &ev(thread, 1000 + thread - 1 + i, 1, &format!("SELECT {i}"));
+                }
+            }
+        }
+        let whole = read_text(&t, false).unwrap();
+        assert_eq!(whole.statements, 15);
+        let ids =
+            |log: &ReplayLog| -> Vec<Option<u64>> { log.sessions.iter().map(|s| s.id).collect() };
+        assert_eq!(ids(&whole), [Some(1), Some(2), Some(3), Some(4), Some(5)]);
+        let mut total = 0;
+        let mut seen = Vec::new();
+        for index in 0..2 {
+            let mut log = read_text(&t, false).unwrap();
+            log.keep_shard(crate::shard::Shard { index, count: 2 });
+            total += log.statements;
+            // Each session whole, its statements in their order.
+            for s in &log.sessions {
+                let want = whole.sessions.iter().find(|w| w.id == s.id).unwrap();
+                let sql = |x: &Session| -> Vec<String> {
+                    x.statements.iter().map(|st| st.sql.to_string()).collect()
+                };
+                assert_eq!(sql(s), sql(want));
+            }
+            seen.extend(ids(&log));
+            assert_eq!(log.classes.len(), whole.classes.len());
+        }
+        assert_eq!(total, 15);
+        assert_eq!(seen, [Some(1), Some(3), Some(5), Some(2), Some(4)]);
     }
 
     #[test]

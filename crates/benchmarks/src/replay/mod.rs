@@ -261,6 +261,27 @@ impl Benchmark for Replay {
             dbmeter_db::Target::Mysql(_) => Dialect::Mysql,
             dbmeter_db::Target::Sqlite { .. } => Dialect::Sqlite,
         };
+        let mut log = log;
+        let all_sessions = log.sessions.len();
+        if let Some(shard) = ctx.shard {
+            // Sessions dealt round in the order they start: session k to
+            // shard k mod N. Each session is wholly in one shard (its
+            // order kept), the shards' counts are within one, and at every
+            // moment of the log the sessions then running are spread over
+            // the shards (contiguous blocks would give shard 0 the log's
+            // beginning and the last shard its end).
+            if (all_sessions as u64) < shard.count {
+                return Err(BenchError::Usage(format!(
+                    "--shard={shard}: the log has {all_sessions} sessions; every shard needs one: run at most {all_sessions} shards"
+                )));
+            }
+            log.keep_shard(shard);
+            ctx.say(&format!(
+                "Shard {shard}: {} of the log's {all_sessions} sessions (dealt round the {} shards in the order they start)",
+                log.sessions.len(),
+                shard.count
+            ));
+        }
         let sessions = log.sessions.len();
         ctx.say(&format!(
             "Replaying {} statements of {sessions} sessions from {} ({}, {:.1} s recorded){}",
@@ -296,18 +317,24 @@ impl Benchmark for Replay {
         if skipped > 0 {
             ctx.say(&format!("--read-only leaves out {skipped} writes"));
         }
+        // Under --shard, the run's sessions at once are split as users
+        // are: this shard's share of them.
         let concurrency = match cfg.threads {
-            Some(t) => t.min(sessions),
+            Some(t) => t.min(all_sessions),
             None => {
-                if sessions > DEFAULT_CONCURRENCY {
+                if all_sessions > DEFAULT_CONCURRENCY {
                     ctx.say(&format!(
-                        "{sessions} sessions, {DEFAULT_CONCURRENCY} at once (--threads sets how many)"
+                        "{all_sessions} sessions, {DEFAULT_CONCURRENCY} at once (--threads sets how many)"
                     ));
                 }
-                sessions.min(DEFAULT_CONCURRENCY)
+                all_sessions.min(DEFAULT_CONCURRENCY)
             }
-        }
-        .max(1);
+        };
+        let concurrency = ctx
+            .shard
+            .map_or(concurrency, |s| s.share(concurrency as u64) as usize)
+            .min(sessions)
+            .max(1);
         // The most frequent classes get kinds of their own.
         let mut order: Vec<usize> = (0..log.classes.len()).collect();
         order.sort_by_key(|&c| std::cmp::Reverse(log.classes[c].logged - log.classes[c].skipped));
@@ -371,6 +398,68 @@ impl Benchmark for Replay {
             shared,
             result,
         }))
+    }
+
+    fn splits_own_users(&self) -> bool {
+        true
+    }
+
+    /// The shards' replays together: what each replayed (sessions,
+    /// statements, each class's counts) summed, what the log holds (its
+    /// classes' logged and skipped statements, its span) as every shard
+    /// read it, the largest lag, and the mean lag over all statements.
+    fn merge_shards(&self, shards: &[RunDocument], merged: &mut RunDocument) -> Vec<String> {
+        let parts: Vec<(ReplayResult, u64)> = shards
+            .iter()
+            .filter_map(|d| {
+                d.section::<ReplayResult>(SECTION)
+                    .map(|r| (r, d.totals.events))
+            })
+            .collect();
+        let Some((first, _)) = parts.first() else {
+            return Vec::new();
+        };
+        if parts.len() != shards.len() {
+            return Vec::new();
+        }
+        let mut r = first.clone();
+        let (mut lag_sum, mut lag_n) = (0.0, 0u64);
+        for (i, (p, events)) in parts.iter().enumerate() {
+            if let Some(l) = p.mean_lag_ms {
+                lag_sum += l * *events as f64;
+                lag_n += events;
+            }
+            if i == 0 {
+                continue;
+            }
+            r.sessions += p.sessions;
+            r.concurrency += p.concurrency;
+            r.statements += p.statements;
+            r.not_started_sessions += p.not_started_sessions;
+            r.errors += p.errors;
+            r.rows_differ += p.rows_differ;
+            r.max_lag_ms = match (r.max_lag_ms, p.max_lag_ms) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            for c in &p.classes {
+                match r.classes.iter_mut().find(|x| x.id == c.id) {
+                    Some(x) => {
+                        x.replayed += c.replayed;
+                        x.errors += c.errors;
+                        x.rows_compared += c.rows_compared;
+                        x.rows_differ += c.rows_differ;
+                        if x.first_error.is_none() {
+                            x.first_error = c.first_error.clone();
+                        }
+                    }
+                    None => r.classes.push(c.clone()),
+                }
+            }
+        }
+        r.mean_lag_ms = (lag_n > 0).then(|| lag_sum / lag_n as f64);
+        merged.set_section(SECTION, &r);
+        vec![SECTION.to_string()]
     }
 
     fn report_text(&self, doc: &RunDocument) -> Option<String> {
@@ -629,6 +718,50 @@ mod tests {
         refused(OPTIONS, &[("speed", "NaN")], ReplayConfig::from_options);
         refused(OPTIONS, &[("classes", "0")], ReplayConfig::from_options);
         refused(OPTIONS, &[("threads", "0")], ReplayConfig::from_options);
+    }
+
+    #[test]
+    fn merged_shards_sum_what_they_replayed_and_keep_the_log_once() {
+        let class = |replayed, errors| ClassResult {
+            id: "A".into(),
+            logged: 10,
+            skipped: 1,
+            replayed,
+            errors,
+            ..Default::default()
+        };
+        let shard = |sessions, statements, replayed, errors, lag: f64, events| {
+            let mut d = RunDocument::failed_before_start("replay", 1, "", "");
+            d.totals.events = events;
+            d.set_section(
+                SECTION,
+                &ReplayResult {
+                    sessions,
+                    statements,
+                    errors,
+                    skipped: 1,
+                    class_count: 1,
+                    max_lag_ms: Some(lag),
+                    mean_lag_ms: Some(lag),
+                    classes: vec![class(replayed, errors)],
+                    ..Default::default()
+                },
+            );
+            d
+        };
+        let shards = [shard(3, 6, 5, 1, 2.0, 6), shard(2, 3, 3, 0, 8.0, 3)];
+        let mut merged = RunDocument::failed_before_start("replay", 2, "", "");
+        assert_eq!(Replay.merge_shards(&shards, &mut merged), vec!["replay"]);
+        let r: ReplayResult = merged.section(SECTION).unwrap();
+        assert_eq!(
+            (r.sessions, r.statements, r.errors, r.skipped),
+            (5, 9, 1, 1)
+        );
+        assert_eq!(r.classes.len(), 1);
+        let c = &r.classes[0];
+        assert_eq!((c.logged, c.skipped, c.replayed, c.errors), (10, 1, 8, 1));
+        assert_eq!(r.max_lag_ms, Some(8.0));
+        assert_eq!(r.mean_lag_ms, Some(4.0));
     }
 
     #[test]

@@ -184,6 +184,24 @@ impl Benchmark for Tpch {
                 )));
             }
         }
+        if let Some(shard) = ctx.shard {
+            if cfg.power {
+                return Err(usage(if cfg.throughput {
+                    format!(
+                        "--shard={shard} with --test=full: its throughput test starts when the power test ends, which shards in other processes do not see; run --test=power in one process and --test=throughput with --shard"
+                    )
+                } else {
+                    format!(
+                        "--shard={shard} with --test=power: the power test is one stream, nothing to split; run it in one process (--test=throughput splits its streams over shards)"
+                    )
+                }));
+            }
+            if !cfg.validation && ctx.options.u64("rand-seed") == 0 {
+                return Err(usage(format!(
+                    "--shard={shard} with tpch: give every shard the same --rand-seed (or --validation), so that each stream gets the parameters one process would give it"
+                )));
+            }
+        }
         let version = conn.server_version();
         let mut spec = RunSpec {
             dialect: conn.dialect(),
@@ -202,13 +220,56 @@ impl Benchmark for Tpch {
             explain: cfg.explain,
             timeout: cfg.query_timeout,
             validation: cfg.validation,
-            seed: stream::qgen_seed(ctx.seed),
+            // A shard's seed is its own (derived from the run's); the
+            // streams' parameters come from the run's, as in one process.
+            seed: stream::qgen_seed(match ctx.shard {
+                Some(_) => ctx.options.u64("rand-seed"),
+                None => ctx.seed,
+            }),
             cold: cfg.cold,
             hook_before: cfg.hook_before.clone(),
             hook_after: cfg.hook_after.clone(),
             shown_target: dbmeter_db::mask_password(&connect.target.to_string()),
             update_sets: Default::default(),
+            mine: None,
         };
+        if let Some(shard) = ctx.shard {
+            // The run's users in order (query streams 1..S, then the
+            // refresh stream): this shard's contiguous block of them, each
+            // stream keeping its number (its query order and parameters).
+            let users = spec.users();
+            let r = shard.range(users as u64);
+            if r.is_empty() {
+                return Err(usage(format!(
+                    "--shard={shard}: tpch's throughput test has {users} users ({streams} query streams{}); every shard needs one: give at least --streams={} or run fewer shards",
+                    if spec.refresh {
+                        " and the refresh stream"
+                    } else {
+                        ""
+                    },
+                    shard.count - u64::from(spec.refresh)
+                )));
+            }
+            spec.mine = Some(r.start as usize..r.end as usize);
+            let streams = spec.own_streams();
+            ctx.say(&format!(
+                "Shard {shard}: {}{}",
+                match (streams.first(), streams.last()) {
+                    (Some(a), Some(b)) if a == b => format!("query stream {a} of {}", spec.streams),
+                    (Some(a), Some(b)) => format!("query streams {a} to {b} of {}", spec.streams),
+                    _ => "no query stream".into(),
+                },
+                if spec.runs_refreshes() {
+                    if streams.is_empty() {
+                        "; the refresh stream"
+                    } else {
+                        " and the refresh stream"
+                    }
+                } else {
+                    ""
+                }
+            ));
+        }
         let sets = spec.sets_needed();
         if sets > 0 {
             refresh::reserve(&mut conn, next_set, sets)?;
@@ -238,6 +299,50 @@ impl Benchmark for Tpch {
             spec,
             shared,
         }))
+    }
+
+    fn splits_own_users(&self) -> bool {
+        true
+    }
+
+    /// The shards' streams together: every query and refresh function as
+    /// one process records them, the figures made from them, and
+    /// Throughput@Size over the merged run's measured time (the first
+    /// shard's start to the last one's end, Ts of one process).
+    fn merge_shards(&self, shards: &[RunDocument], merged: &mut RunDocument) -> Vec<String> {
+        let parts: Vec<TpchResult> = shards
+            .iter()
+            .filter_map(|d| d.section::<TpchResult>(SECTION))
+            .collect();
+        let Some(first) = parts.first() else {
+            return Vec::new();
+        };
+        if parts.len() != shards.len() || first.test != "throughput" {
+            return Vec::new();
+        }
+        let mut r = TpchResult {
+            queries: Vec::new(),
+            refreshes: Vec::new(),
+            cold_notes: Vec::new(),
+            restarts: 0,
+            ..first.clone()
+        };
+        for p in &parts {
+            r.queries.extend(p.queries.iter().cloned());
+            r.refreshes.extend(p.refreshes.iter().cloned());
+            r.restarts += p.restarts;
+            for n in &p.cold_notes {
+                if !r.cold_notes.contains(n) {
+                    r.cold_notes.push(n.clone());
+                }
+            }
+        }
+        r.queries.sort_by_key(|q| (q.stream, q.position));
+        r.refreshes.sort_by_key(|x| (x.update_set, x.name.clone()));
+        r.compute_metrics(Some(merged.totals.duration_s));
+        merged.figures = tpch_report::figures(&r);
+        merged.set_section(SECTION, &r);
+        vec![SECTION.to_string()]
     }
 
     fn report_text(&self, doc: &RunDocument) -> Option<String> {
@@ -289,8 +394,9 @@ impl RunPlan for TpchPlan {
     }
 
     fn shape_engine(&self, engine: &mut EngineConfig) {
-        // The power stream, a query stream per user, the refresh stream.
-        engine.threads = self.spec.users();
+        // The power stream, a query stream per user, the refresh stream
+        // (under --shard, this shard's block of them).
+        engine.threads = self.spec.own_users().len();
         // The streams end the run; --time only when given, as a cap.
         if !self.time_given {
             engine.time = None;
@@ -358,7 +464,18 @@ impl RunPlan for TpchPlan {
             _ => None,
         };
         r.compute_metrics(ts);
-        let planned = s.queries.len() * s.query_streams() as usize;
+        let own = s.own_streams();
+        if s.mine.is_some() {
+            // A shard's streams are not the test: the metrics are the
+            // merged run's.
+            r.metrics.throughput_at_size = None;
+            r.metrics.notes = vec![format!(
+                "a shard's result ({} of {} query streams): `dbmeter merge` the shards for Throughput@Size",
+                own.len(),
+                s.streams
+            )];
+        }
+        let planned = s.queries.len() * own.len();
         if r.queries.len() < planned {
             warnings.push(Warning::new(
                 "tpch",
@@ -414,4 +531,82 @@ fn print_queries(ctx: &Context, cfg: &TpchConfig) -> Result<(), BenchError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tpch::report::{QueryResult, RefreshResult};
+
+    fn shard(streams: &[u32], refresh: bool) -> RunDocument {
+        let mut d = RunDocument::failed_before_start("tpch", 1, "", "");
+        let r = TpchResult {
+            test: "throughput".into(),
+            scale_factor: 0.01,
+            streams: 3,
+            refresh: true,
+            queries: streams
+                .iter()
+                .flat_map(|&stream| {
+                    (1..=22u8).map(move |q| QueryResult {
+                        query: q,
+                        stream,
+                        position: u32::from(q),
+                        status: "ok".into(),
+                        // Stream s's queries take s seconds.
+                        seconds: Some(f64::from(stream)),
+                        ..Default::default()
+                    })
+                })
+                .collect(),
+            refreshes: if refresh {
+                (1..=3u32)
+                    .flat_map(|set| {
+                        ["RF1", "RF2"].map(|name| RefreshResult {
+                            name: name.into(),
+                            stream: 4,
+                            update_set: set,
+                            seconds: 0.5,
+                            status: "ok".into(),
+                            ..Default::default()
+                        })
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            ..Default::default()
+        };
+        d.set_section(SECTION, &r);
+        d
+    }
+
+    #[test]
+    fn merged_shards_give_one_process_figures_and_throughput() {
+        // Streams 1 and 2 in shard 0; stream 3 and the refresh stream in
+        // shard 1: per query the mean over the 3 streams is 2 s (the mean
+        // of the shards' means would be 2.25 s).
+        let shards = [shard(&[1, 2], false), shard(&[3], true)];
+        let mut merged = RunDocument::failed_before_start("tpch", 2, "", "");
+        merged.totals.duration_s = 100.0;
+        assert_eq!(Tpch.merge_shards(&shards, &mut merged), vec!["tpch"]);
+        let r: TpchResult = merged.section(SECTION).unwrap();
+        assert_eq!(r.queries.len(), 66);
+        assert_eq!(r.refreshes.len(), 6);
+        let q1 = merged.figures.iter().find(|f| f.name == "Q1").unwrap();
+        assert_eq!(q1.value, Some(2.0));
+        let want = 3.0 * 22.0 * 3600.0 / 100.0 * 0.01;
+        assert_eq!(r.metrics.throughput_at_size, Some(want));
+        // A missing shard: no metric, and the merge says why.
+        let mut part = RunDocument::failed_before_start("tpch", 1, "", "");
+        part.totals.duration_s = 100.0;
+        Tpch.merge_shards(&shards[..1], &mut part);
+        let r: TpchResult = part.section(SECTION).unwrap();
+        assert_eq!(r.metrics.throughput_at_size, None);
+        assert!(
+            r.metrics.notes[0].contains("not every stream"),
+            "{:?}",
+            r.metrics
+        );
+    }
 }

@@ -69,6 +69,9 @@ pub struct RunSpec {
     pub shown_target: String,
     /// The refresh functions' statements by update set, made before the run.
     pub update_sets: BTreeMap<u32, refresh::Prepared>,
+    /// Under `--shard=I/N`: this process's block of the run's users
+    /// (numbered as in [`RunSpec::users`]); None: all of them.
+    pub mine: Option<std::ops::Range<usize>>,
 }
 
 impl RunSpec {
@@ -215,19 +218,42 @@ impl RunSpec {
         u32::from(self.power) + if self.throughput { self.streams } else { 0 }
     }
 
-    /// The update sets the run takes: one per query stream.
+    /// The update sets the run takes: one per query stream; none in a
+    /// shard whose block has no refresh function (the shard with the
+    /// refresh stream takes them all).
     pub fn sets_needed(&self) -> u32 {
-        if self.refresh {
-            self.query_streams()
-        } else {
-            0
+        if !self.refresh || !self.runs_refreshes() {
+            return 0;
         }
+        self.query_streams()
     }
 
-    /// Virtual users: the query streams and the throughput test's refresh
-    /// stream.
+    /// Whether this process runs refresh functions: the power stream's or
+    /// the refresh stream's (the run's last user).
+    pub fn runs_refreshes(&self) -> bool {
+        let mine = self.own_users();
+        (self.power && mine.contains(&0)) || (self.throughput && mine.contains(&(self.users() - 1)))
+    }
+
+    /// Virtual users of the run: the query streams and the throughput
+    /// test's refresh stream.
     pub fn users(&self) -> usize {
         self.query_streams() as usize + usize::from(self.throughput && self.refresh)
+    }
+
+    /// The run's users this process runs: all of them, or under `--shard`
+    /// its block.
+    pub fn own_users(&self) -> std::ops::Range<usize> {
+        self.mine.clone().unwrap_or(0..self.users())
+    }
+
+    /// The query streams this process runs, by stream number.
+    pub fn own_streams(&self) -> Vec<u32> {
+        // Users 0.. are the query streams; the refresh stream is last.
+        self.own_users()
+            .filter(|&u| u < self.query_streams() as usize)
+            .map(|u| steps(self, u).0)
+            .collect()
     }
 }
 
@@ -891,7 +917,8 @@ pub struct StreamFactory {
 impl UserFactory for StreamFactory {
     fn create(&self, user_id: usize) -> Result<Box<dyn User>, String> {
         let conn = Connection::connect_nth(&self.connect, user_id).map_err(|e| e.message)?;
-        let (stream, steps) = steps(&self.spec, user_id);
+        // Under --shard, user 0 of this process is the first of its block.
+        let (stream, steps) = steps(&self.spec, self.spec.own_users().start + user_id);
         let watchdog = Watchdog::start(conn.interrupter());
         Ok(Box::new(StreamUser {
             conn,
@@ -935,6 +962,7 @@ mod tests {
             hook_after: String::new(),
             shown_target: String::new(),
             update_sets: BTreeMap::new(),
+            mine: None,
         }
     }
 
@@ -995,6 +1023,17 @@ mod tests {
                 }
             )
         );
+        // Shards of a throughput test with 3 streams and the refresh
+        // stream: blocks of the 4 users, the refresh stream in the last.
+        let mut three = spec(true, true);
+        three.streams = 3;
+        three.mine = Some(0..2);
+        assert_eq!(three.own_streams(), vec![1, 2]);
+        assert_eq!((three.runs_refreshes(), three.sets_needed()), (false, 0));
+        three.mine = Some(2..4);
+        assert_eq!(three.own_streams(), vec![3]);
+        assert_eq!((three.runs_refreshes(), three.sets_needed()), (true, 3));
+        assert_eq!(steps(&three, 3).0, 4, "the refresh stream");
         let mut sub = spec(false, false);
         sub.queries = vec![1, 3];
         let (_, v) = steps(&sub, 0);

@@ -6,9 +6,10 @@ use super::results::{filter_of, open_existing, parse_args, parse_tags};
 use super::run::{Output, text_report};
 use crate::CliError;
 use crate::help::{Example, Page, flag, opt};
+use dbmeter_benchmarks::registry::merge_shards;
 use dbmeter_report::csv;
 use dbmeter_result::RunDocument;
-use dbmeter_result::shards::{MergeError, merge};
+use dbmeter_result::shards::MergeError;
 use dbmeter_store::{RunMeta, Store};
 use std::io::Write as _;
 use std::path::Path;
@@ -20,7 +21,8 @@ pub const PAGE: Page = Page {
          written with --format=json --output=FILE or kept with --store) into one run: \
          counts summed, every latency percentile from the shards' HDR histograms \
          merged (not averaged), intervals aligned by wall-clock time, named kinds and \
-         figures merged. It prints the report `run` prints, or the document.",
+         figures merged; tpch's streams and replay's sessions are put together as one \
+         process records them. It prints the report `run` prints, or the document.",
         "A RESULT is a JSON file, or store selectors (`run:12,13,14`, \
          `tag:job=k8s-7`) whose runs are the shards. A missing shard, shards whose \
          measurements started more than 1 s apart, and parts that do not merge are \
@@ -128,7 +130,9 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             input.push((src, doc));
         }
     }
-    let doc = merge(input).map_err(|MergeError::Invalid(m)| CliError::Failed(m))?;
+    // With the benchmark's own section, when its shards' sections add up
+    // to one process's (tpch's streams, replay's sessions).
+    let doc = merge_shards(input).map_err(|MergeError::Invalid(m)| CliError::Failed(m))?;
     let info = doc.merged.clone().unwrap_or_default();
     if !info.differing_options.is_empty() && !a.flag("force") {
         return Err(CliError::Failed(format!(

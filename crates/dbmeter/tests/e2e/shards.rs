@@ -825,3 +825,310 @@ fn shards_meet_at_a_start_barrier_in_the_store() {
         assert!(r.stderr.contains(says), "{bad:?}: {}", r.stderr);
     }
 }
+
+/// Runs `args` as shards 0..n of one run at once (one process each, a
+/// common `--start-at`), each writing `{prefix}{I}.json`; asserts each
+/// exits 0 and returns their stdout.
+fn run_split(s: &Scratch, n: u64, args: &[&str], prefix: &str) -> Vec<String> {
+    let start = format!("--start-at={}", soon(5));
+    let children: Vec<_> = (0..n)
+        .map(|i| {
+            let shard = format!("--shard={i}/{n}");
+            let out = format!("--output={prefix}{i}.json");
+            s.spawn(&[args, &[shard.as_str(), out.as_str(), start.as_str()]].concat())
+        })
+        .collect();
+    children
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let o = c.wait_with_output().expect("shard");
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "shard {i}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        })
+        .collect()
+}
+
+/// The named kinds' event counts: name to events.
+fn kind_events(doc: &Value) -> Vec<(String, u64)> {
+    doc["kinds"]
+        .as_array()
+        .expect("kinds")
+        .iter()
+        .map(|k| {
+            (
+                k["name"].as_str().expect("name").to_string(),
+                k["events"].as_u64().expect("events"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn tpch_throughput_streams_split_over_shards() {
+    let s = Scratch::new();
+    let db = "--db=sqlite:h.sqlite";
+    s.ok(&["prepare", "tpch", db, "--scale-factor=0.01"]);
+    let same = [
+        "run",
+        "tpch",
+        db,
+        "--test=throughput",
+        "--streams=2",
+        "--rand-seed=7",
+        "--format=json",
+    ];
+    let one = s.ok(&same).json();
+    // 3 shards of the run's 3 users: stream 1, stream 2, the refresh
+    // stream.
+    let said = run_split(&s, 3, &same, "h");
+    for (i, want) in [
+        "Shard 0/3: query stream 1 of 2",
+        "Shard 1/3: query stream 2 of 2",
+        "Shard 2/3: no query stream; the refresh stream",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert!(said[i].contains(want), "shard {i}: {}", said[i]);
+    }
+    let shards: Vec<Value> = (0..3).map(|i| read(&s, &format!("h{i}.json"))).collect();
+    let threads: Vec<u64> = shards
+        .iter()
+        .map(|d| d["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(threads, [1, 1, 1]);
+    // Each shard's streams are the single process's: the same queries in
+    // the same order with the same parameters.
+    let queries = |d: &Value| -> Vec<(u64, u64, u64, Value, String)> {
+        d["tpch"]["queries"]
+            .as_array()
+            .expect("queries")
+            .iter()
+            .map(|q| {
+                (
+                    q["stream"].as_u64().unwrap(),
+                    q["position"].as_u64().unwrap(),
+                    q["query"].as_u64().unwrap(),
+                    q["parameters"].clone(),
+                    q["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(queries(&shards[0]).len(), 22);
+    assert!(queries(&shards[0]).iter().all(|q| q.0 == 1));
+    assert!(queries(&shards[2]).is_empty());
+    assert!(shards[0]["tpch"]["metrics"]["throughput_at_size"].is_null());
+    let r = s.ok(&["merge", "h0.json", "h1.json", "h2.json", "--format=json"]);
+    let m = r.json();
+    assert_eq!(m["totals"]["events"], one["totals"]["events"]);
+    assert_eq!(m["totals"]["counts"], one["totals"]["counts"]);
+    assert_eq!(kind_events(&m), kind_events(&one));
+    assert_eq!(m["threads"], 3);
+    assert_eq!(queries(&m), queries(&one));
+    assert_eq!(queries(&m).len(), 44);
+    let refreshes = |d: &Value| -> Vec<(String, u64, String)> {
+        d["tpch"]["refreshes"]
+            .as_array()
+            .expect("refreshes")
+            .iter()
+            .map(|x| {
+                (
+                    x["name"].as_str().unwrap().to_string(),
+                    x["stream"].as_u64().unwrap(),
+                    x["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(refreshes(&m), refreshes(&one));
+    assert_eq!(refreshes(&m).len(), 4);
+    // The figures are the merged streams': per query over both streams.
+    let figures = |d: &Value| -> Vec<(String, String)> {
+        d["figures"]
+            .as_array()
+            .expect("figures")
+            .iter()
+            .map(|f| {
+                (
+                    f["name"].as_str().unwrap().to_string(),
+                    f["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(figures(&m), figures(&one));
+    assert_eq!(figures(&m).len(), 24);
+    // Throughput@Size over the merged run's time, as one process gives it.
+    let t = &m["tpch"]["metrics"];
+    let ts = m["totals"]["duration_s"].as_f64().unwrap();
+    assert_eq!(t["throughput_seconds"].as_f64().unwrap(), ts);
+    let want = 2.0 * 22.0 * 3600.0 / ts * 0.01;
+    let got = t["throughput_at_size"].as_f64().expect("Throughput@Size");
+    assert!((got - want).abs() <= want * 1e-9, "{got} vs {want}");
+    assert!(one["tpch"]["metrics"]["throughput_at_size"].is_number());
+    let left_out = m["merged"]["left_out"].to_string();
+    assert!(!left_out.contains("tpch section"), "{left_out}");
+    // The text report has tpch's section.
+    let text = s.ok(&["merge", "h0.json", "h1.json", "h2.json"]);
+    assert!(
+        text.stdout.contains("TPC-H throughput test"),
+        "{}",
+        text.stdout
+    );
+}
+
+#[test]
+fn tpch_shards_refuse_what_does_not_split() {
+    let s = Scratch::new();
+    let db = "--db=sqlite:h.sqlite";
+    s.ok(&["prepare", "tpch", db, "--scale-factor=0.01"]);
+    let base = ["run", "tpch", db, "--rand-seed=7", "--queries=6"];
+    for (extra, says) in [
+        (&["--shard=0/2"][..], "the power test is one stream"),
+        (&["--shard=0/2", "--test=full"][..], "--test=full"),
+        (
+            &["--shard=0/2", "--test=throughput", "--rate=5"][..],
+            "a rate is not split",
+        ),
+        (
+            &["--shard=3/4", "--test=throughput", "--streams=2"][..],
+            "every shard needs one",
+        ),
+    ] {
+        let r = s.run(&[&base[..], extra].concat());
+        assert_eq!(r.code, 2, "{extra:?}: {}{}", r.stdout, r.stderr);
+        assert_eq!(
+            r.stderr.trim().lines().count(),
+            1,
+            "{extra:?}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains(says), "{extra:?}: {}", r.stderr);
+    }
+    // Without a common seed the shards would draw different parameters.
+    let r = s.run(&[
+        "run",
+        "tpch",
+        db,
+        "--test=throughput",
+        "--queries=6",
+        "--shard=0/2",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--rand-seed"), "{}", r.stderr);
+}
+
+/// A slow log event of thread `thread` at Unix time `ts`.
+fn slow_event(thread: u64, ts: u64, rows: u64, sql: &str) -> String {
+    format!(
+        "# User@Host: app[app] @ localhost []\n# Thread_id: {thread}  Schema:   QC_hit: No\n\
+         # Query_time: 0.000100  Lock_time: 0.000000  Rows_sent: {rows}  Rows_examined: 0\n\
+         SET timestamp={ts};\n{sql};\n"
+    )
+}
+
+#[test]
+fn replay_sessions_split_over_shards() {
+    let s = Scratch::new();
+    s.db("target.sqlite")
+        .execute_batch("CREATE TABLE kept (a INT); INSERT INTO kept VALUES (1), (2);")
+        .expect("make the target");
+    let db = format!("--db=sqlite:{}", s.path("target.sqlite").display());
+    // 7 sessions of different lengths, each with a temporary table of its
+    // own that only its own connection sees: a session split over shards,
+    // or run out of order, would fail.
+    let t0 = 1_795_775_498u64;
+    let mut log = String::from("# Time: 261127 10:31:38\n");
+    for thread in 1..=7u64 {
+        let ts = t0 + thread / 3;
+        log += &slow_event(
+            thread,
+            ts,
+            0,
+            &format!("CREATE TEMP TABLE mine{thread} (a INT)"),
+        );
+        for i in 0..thread {
+            log += &slow_event(
+                thread,
+                ts,
+                0,
+                &format!("INSERT INTO mine{thread} VALUES ({i})"),
+            );
+        }
+        log += &slow_event(thread, ts, thread, &format!("SELECT a FROM mine{thread}"));
+        log += &slow_event(thread, ts, 2, "SELECT a FROM kept");
+        if thread % 2 == 0 {
+            log += &slow_event(thread, ts, 0, "SELECT nope FROM missing_table");
+        }
+    }
+    std::fs::write(s.path("s.log"), &log).expect("write the log");
+    let same = [
+        "run",
+        "replay",
+        "--log=s.log",
+        db.as_str(),
+        "--speed=50",
+        "--format=json",
+    ];
+    let one = s.ok(&same).json();
+    let said = run_split(&s, 3, &same, "r");
+    assert!(
+        said[1].contains("Shard 1/3: 2 of the log's 7 sessions"),
+        "{}",
+        said[1]
+    );
+    let shards: Vec<Value> = (0..3).map(|i| read(&s, &format!("r{i}.json"))).collect();
+    let sessions: Vec<u64> = shards
+        .iter()
+        .map(|d| d["replay"]["sessions"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sessions, [3, 2, 2]);
+    let m = s
+        .ok(&["merge", "r0.json", "r1.json", "r2.json", "--format=json"])
+        .json();
+    assert_eq!(m["totals"]["events"], one["totals"]["events"]);
+    assert_eq!(m["totals"]["counts"], one["totals"]["counts"]);
+    assert_eq!(m["errors"], one["errors"]);
+    assert_eq!(kind_events(&m), kind_events(&one));
+    let (rm, ro) = (&m["replay"], &one["replay"]);
+    for key in ["sessions", "statements", "errors", "rows_differ", "skipped"] {
+        assert_eq!(rm[key], ro[key], "{key}");
+    }
+    assert_eq!(rm["sessions"], 7);
+    // Only the missing table is refused (3 sessions have it): every
+    // session's own temporary table was there.
+    assert_eq!(rm["errors"], 3, "{rm}");
+    let classes = |r: &Value| -> Vec<(String, u64, u64, u64, u64)> {
+        let mut v: Vec<_> = r["classes"]
+            .as_array()
+            .expect("classes")
+            .iter()
+            .map(|c| {
+                (
+                    c["fingerprint"].as_str().unwrap().to_string(),
+                    c["logged"].as_u64().unwrap(),
+                    c["replayed"].as_u64().unwrap(),
+                    c["errors"].as_u64().unwrap(),
+                    c["rows_differ"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(classes(rm), classes(ro));
+    assert!(rm["max_lag_ms"].is_number(), "{rm}");
+    let left_out = m["merged"]["left_out"].to_string();
+    assert!(!left_out.contains("replay section"), "{left_out}");
+    // More shards than sessions: one line.
+    let r = s.run(&["run", "replay", "--log=s.log", db.as_str(), "--shard=0/8"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("every shard needs one"), "{}", r.stderr);
+}
