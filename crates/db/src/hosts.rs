@@ -5,6 +5,7 @@
 
 use crate::DbError;
 use crate::target::ServerTarget;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 /// How the connections of a run choose among a target's hosts.
@@ -133,7 +134,7 @@ impl HostUse {
 /// with its place. When every host fails, the error names each host and
 /// why: `cannot connect to any host of URL: h1:5432: Connection refused;
 /// h2:5433: ...`.
-pub(crate) fn first_that_answers<C>(
+fn first_that_answers<C>(
     n: usize,
     shown: &str,
     name: impl Fn(usize) -> String,
@@ -165,6 +166,74 @@ pub(crate) fn first_that_answers<C>(
     let mut e = first.unwrap_or_else(|| DbError::other("08001", String::new()));
     e.message = format!("cannot connect to any host of {shown}: {}", why.join("; "));
     Err(e)
+}
+
+/// The hosts one connection may use, each with its driver's connection
+/// parameters `P` (one with `--hosts=spread`, all in their order with
+/// failover), and the one it uses now.
+pub(crate) struct HostList<P> {
+    list: Vec<P>,
+    /// Each one's number in the target's host list, and its name.
+    endpoints: Vec<(usize, String)>,
+    current: AtomicUsize,
+    nth: usize,
+    host_use: Option<Arc<HostUse>>,
+    /// What connection errors call the target ([`ServerTarget::shown_for`]).
+    shown: String,
+}
+
+impl<P> HostList<P> {
+    /// Connection `nth`'s hosts of `t` under `policy`, each host's
+    /// parameters made by `params` from its number in the target's list.
+    pub(crate) fn of(
+        t: &ServerTarget,
+        nth: usize,
+        policy: HostPolicy,
+        host_use: Option<Arc<HostUse>>,
+        shown: &str,
+        mut params: impl FnMut(usize) -> Result<P, DbError>,
+    ) -> Result<HostList<P>, DbError> {
+        let order = t.endpoint_order(nth, policy);
+        let mut list = Vec::with_capacity(order.len());
+        let mut endpoints = Vec::with_capacity(order.len());
+        for &k in &order {
+            list.push(params(k)?);
+            endpoints.push((k, t.endpoint(k)));
+        }
+        Ok(HostList {
+            list,
+            endpoints,
+            current: AtomicUsize::new(0),
+            nth,
+            host_use,
+            shown: t.shown_for(&order, shown),
+        })
+    }
+
+    /// The parameters of the host the connection uses now.
+    pub(crate) fn params(&self) -> &P {
+        &self.list[self.current.load(Relaxed).min(self.list.len() - 1)]
+    }
+
+    /// Connects to the first host that `attempt` (given its parameters
+    /// and the name its errors use) connects to, as
+    /// [`first_that_answers`], and records it as the one in use.
+    pub(crate) fn open<C>(
+        &self,
+        mut attempt: impl FnMut(&P, &str) -> Result<C, DbError>,
+    ) -> Result<C, DbError> {
+        let (conn, i) = first_that_answers(
+            self.list.len(),
+            &self.shown,
+            |i| self.endpoints[i].1.clone(),
+            |i, name| attempt(&self.list[i], name),
+        )?;
+        self.current.store(i, Relaxed);
+        if let Some(u) = &self.host_use {
+            u.connected(self.nth, self.endpoints[i].0);
+        }
+        Ok(conn)
+    }
 }
 
 #[cfg(test)]

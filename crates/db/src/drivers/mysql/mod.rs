@@ -4,7 +4,7 @@
 
 mod wire;
 
-use crate::hosts::{HostPolicy, HostUse, first_that_answers};
+use crate::hosts::{HostList, HostPolicy, HostUse};
 use crate::target::ServerTarget;
 use crate::tls::{TlsMode, TlsSettings};
 use crate::types::{
@@ -13,7 +13,7 @@ use crate::types::{
 use crate::{DbError, Dialect, ErrorKind, ResultRows};
 use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 pub(crate) use wire::RawRows;
 use wire::{Addr, BulkRows, NetSettings, Params, Prepared, WireConn};
@@ -51,7 +51,7 @@ impl LoadMethod {
 pub struct MysqlConn {
     conn: WireConn,
     load: LoadMethod,
-    hosts: Arc<Hosts>,
+    hosts: Arc<HostList<Params>>,
     /// Session settings made on connect and on every reconnect.
     init: Vec<String>,
     stmts: Statements<Prepared>,
@@ -132,44 +132,10 @@ fn wire_params(t: &ServerTarget, nth: usize, tls: &TlsSettings) -> Result<Params
     })
 }
 
-/// The hosts a connection may use (one with `--hosts=spread`, all in
-/// their order with failover), and the one it uses now.
-struct Hosts {
-    list: Vec<Params>,
-    /// Each one's number in the target's host list, and its name.
-    endpoints: Vec<(usize, String)>,
-    current: AtomicUsize,
-    nth: usize,
-    host_use: Option<Arc<HostUse>>,
-    /// What connection errors call the target ([`ServerTarget::shown_for`]).
-    shown: String,
-}
-
-impl Hosts {
-    fn params(&self) -> &Params {
-        &self.list[self
-            .current
-            .load(Ordering::Relaxed)
-            .min(self.list.len() - 1)]
-    }
-
-    /// Connects to the first host that answers.
-    fn open(&self, mode: impl Fn(&Params) -> TlsMode) -> Result<WireConn, DbError> {
-        let (conn, i) = first_that_answers(
-            self.list.len(),
-            &self.shown,
-            |i| self.endpoints[i].1.clone(),
-            |i, name| {
-                let p = &self.list[i];
-                WireConn::connect(p).map_err(|e| connect_error(e, name, mode(p)))
-            },
-        )?;
-        self.current.store(i, Ordering::Relaxed);
-        if let Some(u) = &self.host_use {
-            u.connected(self.nth, self.endpoints[i].0);
-        }
-        Ok(conn)
-    }
+/// Connects to one host; an error says which (`name`) and, on a TLS
+/// failure, what `mode` asked for.
+fn connect(p: &Params, name: &str, mode: TlsMode) -> Result<WireConn, DbError> {
+    WireConn::connect(p).map_err(|e| connect_error(e, name, mode))
 }
 
 impl MysqlConn {
@@ -184,22 +150,10 @@ impl MysqlConn {
     ) -> Result<Self, DbError> {
         let tls = TlsSettings::of(t, TlsMode::Disable)?;
         let load = LoadMethod::of(t)?;
-        let mut list = Vec::new();
-        let mut endpoints = Vec::new();
-        let order = t.endpoint_order(nth, policy);
-        for &k in &order {
-            list.push(wire_params(t, k, &tls)?);
-            endpoints.push((k, t.endpoint(k)));
-        }
-        let hosts = Arc::new(Hosts {
-            list,
-            endpoints,
-            current: AtomicUsize::new(0),
-            nth,
-            host_use,
-            shown: t.shown_for(&order, &shown),
-        });
-        let mut conn = hosts.open(|_| tls.mode)?;
+        let hosts = Arc::new(HostList::of(t, nth, policy, host_use, &shown, |k| {
+            wire_params(t, k, &tls)
+        })?);
+        let mut conn = hosts.open(|p, name| connect(p, name, tls.mode))?;
         let version = conn.server_version().to_string();
         let mariadb = version.to_ascii_lowercase().contains("mariadb");
         let flavor = if mariadb { "MariaDB" } else { "MySQL" };
@@ -235,12 +189,13 @@ impl MysqlConn {
     }
 
     pub(crate) fn reopen(&mut self) -> Result<(), DbError> {
-        let mut conn = self.hosts.open(|p| {
-            if p.tls.is_some() {
+        let mut conn = self.hosts.open(|p, name| {
+            let mode = if p.tls.is_some() {
                 TlsMode::Require
             } else {
                 TlsMode::Disable
-            }
+            };
+            connect(p, name, mode)
         })?;
         for s in &self.init {
             conn.query(s).map_err(map_err)?;

@@ -5,7 +5,7 @@
 
 mod wire;
 
-use crate::hosts::{HostPolicy, HostUse, first_that_answers};
+use crate::hosts::{HostList, HostPolicy, HostUse};
 use crate::target::ServerTarget;
 use crate::tls::{TlsMode, TlsSettings};
 use crate::types::{
@@ -15,7 +15,7 @@ use crate::types::{
 use crate::{DbError, Dialect, ErrorKind};
 use std::io::Write as _;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use wire::{Addr, NetSettings, Params, PgWire, Statement};
 
@@ -219,18 +219,11 @@ impl SessionAttrs {
     }
 }
 
-/// The hosts a connection may use (one with `--hosts=spread`, all in
-/// their order with failover), and the one it uses now.
+/// The hosts a connection may use, and the session it needs
+/// (`target_session_attrs`).
 struct Hosts {
-    list: Vec<Params>,
-    /// Each one's number in the target's host list, and its name.
-    endpoints: Vec<(usize, String)>,
-    current: AtomicUsize,
-    nth: usize,
-    host_use: Option<Arc<HostUse>>,
+    list: HostList<Params>,
     attrs: SessionAttrs,
-    /// What connection errors call the target ([`ServerTarget::shown_for`]).
-    shown: String,
 }
 
 impl Hosts {
@@ -242,72 +235,45 @@ impl Hosts {
         host_use: Option<Arc<HostUse>>,
         shown: &str,
     ) -> Result<(Hosts, TlsMode), DbError> {
-        let mut list = Vec::new();
-        let mut endpoints = Vec::new();
         let mut mode = TlsMode::Prefer;
-        let order = t.endpoint_order(nth, policy);
-        for &k in &order {
+        let list = HostList::of(t, nth, policy, host_use, shown, |k| {
             let (p, m) = wire_params(t, k, timeout)?;
-            list.push(p);
-            endpoints.push((k, t.endpoint(k)));
             mode = m;
-        }
-        let hosts = Hosts {
-            list,
-            endpoints,
-            current: AtomicUsize::new(0),
-            nth,
-            host_use,
-            attrs: SessionAttrs::of(t)?,
-            shown: t.shown_for(&order, shown),
-        };
-        Ok((hosts, mode))
+            Ok(p)
+        })?;
+        let attrs = SessionAttrs::of(t)?;
+        Ok((Hosts { list, attrs }, mode))
     }
 
     fn params(&self) -> &Params {
-        &self.list[self
-            .current
-            .load(Ordering::Relaxed)
-            .min(self.list.len() - 1)]
+        self.list.params()
     }
 
     /// Connects to the first host that answers and suits the session
     /// attributes (prefer-standby: a standby if one answers, else any).
     fn open(&self, mode: impl Fn(&Params) -> TlsMode) -> Result<PgWire, DbError> {
         let pass = |attrs: SessionAttrs| {
-            first_that_answers(
-                self.list.len(),
-                &self.shown,
-                |i| self.endpoints[i].1.clone(),
-                |i, name| {
-                    let p = &self.list[i];
-                    let mut conn =
-                        PgWire::connect(p).map_err(|e| connect_error(e, name, mode(p)))?;
-                    match attrs.refusal(&mut conn) {
-                        Ok(None) => Ok(conn),
-                        Ok(Some(why)) => Err(DbError::other(
-                            "08001",
-                            format!(
-                                "cannot connect to {name}: target_session_attrs={}: {why}",
-                                attrs.name()
-                            ),
-                        )),
-                        Err(e) => Err(connect_error(e, name, mode(p))),
-                    }
-                },
-            )
+            self.list.open(|p, name| {
+                let mut conn = PgWire::connect(p).map_err(|e| connect_error(e, name, mode(p)))?;
+                match attrs.refusal(&mut conn) {
+                    Ok(None) => Ok(conn),
+                    Ok(Some(why)) => Err(DbError::other(
+                        "08001",
+                        format!(
+                            "cannot connect to {name}: target_session_attrs={}: {why}",
+                            attrs.name()
+                        ),
+                    )),
+                    Err(e) => Err(connect_error(e, name, mode(p))),
+                }
+            })
         };
-        let (conn, i) = match self.attrs {
+        match self.attrs {
             SessionAttrs::PreferStandby => {
-                pass(SessionAttrs::Standby).or_else(|_| pass(SessionAttrs::Any))?
+                pass(SessionAttrs::Standby).or_else(|_| pass(SessionAttrs::Any))
             }
-            a => pass(a)?,
-        };
-        self.current.store(i, Ordering::Relaxed);
-        if let Some(u) = &self.host_use {
-            u.connected(self.nth, self.endpoints[i].0);
+            a => pass(a),
         }
-        Ok(conn)
     }
 }
 
