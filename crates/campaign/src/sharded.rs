@@ -95,9 +95,7 @@ pub(crate) fn meet(
         shards: shard.count,
         timeout: Duration::from_secs_f64(c.shard_timeout),
         margin: Duration::from_secs_f64(c.start_margin),
-        host: std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|h| h.trim().to_string())
-            .unwrap_or_default(),
+        host: dbmeter_env::hostname(),
     };
     store.meet(&b, POLL, &|| stop.is_stopped())
 }

@@ -18,7 +18,7 @@ pub mod waits;
 pub mod warnings;
 
 pub use build::BuildInfo;
-pub use machine::{Cache, Environment, FileLimit, last_level_cache};
+pub use machine::{Cache, Environment, FileLimit, hostname, last_level_cache};
 pub use profile::{ProfileEntry, ProfileRecord, Profiler};
 pub use record::{CounterRecord, Number, ServerRecord, TableSize, restarted_between};
 pub use sampler::{MachineCounters, MachineDelta, OsRecord, OsSample, Sampler};

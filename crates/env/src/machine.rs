@@ -147,6 +147,12 @@ impl Environment {
     }
 }
 
+/// This machine's host name (the kernel's node name, as `hostname`
+/// prints it); empty if it cannot be read.
+pub fn hostname() -> String {
+    uname().0
+}
+
 fn uname() -> (String, String) {
     // SAFETY: uname fills the zeroed struct we own; its fields are
     // NUL-terminated C strings.

@@ -278,9 +278,7 @@ pub fn start_barrier(
         shards: shard.count,
         timeout: Duration::from_secs_f64(timeout),
         margin: Duration::from_secs_f64(BARRIER_MARGIN_S),
-        host: std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|h| h.trim().to_string())
-            .unwrap_or_default(),
+        host: dbmeter_env::hostname(),
     }))
 }
 
