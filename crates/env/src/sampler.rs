@@ -85,7 +85,8 @@ pub struct OsRecord {
 }
 
 impl OsRecord {
-    fn mean(&self, f: impl Fn(&OsSample) -> Option<f64>) -> Option<f64> {
+    /// The mean of `f` over the samples that have it; None when none has.
+    pub fn mean(&self, f: impl Fn(&OsSample) -> Option<f64>) -> Option<f64> {
         let v: Vec<f64> = self.samples.iter().filter_map(f).collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     }

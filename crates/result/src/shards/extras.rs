@@ -339,16 +339,9 @@ fn warmup_disagreement(docs: &[&RunDocument], shards: &[ShardWarmup]) -> Option<
     }
 }
 
-fn mean(samples: &[OsSample], f: impl Fn(&OsSample) -> f64) -> f64 {
-    if samples.is_empty() {
-        0.0
-    } else {
-        samples.iter().map(f).sum::<f64>() / samples.len() as f64
-    }
-}
-
 fn shard_os(index: u64, host: &str, os: &OsRecord) -> ShardOs {
     let s = &os.samples;
+    let mean = |f: fn(&OsSample) -> f64| os.mean(|x| Some(f(x))).unwrap_or(0.0);
     ShardOs {
         index,
         host: host.to_string(),
@@ -358,14 +351,14 @@ fn shard_os(index: u64, host: &str, os: &OsRecord) -> ShardOs {
         max_steal_pct: os.max_steal(),
         client_cpu_pct: os.mean_client_cpu(),
         server_cpu_pct: os.mean_server_cpu(),
-        context_switches_per_s: mean(s, |x| x.context_switches_per_s),
-        run_queue: mean(s, |x| x.run_queue as f64),
+        context_switches_per_s: mean(|x| x.context_switches_per_s),
+        run_queue: mean(|x| x.run_queue as f64),
         mem_used_bytes_max: s.iter().map(|x| x.mem_used_bytes).max().unwrap_or(0),
         swap_used_bytes_max: s.iter().map(|x| x.swap_used_bytes).max().unwrap_or(0),
-        net_rx_bytes_per_s: mean(s, |x| x.net.iter().map(|n| n.rx_bytes_per_s).sum()),
-        net_tx_bytes_per_s: mean(s, |x| x.net.iter().map(|n| n.tx_bytes_per_s).sum()),
-        disk_read_kb_per_s: mean(s, |x| x.disks.iter().map(|d| d.rkb_per_s).sum()),
-        disk_write_kb_per_s: mean(s, |x| x.disks.iter().map(|d| d.wkb_per_s).sum()),
+        net_rx_bytes_per_s: mean(|x| x.net.iter().map(|n| n.rx_bytes_per_s).sum()),
+        net_tx_bytes_per_s: mean(|x| x.net.iter().map(|n| n.tx_bytes_per_s).sum()),
+        disk_read_kb_per_s: mean(|x| x.disks.iter().map(|d| d.rkb_per_s).sum()),
+        disk_write_kb_per_s: mean(|x| x.disks.iter().map(|d| d.wkb_per_s).sum()),
     }
 }
 
