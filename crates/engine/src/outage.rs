@@ -20,21 +20,38 @@ use crate::clock::Ticks;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// The distinct errors of failed reconnect attempts an outage keeps; the
+/// attempts past them are counted all the same.
+const MAX_ERRORS: usize = 4;
+
+/// The outage going on, in the engine's clock ticks.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Open {
+    start: u64,
+    events_lost: u64,
+    /// Reconnect attempts that failed while it lasted, every user's.
+    failed_attempts: u64,
+    /// Their distinct errors (at most [`MAX_ERRORS`]), with how many
+    /// attempts failed with each, in the order they first came.
+    errors: Vec<(String, u64)>,
+}
+
 /// One outage, in the engine's clock ticks.
 #[derive(Clone, Debug, PartialEq)]
 struct Closed {
-    start: u64,
+    open: Open,
     /// None: it was not over when the run ended.
     end: Option<u64>,
-    events_lost: u64,
+    /// When the reconnect attempt that ended it began.
+    ended_by_attempt_from: Option<u64>,
 }
 
 #[derive(Default)]
 struct State {
     /// Per user: when it found its connection lost, until it has one again.
     down_since: Vec<Option<u64>>,
-    /// The outage going on: its start and the events lost so far.
-    open: Option<(u64, u64)>,
+    /// The outage going on.
+    open: Option<Open>,
     /// Events cut short by lost connections of users still down, before
     /// an outage was confirmed: they become its own if one is.
     pending_lost: u64,
@@ -62,6 +79,15 @@ pub struct OutageSample {
     /// The events cut short by the lost connections, or failed, while it
     /// lasted.
     pub events_lost: u64,
+    /// Reconnect attempts that failed while it lasted (every user's).
+    pub failed_attempts: u64,
+    /// Their distinct errors (at most four) and how many attempts failed
+    /// with each, in the order they first came.
+    pub errors: Vec<(String, u64)>,
+    /// How long the reconnect attempt that ended it took, from its start
+    /// to the connection ready (part of `length_s`); None when it is not
+    /// over.
+    pub connect_s: Option<f64>,
 }
 
 impl Outages {
@@ -85,38 +111,50 @@ impl Outages {
             *d = Some(at);
         }
         match s.open.as_mut() {
-            Some((_, events)) => *events += 1,
+            Some(o) => o.events_lost += 1,
             None => s.pending_lost += 1,
         }
     }
 
-    /// An attempt to connect again failed: the server is gone, an outage
-    /// goes on (it starts now if none did).
-    pub(crate) fn attempt_failed(&self, at: u64) {
+    /// An attempt to connect again failed at tick `at` with `error`: the
+    /// server is gone, an outage goes on (it starts now if none did) and
+    /// counts the attempt.
+    pub(crate) fn attempt_failed(&self, at: u64, error: &str) {
         let mut s = self.state.lock();
-        if s.open.is_some() {
-            return;
+        if s.open.is_none() {
+            let earliest = s.down_since.iter().flatten().min().copied();
+            let start = earliest.unwrap_or(at).max(s.last_end);
+            let events_lost = std::mem::take(&mut s.pending_lost);
+            s.open = Some(Open {
+                start,
+                events_lost,
+                ..Open::default()
+            });
+            self.open.store(true, Ordering::Release);
         }
-        let earliest = s.down_since.iter().flatten().min().copied();
-        let start = earliest.unwrap_or(at).max(s.last_end);
-        let events = std::mem::take(&mut s.pending_lost);
-        s.open = Some((start, events));
-        self.open.store(true, Ordering::Release);
+        if let Some(o) = s.open.as_mut() {
+            o.failed_attempts += 1;
+            if let Some(e) = o.errors.iter_mut().find(|(e, _)| e == error) {
+                e.1 += 1;
+            } else if o.errors.len() < MAX_ERRORS {
+                o.errors.push((error.to_string(), 1));
+            }
+        }
     }
 
-    /// User `id` has a connection again, at tick `at`: an outage going on
-    /// ends.
-    pub(crate) fn reconnected(&self, id: usize, at: u64) {
+    /// User `id` has a connection again, at tick `at`, from an attempt
+    /// that began at tick `began`: an outage going on ends.
+    pub(crate) fn reconnected(&self, id: usize, began: u64, at: u64) {
         let mut s = self.state.lock();
         if let Some(d) = s.down_since.get_mut(id) {
             *d = None;
         }
-        if let Some((start, events_lost)) = s.open.take() {
+        if let Some(open) = s.open.take() {
             self.open.store(false, Ordering::Release);
             s.closed.push(Closed {
-                start,
+                open,
                 end: Some(at),
-                events_lost,
+                ended_by_attempt_from: Some(began.min(at)),
             });
             s.last_end = at;
         }
@@ -134,8 +172,8 @@ impl Outages {
         if !self.open.load(Ordering::Acquire) {
             return;
         }
-        if let Some((_, events)) = self.state.lock().open.as_mut() {
-            *events += 1;
+        if let Some(o) = self.state.lock().open.as_mut() {
+            o.events_lost += 1;
         }
     }
 
@@ -143,10 +181,10 @@ impl Outages {
     /// one still going on is reported as not over.
     pub(crate) fn finish(&self, ticks: &Ticks, measure_start: u64) -> Vec<OutageSample> {
         let s = self.state.lock();
-        let open = s.open.map(|(start, events_lost)| Closed {
-            start,
+        let open = s.open.clone().map(|open| Closed {
+            open,
             end: None,
-            events_lost,
+            ended_by_attempt_from: None,
         });
         let secs = |t: u64| {
             if t >= measure_start {
@@ -159,9 +197,15 @@ impl Outages {
             .iter()
             .chain(open.iter())
             .map(|o| OutageSample {
-                start_s: secs(o.start),
-                length_s: o.end.map(|e| ticks.secs(o.start, e)),
-                events_lost: o.events_lost,
+                start_s: secs(o.open.start),
+                length_s: o.end.map(|e| ticks.secs(o.open.start, e)),
+                events_lost: o.open.events_lost,
+                failed_attempts: o.open.failed_attempts,
+                errors: o.open.errors.clone(),
+                connect_s: o
+                    .end
+                    .zip(o.ended_by_attempt_from)
+                    .map(|(e, b)| ticks.secs(b, e)),
             })
             .collect()
     }
@@ -182,14 +226,14 @@ mod tests {
         let o = Outages::new(3);
         o.lost(0, at(&t, 1000));
         o.lost(1, at(&t, 1200));
-        o.attempt_failed(at(&t, 1210));
+        o.attempt_failed(at(&t, 1210), "refused");
         o.lost(2, at(&t, 1500));
-        o.attempt_failed(at(&t, 2000));
+        o.attempt_failed(at(&t, 2000), "refused");
         o.event_failed();
-        o.reconnected(2, at(&t, 4000));
+        o.reconnected(2, at(&t, 4000), at(&t, 4000));
         // The others come back after the outage ended: no new one.
-        o.reconnected(0, at(&t, 4100));
-        o.reconnected(1, at(&t, 4300));
+        o.reconnected(0, at(&t, 4100), at(&t, 4100));
+        o.reconnected(1, at(&t, 4300), at(&t, 4300));
         let got = o.finish(&t, at(&t, 500));
         assert_eq!(got.len(), 1, "{got:?}");
         assert!((got[0].start_s - 0.5).abs() < 1e-6, "{got:?}");
@@ -202,10 +246,10 @@ mod tests {
         let t = Ticks::new();
         let o = Outages::new(2);
         o.lost(0, at(&t, 100));
-        o.reconnected(0, at(&t, 101));
+        o.reconnected(0, at(&t, 101), at(&t, 101));
         assert!(o.finish(&t, 0).is_empty());
         o.lost(1, at(&t, 3000));
-        o.attempt_failed(at(&t, 3010));
+        o.attempt_failed(at(&t, 3010), "refused");
         let got = o.finish(&t, at(&t, 4000));
         assert_eq!(got.len(), 1);
         assert!((got[0].start_s + 1.0).abs() < 1e-6, "{got:?}");
@@ -221,10 +265,10 @@ mod tests {
         o.lost(0, at(&t, 1000));
         // Lost but not yet an outage: a failed event is not counted.
         o.event_failed();
-        o.attempt_failed(at(&t, 1100));
+        o.attempt_failed(at(&t, 1100), "refused");
         o.event_failed();
         o.event_failed();
-        o.reconnected(0, at(&t, 2000));
+        o.reconnected(0, at(&t, 2000), at(&t, 2000));
         o.event_failed();
         let got = o.finish(&t, 0);
         assert_eq!(got.len(), 1, "{got:?}");
@@ -238,15 +282,58 @@ mod tests {
         let o = Outages::new(2);
         o.lost(0, at(&t, 1000));
         o.lost(1, at(&t, 1000));
-        o.attempt_failed(at(&t, 1100));
-        o.reconnected(0, at(&t, 2000));
+        o.attempt_failed(at(&t, 1100), "refused");
+        o.reconnected(0, at(&t, 2000), at(&t, 2000));
         // User 1 is still down, and its next attempt fails: the server
         // went away again.
-        o.attempt_failed(at(&t, 2500));
-        o.reconnected(1, at(&t, 3000));
+        o.attempt_failed(at(&t, 2500), "refused");
+        o.reconnected(1, at(&t, 3000), at(&t, 3000));
         let got = o.finish(&t, 0);
         assert_eq!(got.len(), 2, "{got:?}");
         assert!((got[1].start_s - 2.0).abs() < 1e-6, "{got:?}");
         assert!((got[1].length_s.unwrap() - 1.0).abs() < 1e-6, "{got:?}");
+    }
+
+    #[test]
+    fn attempts_are_counted_with_their_errors_and_the_last_connect_timed() {
+        let t = Ticks::new();
+        let o = Outages::new(2);
+        o.lost(0, at(&t, 1000));
+        o.lost(1, at(&t, 1000));
+        for (ms, e) in [
+            (1010, "refused"),
+            (1020, "refused"),
+            (1500, "starting up"),
+            (1600, "e3"),
+            (1700, "e4"),
+            (1800, "e5"),
+            (1900, "refused"),
+        ] {
+            o.attempt_failed(at(&t, ms), e);
+        }
+        // The attempt that ends it began at 2.5 s and took 0.75 s.
+        o.reconnected(1, at(&t, 2500), at(&t, 3250));
+        o.reconnected(0, at(&t, 3300), at(&t, 3300));
+        let got = o.finish(&t, 0);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].failed_attempts, 7);
+        let errors: Vec<(&str, u64)> = got[0]
+            .errors
+            .iter()
+            .map(|(e, n)| (e.as_str(), *n))
+            .collect();
+        // Four distinct errors are kept; the fifth is only counted.
+        assert_eq!(
+            errors,
+            [("refused", 3), ("starting up", 1), ("e3", 1), ("e4", 1)]
+        );
+        assert!((got[0].connect_s.unwrap() - 0.75).abs() < 1e-6, "{got:?}");
+        assert!((got[0].length_s.unwrap() - 2.25).abs() < 1e-6, "{got:?}");
+        // One not over has no connect time.
+        o.lost(0, at(&t, 5000));
+        o.attempt_failed(at(&t, 5010), "refused");
+        let got = o.finish(&t, 0);
+        assert_eq!(got[1].connect_s, None);
+        assert_eq!(got[1].failed_attempts, 1);
     }
 }

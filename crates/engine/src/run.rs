@@ -384,6 +384,7 @@ pub fn run_observed(
             ..Default::default()
         }),
         index: 0,
+        begin,
         threads_at_start: n,
         intervals: Vec::new(),
         last: None,
@@ -594,6 +595,8 @@ struct Collector<'a> {
     rate: Option<RateResult>,
     /// Full intervals closed so far.
     index: u64,
+    /// When the users were let go: the load profiles' 0 s.
+    begin: u64,
     /// Users alive when the current interval began.
     threads_at_start: usize,
     intervals: Vec<IntervalSample>,
@@ -721,8 +724,17 @@ impl Collector<'_> {
             r.max_queue_length = r.max_queue_length.max(q);
         }
         let active = std::mem::take(&mut self.active);
+        // A user let go by a step at the interval's end may end an event
+        // before the collector takes the interval: it belongs to the next.
+        let ticks = &self.shared.ticks;
+        let profile_end = ticks.secs(self.begin, to);
+        let active_users = self
+            .cfg
+            .user_stages
+            .as_ref()
+            .map(|p| active.min(p.most_users(profile_end - duration_s, profile_end)));
         IntervalSample {
-            active_users: self.cfg.user_stages.as_ref().map(|_| active),
+            active_users,
             t_s,
             duration_s,
             threads,
@@ -1008,9 +1020,10 @@ fn reconnect(
         if shared.stop.load(Relaxed) {
             return Reconnect::Cancelled;
         }
+        let began = ticks.now();
         let error = match user.reconnect() {
             Ok(()) => {
-                shared.outages.reconnected(id, ticks.now());
+                shared.outages.reconnected(id, began, ticks.now());
                 return Reconnect::Done;
             }
             Err(e) => e,
@@ -1018,7 +1031,7 @@ fn reconnect(
         failed += 1;
         slot.stats.lock().counters.failed_reconnects += 1;
         let now = ticks.now();
-        shared.outages.attempt_failed(now);
+        shared.outages.attempt_failed(now, &error);
         // Given up after the timeout, or the time limit came with the
         // server still gone: either way the run did not end healthy.
         if now >= give_up || timing.deadline().is_some_and(|d| now >= d) {

@@ -29,6 +29,18 @@ pub struct Outage {
     /// Events cut short by the lost connections, or failed, while it
     /// lasted.
     pub events_lost: u64,
+    /// Reconnect attempts that failed while it lasted, every user's.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed_attempts: u64,
+    /// Their distinct errors (at most four are kept; the attempts past
+    /// them count in `failed_attempts` only), in the order they came.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<AttemptError>,
+    /// How long the reconnect attempt that ended it took, from its start
+    /// until the connection was ready (part of `length_s`): what the
+    /// server or the machine took to let a client in once it was back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_s: Option<f64>,
     /// The interval throughput before it (events per second), when there
     /// was an interval before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -40,6 +52,33 @@ pub struct Outage {
     /// before to come back to).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_s: Option<f64>,
+}
+
+/// One error of failed reconnect attempts, and how many failed with it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AttemptError {
+    pub error: String,
+    pub attempts: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The distinct errors an outage keeps.
+pub const MAX_ATTEMPT_ERRORS: usize = 4;
+
+/// Adds `attempts` failed with `error` to `errors`, keeping at most
+/// [`MAX_ATTEMPT_ERRORS`] distinct ones.
+pub fn add_attempt_error(errors: &mut Vec<AttemptError>, error: &str, attempts: u64) {
+    if let Some(e) = errors.iter_mut().find(|e| e.error == error) {
+        e.attempts += attempts;
+    } else if errors.len() < MAX_ATTEMPT_ERRORS {
+        errors.push(AttemptError {
+            error: error.to_string(),
+            attempts,
+        });
+    }
 }
 
 impl Outage {
@@ -64,6 +103,23 @@ impl Outage {
             1 => "1 event lost".to_string(),
             n => format!("{n} events lost"),
         };
+        let attempts = match self.failed_attempts {
+            0 => String::new(),
+            n => {
+                let noun = if n == 1 { "attempt" } else { "attempts" };
+                let most = self
+                    .errors
+                    .iter()
+                    .max_by_key(|e| e.attempts)
+                    .map(|e| format!(" ({} of them: {})", e.attempts, e.error))
+                    .unwrap_or_default();
+                format!("; {n} reconnect {noun} failed{most}")
+            }
+        };
+        let connect = match self.connect_s {
+            Some(c) => format!("; the connection that ended it took {c:.2} s"),
+            None => String::new(),
+        };
         let tol = {
             let s = format!("{:.2}", self.tolerance_pct);
             s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -78,7 +134,7 @@ impl Outage {
                 format!("; throughput not back within {tol}% by the end of the run")
             }
         };
-        format!("{when} {how_long}: {lost}{back}")
+        format!("{when} {how_long}: {lost}{attempts}{connect}{back}")
     }
 }
 
@@ -150,7 +206,23 @@ mod tests {
         let r = o[0].recovery_s.unwrap();
         assert!((r - 2.8).abs() < 1e-9, "{r}");
         let line = o[0].line();
-        assert!(line.contains("at 3.5 s for 1.7 s: 8 events lost"), "{line}");
+        assert!(
+            line.contains("at 3.5 s for 1.7 s: 8 events lost; throughput"),
+            "{line}"
+        );
+        // With its failed attempts and the connect that ended it.
+        o[0].failed_attempts = 9;
+        add_attempt_error(&mut o[0].errors, "connection refused", 7);
+        add_attempt_error(&mut o[0].errors, "starting up", 2);
+        o[0].connect_s = Some(0.031);
+        let line = o[0].line();
+        assert!(
+            line.contains(
+                "8 events lost; 9 reconnect attempts failed (7 of them: connection refused); \
+                 the connection that ended it took 0.03 s; throughput"
+            ),
+            "{line}"
+        );
         assert!(line.contains("back within 10% 2.8 s after"), "{line}");
         // Never back within 1% (without the last interval): not recovered.
         let d = doc(&[100.0, 100.0, 100.0, 50.0, 0.0, 10.0, 60.0, 95.0]);

@@ -371,6 +371,16 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
             start_s: o.start_s,
             length_s: o.length_s,
             events_lost: o.events_lost,
+            failed_attempts: o.failed_attempts,
+            errors: o
+                .errors
+                .iter()
+                .map(|(error, attempts)| dbmeter_result::outages::AttemptError {
+                    error: error.clone(),
+                    attempts: *attempts,
+                })
+                .collect(),
+            connect_s: o.connect_s,
             ..Default::default()
         })
         .collect();

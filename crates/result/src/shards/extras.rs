@@ -568,12 +568,60 @@ fn restarted_across(
 /// from the merged measurement's start (`origin`); the recovery is left
 /// to [`crate::outages::recover`] on the merged intervals.
 pub fn merge_outages(docs: &[&RunDocument], starts: &[f64], origin: f64) -> Vec<Outage> {
-    struct Span {
+    struct Span<'a> {
         start: f64,
         /// Its end, or (not over) its shard's end.
         until: f64,
         open: bool,
-        lost: u64,
+        outage: &'a Outage,
+    }
+    /// The outage being made of overlapping spans.
+    struct Group {
+        start: f64,
+        /// The latest end of its spans that were over, and of those that
+        /// were not.
+        closed: Option<f64>,
+        open: Option<f64>,
+        /// The sums and the errors of its spans; the connect time of the
+        /// span that was over last.
+        merged: Outage,
+    }
+    impl Group {
+        fn end(&self) -> f64 {
+            self.closed
+                .unwrap_or(f64::NEG_INFINITY)
+                .max(self.open.unwrap_or(f64::NEG_INFINITY))
+        }
+        fn add(&mut self, sp: &Span) {
+            let slot = if sp.open {
+                &mut self.open
+            } else {
+                &mut self.closed
+            };
+            let later = slot.is_none_or(|x| sp.until > x);
+            *slot = Some(slot.map_or(sp.until, |x| x.max(sp.until)));
+            if !sp.open && later {
+                self.merged.connect_s = sp.outage.connect_s;
+            }
+            self.merged.events_lost += sp.outage.events_lost;
+            self.merged.failed_attempts += sp.outage.failed_attempts;
+            for e in &sp.outage.errors {
+                crate::outages::add_attempt_error(&mut self.merged.errors, &e.error, e.attempts);
+            }
+        }
+        fn close(mut self, origin: f64) -> Outage {
+            let over = match (self.closed, self.open) {
+                (Some(c), Some(o)) => (c >= o).then_some(c),
+                (c, None) => c,
+                (None, Some(_)) => None,
+            };
+            self.merged.start_s = self.start - origin;
+            self.merged.length_s = over.map(|e| (e - self.start).max(0.0));
+            if over.is_none() {
+                self.merged.connect_s = None;
+            }
+            self.merged
+        }
     }
     let mut spans: Vec<Span> = docs
         .iter()
@@ -586,55 +634,34 @@ pub fn merge_outages(docs: &[&RunDocument], starts: &[f64], origin: f64) -> Vec<
                     start,
                     until: o.end_s().map_or(shard_end.max(start), |e| s + e),
                     open: o.length_s.is_none(),
-                    lost: o.events_lost,
+                    outage: o,
                 }
             })
         })
         .collect();
     spans.sort_by(|a, b| a.start.total_cmp(&b.start));
     let mut out: Vec<Outage> = Vec::new();
-    // The group being made: start, latest closed end, latest open end,
-    // events lost.
-    let mut group: Option<(f64, Option<f64>, Option<f64>, u64)> = None;
-    let close = |g: (f64, Option<f64>, Option<f64>, u64), out: &mut Vec<Outage>| {
-        let (start, closed, open, lost) = g;
-        let over = match (closed, open) {
-            (Some(c), Some(o)) => (c >= o).then_some(c),
-            (c, None) => c,
-            (None, Some(_)) => None,
-        };
-        out.push(Outage {
-            start_s: start - origin,
-            length_s: over.map(|e| (e - start).max(0.0)),
-            events_lost: lost,
-            ..Outage::default()
-        });
-    };
+    let mut group: Option<Group> = None;
     for sp in spans {
-        let end = |g: &(f64, Option<f64>, Option<f64>, u64)| {
-            g.1.unwrap_or(f64::NEG_INFINITY)
-                .max(g.2.unwrap_or(f64::NEG_INFINITY))
-        };
         match group.as_mut() {
-            Some(g) if sp.start <= end(g) + 1e-9 => {
-                let slot = if sp.open { &mut g.2 } else { &mut g.1 };
-                *slot = Some(slot.map_or(sp.until, |x| x.max(sp.until)));
-                g.3 += sp.lost;
-            }
+            Some(g) if sp.start <= g.end() + 1e-9 => g.add(&sp),
             _ => {
                 if let Some(g) = group.take() {
-                    close(g, &mut out);
+                    out.push(g.close(origin));
                 }
-                group = Some(if sp.open {
-                    (sp.start, None, Some(sp.until), sp.lost)
-                } else {
-                    (sp.start, Some(sp.until), None, sp.lost)
-                });
+                let mut g = Group {
+                    start: sp.start,
+                    closed: None,
+                    open: None,
+                    merged: Outage::default(),
+                };
+                g.add(&sp);
+                group = Some(g);
             }
         }
     }
     if let Some(g) = group {
-        close(g, &mut out);
+        out.push(g.close(origin));
     }
     out
 }

@@ -317,6 +317,38 @@ fn outages_seen_by_several_shards_are_one() {
     assert_eq!(o[1].start_s, 8.0);
     assert_eq!(o[1].events_lost, 1);
 
+    // Their failed attempts are summed, their errors merged, and the
+    // connect time is the one of the shard that saw the server back last.
+    let tried = |o: Outage, n: u64, errors: &[(&str, u64)], connect: f64| Outage {
+        failed_attempts: n,
+        errors: errors
+            .iter()
+            .map(|(e, k)| crate::outages::AttemptError {
+                error: e.to_string(),
+                attempts: *k,
+            })
+            .collect(),
+        connect_s: Some(connect),
+        ..o
+    };
+    a.outages = vec![tried(outage(3.0, Some(3.0), 7), 5, &[("refused", 5)], 0.25)];
+    b.outages = vec![tried(
+        outage(3.0, Some(3.0), 5),
+        4,
+        &[("refused", 3), ("starting up", 1)],
+        0.5,
+    )];
+    let o = merge_outages(&[&a, &b], &[100.0, 100.5], 100.0);
+    assert_eq!(o.len(), 1, "{o:?}");
+    assert_eq!(o[0].failed_attempts, 9);
+    let errors: Vec<(&str, u64)> = o[0]
+        .errors
+        .iter()
+        .map(|e| (e.error.as_str(), e.attempts))
+        .collect();
+    assert_eq!(errors, [("refused", 8), ("starting up", 1)]);
+    assert_eq!(o[0].connect_s, Some(0.5));
+
     // Still going on when b ended (at 110.5), after a saw it end (at
     // 109): not over.
     a.outages = vec![outage(7.0, Some(2.0), 3)];
