@@ -114,6 +114,27 @@ impl Profile {
         (self.level(t) + 1e-9).floor().max(0.0) as usize
     }
 
+    /// The most users active at any moment from `t0` until just before
+    /// `t1`, or just before `t0`: the users an interval from `t0` to `t1`
+    /// can have seen running (one whose event began before a step down at
+    /// `t0` is still running after it; one let go by a step up at `t1`
+    /// belongs to the next interval).
+    pub fn most_users(&self, t0: f64, t1: f64) -> usize {
+        const HAIR: f64 = 1e-6;
+        let inside = self
+            .pieces
+            .iter()
+            .flat_map(|p| [p.t0, p.t1])
+            .filter(|&t| t > t0 && t < t1)
+            .flat_map(|t| [t - HAIR, t]);
+        [t0 - HAIR, t0, (t1 - HAIR).max(t0)]
+            .into_iter()
+            .chain(inside)
+            .map(|t| self.users(t.max(0.0)))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The first moment at or after `t` when at least `n` users are
     /// active, or None when that never happens again.
     pub fn when_users(&self, n: usize, t: f64) -> Option<f64> {
@@ -315,5 +336,24 @@ mod tests {
         // A constant rate after the end.
         let c = p("0s:10,1s:10");
         assert!((c.next_arrival(2.0, 1.0) - 2.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn most_users_of_an_interval_leave_out_a_step_at_its_end() {
+        let p = Profile::parse("0s:1,2s:1,0s:3,2s:3,0s:1,2s:1,4s:5", 100.0).unwrap();
+        // The step up at 2 s belongs to the interval after it.
+        assert_eq!(p.most_users(1.0, 2.0), 1);
+        assert_eq!(p.most_users(2.0, 3.0), 3);
+        // A step up inside an interval counts in it.
+        assert_eq!(p.most_users(1.5, 2.5), 3);
+        // After the step down at 4 s, the users still in their events.
+        assert_eq!(p.most_users(4.0, 5.0), 3);
+        assert_eq!(p.most_users(5.0, 6.0), 1);
+        // A ramp from 1 to 5 over 6..10 s: the third user at 8 s, the
+        // fourth at 9 s.
+        assert_eq!(p.most_users(7.0, 8.0), 2);
+        assert_eq!(p.most_users(8.0, 9.0), 3);
+        assert_eq!(p.most_users(8.0, 9.5), 4);
+        assert_eq!(p.most_users(9.5, 20.0), 5);
     }
 }

@@ -6,6 +6,7 @@ use crate::process;
 use crate::procfs::{self, DiskStat, Stat, read};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -72,6 +73,52 @@ pub struct OsSample {
     /// end of the interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_rss_bytes: Option<u64>,
+    /// The database's size on disk at the end of the interval: the local
+    /// server's data directory (every file under it, as `du` counts), or
+    /// the SQLite file with its `-wal` and `-journal`. Absent when there
+    /// is nothing local to measure, or in intervals the sampler skipped
+    /// because measuring a large directory costs too much to do every time
+    /// ([`DATA_SIZE_SHARE`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_bytes: Option<u64>,
+}
+
+/// The sampler measures the data's size at most this share of its time:
+/// after a walk of the data directory that took `d`, the next waits at
+/// least `d / DATA_SIZE_SHARE`.
+pub const DATA_SIZE_SHARE: f64 = 0.05;
+
+/// The size on disk (allocated blocks) of `path`: a directory's files
+/// (walked without following links), or a file with its `-wal` and
+/// `-journal` siblings (SQLite). None when it cannot be read.
+pub fn data_size(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_dir() {
+        let sibling = |suffix: &str| {
+            let mut p = path.as_os_str().to_owned();
+            p.push(suffix);
+            std::fs::metadata(p).map_or(0, |m| m.blocks() * 512)
+        };
+        return Some(meta.blocks() * 512 + sibling("-wal") + sibling("-journal"));
+    }
+    let mut total = 0u64;
+    let mut dirs = vec![path.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        // A directory that vanished or cannot be read as the server works
+        // counts as empty.
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(m) = e.metadata() else { continue };
+            if m.is_dir() {
+                dirs.push(e.path());
+            }
+            total += m.blocks() * 512;
+        }
+    }
+    Some(total)
 }
 
 /// The series of a run.
@@ -194,6 +241,7 @@ struct Snapshot {
     client_cpu_s: Option<f64>,
     server_cpu_s: Option<f64>,
     server_rss: Option<u64>,
+    data_bytes: Option<u64>,
 }
 
 impl Snapshot {
@@ -216,7 +264,27 @@ impl Snapshot {
             client_cpu_s: process::self_cpu_seconds(),
             server_cpu_s: server.and_then(process::tree_cpu_seconds),
             server_rss: server.and_then(process::rss_bytes),
+            data_bytes: None,
         }
+    }
+}
+
+/// Measures the data's size when it is due (at most [`DATA_SIZE_SHARE`]
+/// of the time), into `snapshot`.
+struct DataSize {
+    path: PathBuf,
+    next: Instant,
+}
+
+impl DataSize {
+    fn measure(&mut self, snapshot: &mut Snapshot) {
+        let now = Instant::now();
+        if now < self.next {
+            return;
+        }
+        snapshot.data_bytes = data_size(&self.path);
+        let took = now.elapsed();
+        self.next = now + took.div_f64(DATA_SIZE_SHARE);
     }
 }
 
@@ -298,6 +366,7 @@ fn sample(prev: &Snapshot, cur: &Snapshot, t_s: f64) -> OsSample {
         client_cpu_pct: pct(prev.client_cpu_s, cur.client_cpu_s),
         server_cpu_pct: pct(prev.server_cpu_s, cur.server_cpu_s),
         server_rss_bytes: cur.server_rss,
+        data_bytes: cur.data_bytes,
     }
 }
 
@@ -320,15 +389,27 @@ pub struct Sampler {
 impl Sampler {
     /// Starts sampling every `interval` (at least 10 ms). `server_pid`:
     /// a local server's main process, whose CPU (with its children's) is
-    /// recorded too.
-    pub fn start(interval: Duration, server_pid: Option<u32>) -> Sampler {
+    /// recorded too. `data`: the database's data directory or file on
+    /// this machine, whose size is recorded too ([`data_size`]).
+    pub fn start(interval: Duration, server_pid: Option<u32>, data: Option<PathBuf>) -> Sampler {
         let interval = interval.max(Duration::from_millis(10));
         let (tx, rx) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("dbmeter-os-sampler".into())
             .spawn(move || {
                 let disks = whole_disks();
-                let start = Snapshot::take(&disks, server_pid);
+                let mut data = data.map(|path| DataSize {
+                    path,
+                    next: Instant::now(),
+                });
+                let take = |data: &mut Option<DataSize>| {
+                    let mut s = Snapshot::take(&disks, server_pid);
+                    if let Some(d) = data.as_mut() {
+                        d.measure(&mut s);
+                    }
+                    s
+                };
+                let start = take(&mut data);
                 let t0 = start.at;
                 let mut prev = start;
                 let mut out = Vec::new();
@@ -338,7 +419,7 @@ impl Sampler {
                     let wait = due.saturating_duration_since(Instant::now());
                     match rx.recv_timeout(wait) {
                         Err(RecvTimeoutError::Timeout) => {
-                            let cur = Snapshot::take(&disks, server_pid);
+                            let cur = take(&mut data);
                             out.push(sample(&prev, &cur, cur.at.duration_since(t0).as_secs_f64()));
                             prev = cur;
                             // After a stall, skip the ticks already missed.
@@ -348,7 +429,7 @@ impl Sampler {
                         }
                         _ => {
                             // A last, partial interval when it is long enough to mean something.
-                            let cur = Snapshot::take(&disks, server_pid);
+                            let cur = take(&mut data);
                             if cur.at.duration_since(prev.at) >= interval / 4 {
                                 out.push(sample(
                                     &prev,
@@ -392,7 +473,14 @@ mod tests {
 
     #[test]
     fn samples_at_the_interval() {
-        let s = Sampler::start(Duration::from_millis(100), Some(std::process::id()));
+        let dir = std::env::temp_dir().join(format!("dbmeter-sampler-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("sub/f"), vec![1u8; 64 << 10]).unwrap();
+        let s = Sampler::start(
+            Duration::from_millis(100),
+            Some(std::process::id()),
+            Some(dir.clone()),
+        );
         std::thread::sleep(Duration::from_millis(450));
         let r = s.finish();
         // 4 ticks and a last partial interval; fewer on a very busy machine.
@@ -408,7 +496,11 @@ mod tests {
             assert!(first.mem_used_bytes > 0);
             assert!(first.net.iter().all(|n| n.name != "lo"));
             assert!(first.disks.iter().all(|d| !d.name.starts_with("loop")));
+            // The directory's 64 KiB file, and the directories themselves.
+            let data = r.samples.iter().filter_map(|s| s.data_bytes).max();
+            assert!(data.is_some_and(|b| b >= 64 << 10), "{data:?}");
         }
+        let _ = std::fs::remove_dir_all(&dir);
         assert!(r.mean_cpu().is_some());
     }
 

@@ -1,5 +1,5 @@
-//! Drift over a long run (endurance tests): the trend of throughput, p99
-//! and memory over the measured intervals, as a robust slope with a
+//! Drift over a long run (endurance tests): the trend of throughput, p99,
+//! memory and the data's size on disk over the measured intervals, as a robust slope with a
 //! confidence interval, and a plain word: stable, degrading or improving.
 //!
 //! The slope is Theil-Sen's (the median of the slopes between every pair
@@ -21,7 +21,8 @@ const MAX_POINTS: usize = 600;
 /// The trend of one series.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Trend {
-    /// `events_per_s`, `p99_ms`, `mem_used_bytes`, `server_rss_bytes`.
+    /// `events_per_s`, `p99_ms`, `mem_used_bytes`, `server_rss_bytes`,
+    /// `data_bytes`.
     pub metric: String,
     /// The series' median.
     pub median: f64,
@@ -220,6 +221,14 @@ pub fn analyse(doc: &RunDocument) -> Option<Drift> {
         if rss.len() >= MIN_INTERVALS {
             trends.extend(trend("server_rss_bytes", rss));
         }
+        let data: Vec<(f64, f64)> = os
+            .samples
+            .iter()
+            .filter_map(|s| s.data_bytes.map(|b| (s.t_s, b as f64)))
+            .collect();
+        if data.len() >= MIN_INTERVALS {
+            trends.extend(trend("data_bytes", data));
+        }
     }
     let dir = |m: &str| {
         trends
@@ -290,5 +299,48 @@ mod tests {
         );
         doc.intervals.truncate(10);
         assert!(analyse(&doc).is_none());
+    }
+
+    #[test]
+    fn memory_and_data_size_have_their_trends() {
+        let mut doc = RunDocument::default();
+        let mut os = dbmeter_env::sampler::OsRecord::default();
+        for i in 1..=30 {
+            doc.intervals.push(crate::Interval {
+                t_s: i as f64,
+                duration_s: 1.0,
+                events: 10,
+                events_per_s: if i % 2 == 0 { 100.0 } else { 101.0 },
+                ..crate::Interval::default()
+            });
+            os.samples.push(dbmeter_env::sampler::OsSample {
+                t_s: i as f64,
+                mem_used_bytes: 1 << 30,
+                server_rss_bytes: Some(500_000_000 + 1000 * i),
+                // The data grows by 1 MB a second, and was not measured
+                // every time.
+                data_bytes: (i % 3 != 0).then_some(100_000_000 + 1_000_000 * i),
+                ..Default::default()
+            });
+        }
+        doc.os = Some(os);
+        let d = analyse(&doc).unwrap();
+        assert_eq!(d.verdict, "stable", "{d:?}");
+        let t = |m: &str| {
+            d.trends
+                .iter()
+                .find(|t| t.metric == m)
+                .unwrap_or_else(|| panic!("{m}: {d:?}"))
+        };
+        assert_eq!(t("mem_used_bytes").direction, "stable");
+        assert_eq!(t("server_rss_bytes").direction, "rising");
+        let data = t("data_bytes");
+        assert_eq!(data.direction, "rising");
+        assert!((data.slope_per_h - 3.6e9).abs() < 1.0, "{data:?}");
+        assert!(
+            d.lines().iter().any(|l| l.contains("data_bytes")),
+            "{:?}",
+            d.lines()
+        );
     }
 }

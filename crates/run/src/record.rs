@@ -13,7 +13,7 @@ use dbmeter_env::{
 };
 use dbmeter_result::RunDocument;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 fn collection(what: &str, e: impl std::fmt::Display) -> Warning {
@@ -164,6 +164,20 @@ pub fn environment(target: Option<&Target>, server: Option<&ServerRecord>) -> En
     Environment::collect_for(datadir)
 }
 
+/// What the OS sampler measures as the database's size: a local server's
+/// data directory, or the SQLite file.
+fn data_path(target: Option<&Target>, server: Option<&ServerRecord>) -> Option<PathBuf> {
+    match target? {
+        Target::Sqlite { path, .. } => Some(path.clone()),
+        t if is_local(t) => server?
+            .datadir
+            .as_deref()
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from),
+        _ => None,
+    }
+}
+
 /// File descriptors one connection takes.
 pub fn fds_per_connection(target: Option<&Target>) -> usize {
     match target {
@@ -246,6 +260,7 @@ impl Recorder {
             warn(w);
         }
         let pid = server.as_ref().and_then(|s| s.pid);
+        let data = data_path(target, server.as_ref());
         let waits = match (&connect, &server) {
             (Some(c), Some(_)) => crate::waits::WaitSampler::start(c),
             _ => None,
@@ -259,7 +274,7 @@ impl Recorder {
             active_before,
             connect,
             warnings,
-            sampler: Sampler::start(engine.interval, pid),
+            sampler: Sampler::start(engine.interval, pid, data),
             waits,
         }
     }

@@ -251,6 +251,43 @@ fn sqlite_run_records_environment_tables_and_os_series() {
     assert!(r.stdout.contains("SQLite"), "{}", r.stdout);
 }
 
+/// An endurance run that inserts: the SQLite file's size is sampled, and
+/// its growth is one of the drift's trends.
+#[test]
+fn growing_data_is_a_drift_trend() {
+    let s = Scratch::new();
+    s.ok(&["prepare", "oltp_insert", "--table-size=100"]);
+    let doc = s
+        .ok(&[
+            "run",
+            "oltp_insert",
+            "--table-size=100",
+            "--time=6",
+            "--report-interval=0.25",
+            "--format=json",
+        ])
+        .json();
+    let samples = doc["os"]["samples"].as_array().expect("samples");
+    let data: Vec<u64> = samples
+        .iter()
+        .filter_map(|x| x["data_bytes"].as_u64())
+        .collect();
+    assert!(
+        data.len() >= 20,
+        "{} of {} samples",
+        data.len(),
+        samples.len()
+    );
+    assert!(data.last() > data.first(), "{data:?}");
+    let trends = doc["drift"]["trends"].as_array().expect("drift trends");
+    let t = trends
+        .iter()
+        .find(|t| t["metric"] == "data_bytes")
+        .unwrap_or_else(|| panic!("no data_bytes trend: {trends:?}"));
+    assert_eq!(t["direction"], "rising", "{t}");
+    assert!(t["slope_low_per_h"].as_f64().unwrap_or(0.0) > 0.0, "{t}");
+}
+
 /// What every server test checks in a run document and in `dbmeter env`.
 fn server_record(server: &Server, doc: &Value) {
     let rec = &doc["server"];
@@ -359,6 +396,16 @@ fn server_run(flavor: Flavor) {
         .map(|x| x["server_cpu_pct"].as_f64().unwrap_or(0.0))
         .sum();
     assert!(server_cpu > 0.0, "{samples:?}");
+    // The data directory's size on disk, in every sample (a throwaway
+    // server's directory takes far less than 5% of a second to walk).
+    let data: Vec<u64> = samples
+        .iter()
+        .filter_map(|x| x["data_bytes"].as_u64())
+        .collect();
+    assert!(
+        !data.is_empty() && data.iter().all(|&b| b > 1 << 20),
+        "{samples:?}"
+    );
     assert!(
         r.stdout.contains("server counters (delta):"),
         "{}",
