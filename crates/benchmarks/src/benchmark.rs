@@ -372,6 +372,20 @@ pub trait Benchmark: Send + Sync {
     /// its data and makes its users. Lines for the user go to the console.
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError>;
 
+    /// The names its plan's [`RunPlan::kinds`] will have with these
+    /// options, when they can be known without planning (no database, no
+    /// input read): a campaign checks its cells' `assert` kinds with them
+    /// before anything runs, and a run before it connects. Some(empty)
+    /// for a benchmark whose users tell no kinds apart. None (the
+    /// default) when only the plan knows them (replay's kinds are the
+    /// most frequent classes of its log), or when the options are bad
+    /// ([`Benchmark::check_options`] says why). A debug build checks,
+    /// on every run, that the plan's kinds are these.
+    fn known_kinds(&self, options: &OptValues) -> Option<Vec<String>> {
+        let _ = options;
+        None
+    }
+
     /// The runs (and commands between them) that one request of it makes,
     /// in order, for a benchmark whose request is a series of runs
     /// (mysqlslap's engines, concurrency levels and iterations); the run

@@ -485,8 +485,9 @@ fn check_cells(c: &Campaign) -> Result<(), String> {
                 };
                 let bad =
                     |e: String| format!("workload '{}'{on} with {clients} clients: {e}", w.name);
-                dbmeter_run::settings::General::parse_run(&req.options, Layout::Dbmeter)
-                    .map_err(|e| bad(e.to_string()))?;
+                let general =
+                    dbmeter_run::settings::General::parse_run(&req.options, Layout::Dbmeter)
+                        .map_err(|e| bad(e.to_string()))?;
                 for (k, v) in cell_options(c, t, w, clients) {
                     if canonical(&k) == "assert" {
                         parse_list(&v).map_err(&bad)?;
@@ -495,6 +496,15 @@ fn check_cells(c: &Campaign) -> Result<(), String> {
                 req.benchmark
                     .check_options(&req.options)
                     .map_err(|e| bad(e.to_string()))?;
+                // The kinds and stages the targets name, where the
+                // benchmark knows its kinds before it plans a run (a
+                // replay's are its log's: its run checks them).
+                if let Some(kinds) = req.benchmark.known_kinds(&req.options) {
+                    let stages = general.stage_indexes();
+                    for a in &req.assertions {
+                        a.check_kind(&kinds, &stages).map_err(&bad)?;
+                    }
+                }
             }
         }
     }

@@ -378,6 +378,14 @@ impl Assertion {
         measures: &[String],
         stages: &[usize],
     ) -> Result<(), String> {
+        self.check_kind(kinds, stages)?;
+        self.check_measure(measures)
+    }
+
+    /// The kind (or stage) part of [`Assertion::check_names`]: a campaign
+    /// checks it before anything runs, where a benchmark's kinds are known
+    /// from its options alone.
+    pub fn check_kind(&self, kinds: &[String], stages: &[usize]) -> Result<(), String> {
         if let Some(k) = &self.kind
             && !kinds.iter().any(|n| n == k)
             && !stage_index(k).is_some_and(|i| stages.contains(&i))
@@ -410,6 +418,11 @@ impl Assertion {
                 self.text
             ));
         }
+        Ok(())
+    }
+
+    /// The measure part of [`Assertion::check_names`].
+    pub fn check_measure(&self, measures: &[String]) -> Result<(), String> {
         if let Metric::NamedPerSec(n) = &self.metric
             && !measures.iter().any(|m| m == n)
         {

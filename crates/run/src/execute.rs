@@ -114,6 +114,15 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
             )));
         }
     }
+    // Kinds known from the options alone are checked before anything starts
+    // (the barrier, the plan's connection).
+    let known_kinds = bench.known_kinds(o);
+    if let Some(kinds) = &known_kinds {
+        let stages = general.stage_indexes();
+        for a in &req.assertions {
+            a.check_kind(kinds, &stages).map_err(RunError::Usage)?;
+        }
+    }
     let barrier = settings::start_barrier(o, shard, req.store.is_some())?;
     crate::pinning::pin_client(o)?;
     // A bad store fails before the run.
@@ -187,18 +196,12 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         )));
     }
     let measure_names: Vec<String> = measures.iter().map(|m| m.name.to_string()).collect();
-    let stage_indexes: Vec<usize> = [&general.user_stages, &general.rate_stages]
-        .into_iter()
-        .flatten()
-        .flat_map(|p| {
-            p.pieces()
-                .iter()
-                .enumerate()
-                .filter(|(_, piece)| piece.t1 > piece.t0)
-                .map(|(i, _)| i + 1)
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let stage_indexes = general.stage_indexes();
+    debug_assert!(
+        known_kinds.as_ref().is_none_or(|k| *k == kinds),
+        "{}: Benchmark::known_kinds {known_kinds:?}, RunPlan::kinds {kinds:?}",
+        bench.name()
+    );
     for a in &req.assertions {
         a.check_names(&kinds, &measure_names, &stage_indexes)
             .map_err(RunError::Usage)?;

@@ -762,6 +762,24 @@ impl General {
         Ok(())
     }
 
+    /// The stages that last (their 1-based places in `--stages` and
+    /// `--rate-stages`; a 0 s step has no figures of its own): the stages
+    /// an assertion may name (`stage2.p99<...`).
+    pub fn stage_indexes(&self) -> Vec<usize> {
+        [&self.user_stages, &self.rate_stages]
+            .into_iter()
+            .flatten()
+            .flat_map(|p| {
+                p.pieces()
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, piece)| piece.t1 > piece.t0)
+                    .map(|(i, _)| i + 1)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
     /// The engine's configuration for these options and `seed`.
     pub fn engine_config(&self, seed: u64) -> EngineConfig {
         EngineConfig {

@@ -21,6 +21,33 @@ fn every_benchmark_parses_its_default_options() {
     }
 }
 
+/// The kinds a campaign checks its `assert` targets against before it
+/// runs anything (`Benchmark::known_kinds`; each run checks in a debug
+/// build that its plan has these). Only replay's come from its input.
+#[test]
+fn every_benchmark_but_replay_knows_its_kinds_from_its_options() {
+    for b in registry::all() {
+        let o = OptValues::from_defaults(&specs_for(Some(b.as_ref())));
+        let kinds = b.known_kinds(&o);
+        match b.name() {
+            "replay" => assert_eq!(kinds, None),
+            "tpcc" => assert_eq!(
+                kinds.expect("tpcc's kinds"),
+                [
+                    "new_order",
+                    "payment",
+                    "order_status",
+                    "delivery",
+                    "stock_level"
+                ]
+            ),
+            "fileio" => assert_eq!(kinds.expect("fileio's kinds"), ["read", "write", "fsync"]),
+            "pgbench" => assert_eq!(kinds.expect("pgbench's kinds").len(), 1),
+            name => assert!(kinds.is_some(), "{name} does not say its kinds"),
+        }
+    }
+}
+
 #[test]
 fn a_script_parses_its_default_options() {
     let path = std::env::temp_dir().join(format!("dbmeter-options-{}.lua", std::process::id()));

@@ -135,6 +135,10 @@ impl Benchmark for Fileio {
         }
     }
 
+    fn known_kinds(&self, _options: &OptValues) -> Option<Vec<String>> {
+        Some(plan::KINDS.iter().map(|k| k.to_string()).collect())
+    }
+
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError> {
         Ok(Box::new(plan::plan(ctx)?))
     }

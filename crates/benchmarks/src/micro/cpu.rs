@@ -172,6 +172,11 @@ impl Benchmark for Cpu {
         Err(no_such_verb(self, verb))
     }
 
+    fn known_kinds(&self, _options: &OptValues) -> Option<Vec<String>> {
+        // Its users tell no kinds of events apart.
+        Some(Vec::new())
+    }
+
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError> {
         let cfg = CpuConfig::from_options(ctx.options, ctx.layout)?;
         Ok(Box::new(EventsPlan {

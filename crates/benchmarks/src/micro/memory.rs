@@ -1010,6 +1010,11 @@ impl Benchmark for Memory {
         Err(no_such_verb(self, verb))
     }
 
+    fn known_kinds(&self, _options: &OptValues) -> Option<Vec<String>> {
+        // Its users tell no kinds of events apart.
+        Some(Vec::new())
+    }
+
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError> {
         let cfg = MemoryConfig::from_options(ctx.options, ctx.layout)?;
         let threads = ctx.threads.max(1);

@@ -134,6 +134,11 @@ impl Benchmark for Threads {
         Err(no_such_verb(self, verb))
     }
 
+    fn known_kinds(&self, _options: &OptValues) -> Option<Vec<String>> {
+        // Its users tell no kinds of events apart.
+        Some(Vec::new())
+    }
+
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError> {
         let cfg = ThreadsConfig::from_options(ctx.options, ctx.layout)?;
         let shared = Arc::new(Shared {

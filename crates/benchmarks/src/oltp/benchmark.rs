@@ -184,6 +184,11 @@ impl Benchmark for Oltp {
         Ok(())
     }
 
+    fn known_kinds(&self, _options: &OptValues) -> Option<Vec<String>> {
+        // Its users tell no kinds of events apart.
+        Some(Vec::new())
+    }
+
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError> {
         let cfg = self.config(ctx)?;
         let connect = ctx.setup_connection()?;

@@ -498,6 +498,13 @@ impl Benchmark for Pgbench {
         }
     }
 
+    fn known_kinds(&self, options: &OptValues) -> Option<Vec<String>> {
+        // Its scripts' names: read from the options and the script files.
+        let cfg = PgbenchConfig::from_options(options).ok()?;
+        let (set, _) = Self::scripts(&cfg).ok()?;
+        Some(set.scripts().iter().map(|s| s.name.clone()).collect())
+    }
+
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError> {
         let cfg = PgbenchConfig::from_options(ctx.options)?;
         let (set, builtin) = Self::scripts(&cfg)?;

@@ -572,6 +572,13 @@ impl Benchmark for Script {
         Ok(())
     }
 
+    fn known_kinds(&self, _options: &OptValues) -> Option<Vec<String>> {
+        // Events are the script's own; the per-statement latencies of
+        // --report-statements are kinds of the document only, made at
+        // the end of the run, and no assertion names them.
+        Some(Vec::new())
+    }
+
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError> {
         let env = self.env(ctx, true)?;
         // A script connects when it wants to (some never do): nothing is

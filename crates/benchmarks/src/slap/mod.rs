@@ -558,6 +558,11 @@ impl Benchmark for Slap {
         }
     }
 
+    fn known_kinds(&self, _options: &OptValues) -> Option<Vec<String>> {
+        // Its users tell no kinds of events apart.
+        Some(Vec::new())
+    }
+
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError> {
         let cfg = SlapConfig::from_options(ctx.options)?;
         Ok(Box::new(self.plan_run(ctx, &cfg)?))

@@ -146,6 +146,10 @@ impl Benchmark for Tpcc {
         }
     }
 
+    fn known_kinds(&self, _options: &OptValues) -> Option<Vec<String>> {
+        Some(kind_names())
+    }
+
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError> {
         let cfg = Self::config(ctx)?;
         let connect = ctx.setup_connection()?;
@@ -289,6 +293,11 @@ struct TpccPlan {
     before_error: Option<String>,
 }
 
+/// Its kinds: the five transactions, in [`TxKind::ALL`]'s order.
+fn kind_names() -> Vec<String> {
+    TxKind::ALL.iter().map(|k| k.name().to_string()).collect()
+}
+
 impl RunPlan for TpccPlan {
     fn server_version(&self) -> String {
         self.version.clone()
@@ -311,7 +320,7 @@ impl RunPlan for TpccPlan {
     }
 
     fn kinds(&self) -> Vec<String> {
-        TxKind::ALL.iter().map(|k| k.name().to_string()).collect()
+        kind_names()
     }
 
     fn users(&self) -> Arc<dyn UserFactory> {

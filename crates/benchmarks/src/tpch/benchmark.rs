@@ -148,6 +148,10 @@ impl Benchmark for Tpch {
         }
     }
 
+    fn known_kinds(&self, _options: &OptValues) -> Option<Vec<String>> {
+        Some(stream::kinds())
+    }
+
     fn plan(&self, ctx: &Context) -> Result<Box<dyn RunPlan>, BenchError> {
         let cfg = TpchConfig::from_options(ctx.options)?;
         let connect = ctx.setup_connection()?;

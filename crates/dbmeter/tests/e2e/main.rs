@@ -54,6 +54,7 @@ mod slap;
 mod stages;
 mod sysbench_cli;
 mod terminal;
+mod test_types;
 mod tls_auth;
 mod tpcc;
 mod tpch;

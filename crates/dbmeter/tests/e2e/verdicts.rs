@@ -36,6 +36,26 @@ pub(crate) fn junit_schema() -> Option<PathBuf> {
     }
 }
 
+/// Checks `file` against Jenkins' JUnit schema with xmllint (skipped,
+/// and said so, when either is missing).
+pub(crate) fn check_junit(file: &std::path::Path) {
+    if let (Some(lint), Some(xsd)) = (XMLLINT.find_or_skip(), junit_schema()) {
+        let out = std::process::Command::new(lint)
+            .arg("--noout")
+            .arg("--schema")
+            .arg(&xsd)
+            .arg(file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(file).unwrap_or_default()
+        );
+    }
+}
+
 fn verdicts(doc: &Value) -> Vec<(String, String)> {
     doc["verdicts"]
         .as_array()
@@ -148,20 +168,7 @@ fn targets_met_and_missed_with_their_exit_codes_and_junit() {
         "{xml}"
     );
     assert!(xml.contains("<testcase name=\"tps&gt;1e12\""), "{xml}");
-    if let (Some(lint), Some(xsd)) = (XMLLINT.find_or_skip(), junit_schema()) {
-        let out = std::process::Command::new(lint)
-            .arg("--noout")
-            .arg("--schema")
-            .arg(&xsd)
-            .arg(s.path("report.xml"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}\n{xml}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    check_junit(&s.path("report.xml"));
 
     // The store keeps the verdicts with the run; with the document on
     // stdout, the missed targets are said on stderr.
@@ -182,6 +189,127 @@ fn targets_met_and_missed_with_their_exit_codes_and_junit() {
         verdicts(&shown),
         vec![("events>400".to_string(), "fail".to_string())]
     );
+}
+
+/// Runs `args` (which write `--junit=j.xml`), a run that misses `failed`
+/// on purpose: exit code 3, its FAIL line, the document's verdict and
+/// the JUnit file's failure. Returns the document.
+fn misses(s: &Scratch, args: &[&str], failed: &str) -> Value {
+    let mut a = args.to_vec();
+    a.extend(["--junit=j.xml", "--output=doc.json", "--format=json"]);
+    let r = s.run(&a);
+    assert_eq!(r.code, 3, "{args:?}: {}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(&format!("    {failed}: FAIL (measured ")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains("1 of 2 targets not met (exit code 3)"),
+        "{}",
+        r.stderr
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("doc.json")).unwrap()).unwrap();
+    let v = verdicts(&doc);
+    assert_eq!(v.len(), 2, "{v:?}");
+    assert!(
+        v.contains(&(failed.to_string(), "fail".to_string())),
+        "{v:?}"
+    );
+    let xml = std::fs::read_to_string(s.path("j.xml")).unwrap();
+    assert!(
+        xml.contains("tests=\"3\" failures=\"1\" errors=\"0\""),
+        "{xml}"
+    );
+    let escaped = failed.replace('<', "&lt;").replace('>', "&gt;");
+    let case = xml
+        .split("<testcase ")
+        .find(|c| c.starts_with(&format!("name=\"{escaped}\"")))
+        .unwrap_or_else(|| panic!("no test case {escaped}: {xml}"));
+    assert!(case.contains("<failure"), "{case}");
+    check_junit(&s.path("j.xml"));
+    doc
+}
+
+#[test]
+fn a_kind_a_stage_and_an_errors_share_fail_on_purpose() {
+    let s = Scratch::new();
+    // A kind: fileio's reads cannot take under a nanosecond.
+    let set = [
+        "--file-num=2",
+        "--file-total-size=512K",
+        "--file-block-size=4K",
+    ];
+    let mut prep = vec!["prepare", "fileio"];
+    prep.extend(set);
+    s.ok(&prep);
+    let mut args = vec![
+        "run",
+        "fileio",
+        "--file-test-mode=rndrw",
+        "--time=0",
+        "--events=300",
+        "--assert=write.events>0",
+        "--assert=read.p99<1ns",
+    ];
+    args.extend(set);
+    misses(&s, &args, "read.p99<1ns");
+
+    // A stage: the second stage that lasts, 2 users for 1 s.
+    s.ok(&[
+        "prepare",
+        "oltp_point_select",
+        "--db=sqlite:t.sqlite",
+        "--table-size=100",
+    ]);
+    misses(
+        &s,
+        &[
+            "run",
+            "oltp_point_select",
+            "--db=sqlite:t.sqlite",
+            "--table-size=100",
+            "--stages=0s:1,1s:1,0s:2,1s:2",
+            "--assert=stage2.events>0",
+            "--assert=stage4.p99<1ns",
+        ],
+        "stage4.p99<1ns",
+    );
+
+    // The errors' share: a trigger refuses about one insert in five, and
+    // the run ignores the error (the event is tried again).
+    s.ok(&[
+        "prepare",
+        "oltp_insert",
+        "--db=sqlite:e.sqlite",
+        "--table-size=100",
+    ]);
+    s.db("e.sqlite")
+        .execute_batch(
+            "CREATE TRIGGER flaky BEFORE INSERT ON sbtest1 WHEN abs(random()) % 5 = 0 \
+             BEGIN SELECT RAISE(ABORT, 'flaky'); END;",
+        )
+        .unwrap();
+    let doc = misses(
+        &s,
+        &[
+            "run",
+            "oltp_insert",
+            "--db=sqlite:e.sqlite",
+            "--table-size=100",
+            "--time=0",
+            "--events=300",
+            "--ignore-errors=SQLITE_CONSTRAINT",
+            "--assert=events=300",
+            "--assert=errors<=0.1%",
+        ],
+        "errors<=0.1%",
+    );
+    let share = doc["verdicts"][1]["measured"].as_f64().unwrap();
+    // About 20% of attempts; far above 0.1% whatever the draw.
+    assert!(share > 2.0 && share < 60.0, "{share}: {}", doc["verdicts"]);
+    assert!(doc["errors"]["SQLITE_CONSTRAINT"].as_u64().unwrap() > 0);
 }
 
 #[test]
@@ -246,6 +374,20 @@ fn kinds_and_measures_of_a_run_without_a_database() {
         assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
         assert!(!r.stdout.contains("Threads started"), "{}", r.stdout);
     }
+    // Kinds known from the options are checked before the run connects:
+    // no server answers on port 1.
+    let r = s.run(&[
+        "run",
+        "tpcc",
+        "--db=mysql://root@127.0.0.1:1/none",
+        "--assert=NewOrder.p90<5s",
+    ]);
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("no kind named 'NewOrder': its kinds are new_order, payment, order_status, delivery, stock_level"),
+        "{}",
+        r.stderr
+    );
     let r = s.run(&["prepare", "fileio", "--assert=tps>1"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
@@ -311,4 +453,58 @@ options = { table-size = 100, assert = "p99<1ns" }
         r.stderr
     );
     assert!(!r.stdout.contains("[1/"), "{}", r.stdout);
+
+    // A kind or a stage the cell's workload does not have: one line that
+    // names the cell, from the dry run too, before anything runs.
+    for (workload, options, says) in [
+        (
+            "fileio",
+            r#"file-num = 1, file-total-size = "64K", assert = ["tps>0", "new_order.p90<5s"]"#,
+            "workload 'fileio' with 1 clients: --assert 'new_order.p90<5s': no kind named 'new_order': its kinds are read, write, fsync",
+        ),
+        (
+            "oltp_point_select",
+            r#"table-size = 100, assert = "read.p99<1s""#,
+            "workload 'oltp_point_select' with 1 clients: --assert 'read.p99<1s': no kind named 'read': this workload has no named kinds",
+        ),
+        (
+            "oltp_point_select",
+            r#"table-size = 100, stages = "0s:1,1s:1", assert = "stage3.p99<1s""#,
+            "workload 'oltp_point_select' with 1 clients: --assert 'stage3.p99<1s': the run has no stage 3 with a duration (its stages that last are stage2)",
+        ),
+    ] {
+        let file = s.path("kind.toml");
+        std::fs::write(
+            &file,
+            format!(
+                r#"name = "kinds"
+store = "results.db"
+duration = 1
+clients = [1]
+
+[[target]]
+name = "lite"
+url = "sqlite:c.sqlite"
+
+[[workload]]
+name = "{workload}"
+options = {{ {options} }}
+"#
+            ),
+        )
+        .unwrap();
+        let file = file.to_string_lossy().into_owned();
+        for dry in [true, false] {
+            let mut a = vec!["campaign", "run", file.as_str()];
+            if dry {
+                a.push("--dry-run");
+            }
+            let r = s.run_home(&a);
+            assert_eq!(r.code, 1, "{a:?}: {}\n{}", r.stdout, r.stderr);
+            assert!(r.stderr.contains(says), "{a:?}: {}", r.stderr);
+            assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+            assert!(!r.stdout.contains("estimated duration"), "{}", r.stdout);
+            assert!(!r.stdout.contains("[1/"), "{}", r.stdout);
+        }
+    }
 }
