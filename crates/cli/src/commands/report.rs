@@ -261,6 +261,19 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         c.dedup();
         c
     };
+    // With adaptive repeats: why each cell stopped.
+    let adaptive = store
+        .adaptive_cells(&campaigns)
+        .map_err(|e| CliError::Failed(e.0))?;
+    if !adaptive.is_empty() {
+        sections.push(Section {
+            title: "Adaptive repeats".to_string(),
+            html: format!(
+                "<p>Each cell ran until the 95% confidence interval of its median throughput was within its target width (settled), or it had run <code>max_repeats</code> times.</p>\n{}",
+                dbmeter_report::stored::adaptive_html(&adaptive)
+            ),
+        });
+    }
     let title = match a.get("title") {
         Some(t) => t.to_string(),
         None if campaigns.len() == 1 => format!("Campaign {}", campaigns[0]),
@@ -294,6 +307,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
                 .map_err(|e| CliError::Failed(format!("cannot write {}: {e}", p.display())))?;
         }
     }
+    print!("{}", dbmeter_report::stored::adaptive_text(&adaptive));
     eprintln!(
         "wrote {out}: {} runs, {} charts{}",
         input.runs.len(),

@@ -315,7 +315,20 @@ fn list(args: &[String]) -> Result<i32, CliError> {
                 .map_err(|e| CliError::Failed(format!("cannot write JSON: {e}")))?
                 + "\n"
         }
-        _ => stored::list_text(&runs),
+        _ => {
+            // A campaign's adaptive repeats follow its runs.
+            let mut campaigns: Vec<&str> =
+                runs.iter().filter_map(|r| r.campaign.as_deref()).collect();
+            campaigns.sort_unstable();
+            campaigns.dedup();
+            let cells = store.adaptive_cells(&campaigns).map_err(failed)?;
+            let mut out = stored::list_text(&runs);
+            if !cells.is_empty() {
+                out.push('\n');
+                out.push_str(&stored::adaptive_text(&cells));
+            }
+            out
+        }
     };
     print!("{out}");
     Ok(0)
