@@ -22,7 +22,9 @@ pub const PAGE: Page = Page {
          (tpch's queries), a bar chart per figure. When the runs are all of one \
          configuration (a nightly job's, say) and enough of them, the history of their \
          throughput and p99 latency with its change points, as `dbmeter results history` \
-         shows it.",
+         shows it. For a campaign with adaptive repeats (repeats = \"auto\"), why each \
+         cell stopped: settled at its interval's width, or at max_repeats (also printed \
+         on standard output).",
         "Without selectors every stored run is in the report; `campaign:NAME` (or any \
          other selectors, as in `dbmeter results`) narrows it.",
     ],

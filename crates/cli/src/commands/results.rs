@@ -40,7 +40,8 @@ pub const PAGE: Page = Page {
             name: "list",
             args: "[SELECTORS]",
             help: "one line per run: id, when, workload, threads, campaign, variant, \
-                   repeat, end, tps, qps, p95, p99, tags",
+                   repeat, end, tps, qps, p95, p99, tags; then, for a campaign with \
+                   adaptive repeats, why each of its cells stopped (text only)",
             options: &[opt("format", "text|csv|json", "how to write it").default("text")],
         },
         Sub {
