@@ -12,6 +12,7 @@
 
 use crate::spec::Adaptive;
 use dbmeter_stats::inference::{DEFAULT_RESAMPLES, DEFAULT_SEED, median_ci};
+use dbmeter_store::{AdaptiveCell, CellStop};
 use std::collections::BTreeMap;
 
 /// Why a cell stopped repeating.
@@ -83,32 +84,28 @@ impl Judge {
         &self.cells
     }
 
-    /// "4 runs, 95% CI width 1.8% (target 5%): settled".
-    pub fn describe(&self, c: &CellRuns) -> String {
-        let width = c.width.map_or("no interval yet".to_string(), |w| {
-            format!("95% CI width {}", pct(w))
-        });
-        let why = match c.stop {
-            Some(Stop::Settled) => "settled".to_string(),
-            Some(Stop::MaxRepeats) => format!("stopped at max_repeats ({})", self.settings.max),
-            None => "open".to_string(),
-        };
-        format!(
-            "{} run{} ({} completed), {width} (target {}): {why}",
-            c.runs,
-            if c.runs == 1 { "" } else { "s" },
-            c.values.len(),
-            pct(self.settings.ci_width)
-        )
+    /// The cell's state as the store keeps it (`campaign`'s cell `key`).
+    pub fn record(&self, campaign: &str, key: &str, c: &CellRuns) -> AdaptiveCell {
+        AdaptiveCell {
+            campaign: campaign.to_string(),
+            cell: key.to_string(),
+            runs: c.runs,
+            completed: u32::try_from(c.values.len()).unwrap_or(u32::MAX),
+            ci_width: c.width,
+            target_width: self.settings.ci_width,
+            max_repeats: self.settings.max,
+            stop: match c.stop {
+                Some(Stop::Settled) => CellStop::Settled,
+                Some(Stop::MaxRepeats) => CellStop::MaxRepeats,
+                None => CellStop::Open,
+            },
+            updated_at: String::new(),
+        }
     }
-}
 
-fn pct(f: f64) -> String {
-    let p = f * 100.0;
-    if p >= 10.0 || p == p.round() {
-        format!("{p:.0}%")
-    } else {
-        format!("{p:.1}%")
+    /// "4 runs (4 completed), 95% CI width 1.8% (target 5%): settled".
+    pub fn describe(&self, c: &CellRuns) -> String {
+        self.record("", "", c).describe()
     }
 }
 

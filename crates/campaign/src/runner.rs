@@ -770,6 +770,9 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                             if state.stop.is_some() {
                                 say(&format!("  {}: {}", cell.key(c), j.describe(&state)));
                             }
+                            store
+                                .save_adaptive_cell(&j.record(&c.name, &cell.key(c), &state))
+                                .map_err(|e| format!("cannot store the cell's repeats: {e}"))?;
                         }
                         if failed {
                             summary.failed += 1;
@@ -783,7 +786,10 @@ pub fn run(c: &Campaign, o: &RunOptions, say: &mut dyn FnMut(&str)) -> Result<Su
                     CellOutcome::NoResult(e) => {
                         say(&format!("  FAILED: {e}"));
                         if let Some(j) = judge.as_mut() {
-                            j.add(&cell.key(c), None);
+                            let state = j.add(&cell.key(c), None).clone();
+                            store
+                                .save_adaptive_cell(&j.record(&c.name, &cell.key(c), &state))
+                                .map_err(|e| format!("cannot store the cell's repeats: {e}"))?;
                         }
                         summary.failed += 1;
                         store_failure(&mut store, c, cell, &live[cell.target].url, &e)?;

@@ -640,17 +640,31 @@ pub fn json(c: &Comparison, gate: Option<&[Check]>) -> String {
 }
 
 /// The gate's summary line: `gate passed: 4 checks` or `gate FAILED: 1 of
-/// 4 checks`.
+/// 4 checks`, with how many were not judged and how many failed as
+/// inconclusive (`--fail-on-inconclusive`).
 pub fn gate_summary(checks: &[Check]) -> String {
     let failed = checks.iter().filter(|k| k.outcome == Outcome::Fail).count();
     let unjudged = checks
         .iter()
         .filter(|k| k.outcome == Outcome::NotJudged)
         .count();
-    let extra = if unjudged > 0 {
-        format!(" ({unjudged} not judged)")
-    } else {
+    // Inconclusive checks that failed (--fail-on-inconclusive); those that
+    // passed leave the line as it was.
+    let inconclusive = checks
+        .iter()
+        .filter(|k| k.inconclusive && k.outcome == Outcome::Fail)
+        .count();
+    let mut notes = Vec::new();
+    if unjudged > 0 {
+        notes.push(format!("{unjudged} not judged"));
+    }
+    if inconclusive > 0 {
+        notes.push(format!("{inconclusive} inconclusive"));
+    }
+    let extra = if notes.is_empty() {
         String::new()
+    } else {
+        format!(" ({})", notes.join(", "))
     };
     if failed > 0 {
         format!(
@@ -709,16 +723,28 @@ pub fn summary_markdown(tables: &[&Comparison], gate: Option<&[Check]>) -> Strin
                 pct(k.ratio_high),
                 k.p_value.map_or("-".into(), |p| md_escape(&p_value(p))),
                 md_escape(k.verdict.as_deref().unwrap_or("not judged")),
-                match k.outcome {
-                    Outcome::Fail => "**FAIL**",
-                    Outcome::Pass => "pass",
-                    Outcome::NotJudged => "not judged",
+                match (k.outcome, k.inconclusive) {
+                    (Outcome::Fail, false) => "**FAIL**",
+                    (Outcome::Fail, true) => "**FAIL** (inconclusive)",
+                    (Outcome::Pass, false) => "pass",
+                    (Outcome::Pass, true) => "pass (inconclusive)",
+                    (Outcome::NotJudged, _) => "not judged",
                 }
             );
         }
         if failed {
             out.push_str(
-                "\nA check fails when the change is statistically significant and beyond its threshold.\n",
+                "\nA check fails when the change is statistically significant and beyond its threshold",
+            );
+            out.push_str(
+                if checks
+                    .iter()
+                    .any(|k| k.outcome == Outcome::Fail && k.inconclusive)
+                {
+                    ", or (--fail-on-inconclusive) when it cannot tell whether the threshold was crossed.\n"
+                } else {
+                    ".\n"
+                },
             );
         }
         out.push('\n');
@@ -742,7 +768,11 @@ pub fn gate_junit(checks: &[Check], baseline: &str, candidate: &str) -> String {
             end: match k.outcome {
                 Outcome::Pass => CaseEnd::Passed,
                 Outcome::Fail => CaseEnd::Failure {
-                    kind: "regression".into(),
+                    kind: if k.inconclusive {
+                        "inconclusive".into()
+                    } else {
+                        "regression".into()
+                    },
                     message: check_line(k),
                 },
                 Outcome::NotJudged => CaseEnd::Skipped {
@@ -863,5 +893,142 @@ mod tests {
         let mut d = slow.clone();
         d.options.mode = CompareMode::Diff;
         assert!(statistics_lines(&d)[0].starts_with("w, 1 thread: -10.0% (95% CI -"));
+    }
+
+    #[test]
+    fn statistics_in_markdown_and_html() {
+        // A significant drop: its interval, p and verdict in each layout.
+        let slow = table(&[90.0, 91.0, 89.0, 90.5, 89.5]);
+        let st = slow.rows[0].cells[0].as_ref().unwrap().stats.unwrap();
+        let ci = format!(
+            "{} to {}",
+            in_mode(&slow, st.ratio_low),
+            in_mode(&slow, st.ratio_high)
+        );
+        let md = markdown(&slow);
+        assert!(md.contains("\nStatistics (95% bootstrap interval"), "{md}");
+        assert!(
+            md.contains("| cell | ratio x 100 | 95% CI | p | verdict |"),
+            "{md}"
+        );
+        assert!(
+            md.contains(&format!("| w, 1 thread | 90.0 | {ci} | 0.0079 | slower |")),
+            "{md}"
+        );
+        let page = html(&slow);
+        assert!(
+            page.contains("<h2>Statistics (95% bootstrap interval"),
+            "{page}"
+        );
+        assert!(
+            page.contains(&format!(
+                "<li>w, 1 thread: 90.0 (95% CI {ci}), p = 0.0079: slower</li>"
+            )),
+            "{page}"
+        );
+        // The table's cell carries them in its tooltip (the table `dbmeter
+        // report` embeds), and is marked significant.
+        let t = html_table(&slow);
+        assert!(t.contains("significant"), "{t}");
+        assert!(
+            t.contains(&format!("; 95% CI {ci}, p = 0.0079: slower\"")),
+            "{t}"
+        );
+
+        // Too noisy: the repeats that would settle it, in words, in each
+        // layout.
+        let noisy = table(&[60.0, 140.0, 80.0, 125.0, 100.0]);
+        let st = noisy.rows[0].cells[0].as_ref().unwrap().stats.unwrap();
+        assert_eq!(st.verdict, Verdict::TooNoisy);
+        let words = verdict_words(&st);
+        let n = st.repeats_needed.unwrap();
+        assert!(
+            words == format!("too noisy: about {n} repeats a side would settle it")
+                || words == format!("too noisy: more than {n} repeats a side would settle it"),
+            "{words}"
+        );
+        assert!(markdown(&noisy).contains(&format!("| {words} |")));
+        assert!(html(&noisy).contains(&format!(": {words}</li>")));
+        assert!(html_table(&noisy).contains(&format!(": {words}\"")));
+
+        // Two repeats a side: too few, and how many would do.
+        let few = dbmeter_store::compare(
+            &runs(1, "A", &[100.0, 101.0]),
+            &runs(10, "B", &[90.0, 91.0]),
+            &CompareOptions::default(),
+        )
+        .unwrap();
+        let st = few.rows[0].cells[0].as_ref().unwrap().stats.unwrap();
+        assert_eq!(st.verdict, Verdict::TooFewRepeats);
+        let words = verdict_words(&st);
+        assert!(words.starts_with("too few repeats: about "), "{words}");
+        assert!(markdown(&few).contains(&format!("| {words} |")));
+        assert!(html(&few).contains(&format!(": {words}</li>")));
+    }
+
+    #[test]
+    fn inconclusive_checks_fail_only_when_asked() {
+        let rule = FailOn::parse("tps:-3%").unwrap();
+        // Two repeats a side: passes, inconclusive.
+        let few = dbmeter_store::compare(
+            &runs(1, "A", &[100.0, 101.0]),
+            &runs(10, "B", &[90.0, 91.0]),
+            &CompareOptions::default(),
+        )
+        .unwrap();
+        let mut checks = gate::check(&rule, &few);
+        assert_eq!(checks[0].outcome, Outcome::Pass);
+        assert!(checks[0].inconclusive);
+        assert!(
+            checks[0].line.ends_with("too few repeats)"),
+            "{}",
+            checks[0].line
+        );
+        assert_eq!(gate_summary(&checks), "gate passed: 1 check");
+        assert!(summary_markdown(&[&few], Some(&checks)).contains("| pass (inconclusive) |"));
+        // Asked to, it fails, and every layout says why.
+        assert_eq!(gate::fail_inconclusive(&mut checks), 1);
+        assert_eq!(checks[0].outcome, Outcome::Fail);
+        assert!(
+            checks[0]
+                .line
+                .starts_with("FAIL (inconclusive, --fail-on-inconclusive): tps -9.95% ("),
+            "{}",
+            checks[0].line
+        );
+        assert_eq!(
+            gate_summary(&checks),
+            "gate FAILED: 1 of 1 check failed (1 inconclusive)"
+        );
+        let md = summary_markdown(&[&few], Some(&checks));
+        assert!(md.contains("| **FAIL** (inconclusive) |"), "{md}");
+        assert!(
+            md.contains("or (--fail-on-inconclusive) when it cannot tell"),
+            "{md}"
+        );
+        let x = gate_junit(&checks, "variant:A", "variant:B");
+        assert!(x.contains("type=\"inconclusive\""), "{x}");
+        let j: serde_json::Value = serde_json::from_str(&json(&few, Some(&checks))).unwrap();
+        assert_eq!(j["gate"]["failed"], true);
+        assert_eq!(j["gate"]["checks"][0]["inconclusive"], true);
+
+        // Too noisy, the interval reaching past -3%: inconclusive; too
+        // noisy but the interval well above -3% (a threshold of -50%):
+        // conclusive, it cannot have crossed it.
+        let noisy = table(&[60.0, 140.0, 80.0, 125.0, 100.0]);
+        let k = &gate::check(&rule, &noisy)[0];
+        assert!(k.inconclusive && k.outcome == Outcome::Pass, "{k:?}");
+        let mut wide = gate::check(&FailOn::parse("tps:-50%").unwrap(), &noisy);
+        assert!(!wide[0].inconclusive, "{:?}", wide[0]);
+        assert_eq!(gate::fail_inconclusive(&mut wide), 0);
+        assert_eq!(wide[0].outcome, Outcome::Pass);
+        // Significant or within the smallest change that matters: conclusive.
+        let slow = table(&[90.0, 91.0, 89.0, 90.5, 89.5]);
+        assert!(!gate::check(&rule, &slow)[0].inconclusive);
+        let same = table(&[100.2, 100.7, 99.2, 100.1, 99.9]);
+        let mut k = gate::check(&rule, &same);
+        assert!(!k[0].inconclusive);
+        assert_eq!(gate::fail_inconclusive(&mut k), 0);
+        assert_eq!(gate_summary(&k), "gate passed: 1 check");
     }
 }

@@ -1,8 +1,10 @@
 //! Stored runs ([`dbmeter_store::RunSummary`]) as a text table and as CSV,
-//! and a stored run's description for `dbmeter results show`.
+//! and a stored run's description for `dbmeter results show`; the
+//! adaptive repeats of stored campaigns ([`dbmeter_store::AdaptiveCell`]) as
+//! text and as an HTML table.
 
 use crate::csv::field as csv_field;
-use dbmeter_store::RunSummary;
+use dbmeter_store::{AdaptiveCell, CellStop, RunSummary};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -184,5 +186,50 @@ pub fn describe(r: &RunSummary) -> String {
     if let Some(h) = &r.hostname {
         row("host:", h.clone());
     }
+    out
+}
+
+/// "campaign 'auto', adaptive repeats per cell:" and a line per cell (its
+/// `describe`), per campaign; empty without cells.
+pub fn adaptive_text(cells: &[AdaptiveCell]) -> String {
+    let mut out = String::new();
+    let mut campaign: Option<&str> = None;
+    for c in cells {
+        if campaign != Some(c.campaign.as_str()) {
+            let _ = writeln!(out, "campaign '{}', adaptive repeats per cell:", c.campaign);
+            campaign = Some(&c.campaign);
+        }
+        let _ = writeln!(out, "  {}: {}", c.cell, c.describe());
+    }
+    out
+}
+
+/// The cells' adaptive repeats as an HTML table: cell, runs, completed
+/// runs, the interval's width reached, the target and why it stopped.
+pub fn adaptive_html(cells: &[AdaptiveCell]) -> String {
+    use crate::html::escape;
+    let mut out = String::from(
+        "<table class=\"dbmeter-compare\">\n<thead><tr><th class=\"label\">cell</th><th>runs</th>\
+         <th>completed</th><th>95% CI width</th><th>target</th><th class=\"label\">stopped</th></tr></thead>\n<tbody>\n",
+    );
+    for c in cells {
+        let why = match c.stop {
+            CellStop::Settled => "settled".to_string(),
+            CellStop::MaxRepeats => format!("at max_repeats ({})", c.max_repeats),
+            CellStop::Open => "not yet (open)".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"label\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"label\">{}</td></tr>",
+            escape(&c.cell),
+            c.runs,
+            c.completed,
+            c.ci_width
+                .map_or("-".to_string(), dbmeter_store::adaptive::pct),
+            dbmeter_store::adaptive::pct(c.target_width),
+            escape(&why)
+        );
+    }
+    out.push_str("</tbody></table>\n");
     out
 }

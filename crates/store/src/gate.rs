@@ -4,8 +4,15 @@
 //! statistically significant (its verdict is faster or slower, see
 //! [`crate::CellStats`]) and its ratio of medians lies beyond the
 //! threshold in the threshold's direction.
+//!
+//! A check is *inconclusive* when it cannot tell whether the threshold was
+//! crossed: its cell has no statistics, a side has too few repeats, or the
+//! change is not significant but its interval reaches past the threshold
+//! (a too noisy cell, usually). Such a
+//! check passes, unless `compare --fail-on-inconclusive` makes it fail
+//! ([`fail_inconclusive`]).
 
-use crate::compare::{Comparison, Metric};
+use crate::compare::{Comparison, Metric, Verdict};
 use serde::Serialize;
 
 /// One `--fail-on` threshold.
@@ -112,6 +119,9 @@ pub struct Check {
     pub p_value: Option<f64>,
     /// The cell's verdict in words.
     pub verdict: Option<String>,
+    /// True when the check cannot tell whether the threshold was crossed
+    /// (see the module's documentation).
+    pub inconclusive: bool,
     /// One line saying why it passed or failed.
     pub line: String,
 }
@@ -153,6 +163,7 @@ pub fn check(rule: &FailOn, table: &Comparison) -> Vec<Check> {
                 ratio_high: None,
                 p_value: None,
                 verdict: None,
+                inconclusive: true,
                 line: String::new(),
             };
             let Some(st) = &cell.stats else {
@@ -181,6 +192,17 @@ pub fn check(rule: &FailOn, table: &Comparison) -> Vec<Check> {
                 st.ratio < 1.0
             };
             let failed = st.significant() && same_way && beyond;
+            // Whether the interval reaches past the threshold.
+            let may_cross = if rising {
+                st.ratio_high > limit
+            } else {
+                st.ratio_low < limit
+            };
+            c.inconclusive = match st.verdict {
+                Verdict::TooFewRepeats => true,
+                Verdict::TooNoisy | Verdict::NoSignificantDifference => may_cross,
+                Verdict::Faster | Verdict::Slower => false,
+            };
             c.outcome = if failed { Outcome::Fail } else { Outcome::Pass };
             let measured = format!(
                 "{change:+.2}% ({:.0}% CI {:+.2}% to {:+.2}%, p = {:.4}, {})",
@@ -204,6 +226,22 @@ pub fn check(rule: &FailOn, table: &Comparison) -> Vec<Check> {
         }
     }
     out
+}
+
+/// `--fail-on-inconclusive`: every inconclusive check fails, its line
+/// saying so. Returns how many did.
+pub fn fail_inconclusive(checks: &mut [Check]) -> usize {
+    let mut n = 0;
+    for c in checks
+        .iter_mut()
+        .filter(|c| c.inconclusive && c.outcome != Outcome::Fail)
+    {
+        let why = c.line.strip_prefix("pass: ").unwrap_or(&c.line);
+        c.line = format!("FAIL (inconclusive, --fail-on-inconclusive): {why}");
+        c.outcome = Outcome::Fail;
+        n += 1;
+    }
+    n
 }
 
 #[cfg(test)]

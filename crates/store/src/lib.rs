@@ -11,6 +11,8 @@
 //!   points, as data.
 //! - [`why`]: why a comparison's cells differ (`compare --why`): the runs'
 //!   server counters, OS figures and wait events per transaction, ranked.
+//! - [`AdaptiveCell`]: why each cell of a campaign with adaptive repeats
+//!   stopped (`Store::save_adaptive_cell`, `Store::adaptive_cells`).
 //! - [`Barrier`]: the start barrier of a sharded run: every shard records
 //!   its arrival and waits for the others, then all start at one instant.
 //! - The schema and its migrations are in `schema.rs`; the columns read out
@@ -18,6 +20,7 @@
 //!
 //! The API is blocking (PostgreSQL through dbmeter's own blocking client).
 
+pub mod adaptive;
 mod backend;
 mod barrier;
 pub mod compare;
@@ -31,6 +34,7 @@ mod store;
 mod summary;
 pub mod why;
 
+pub use adaptive::{AdaptiveCell, CellStop};
 pub use barrier::{Barrier, BarrierError, Meeting};
 pub use compare::{
     CellStats, CompareMode, CompareOptions, Comparison, ComparisonCell, ComparisonRow, Metric,

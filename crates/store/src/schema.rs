@@ -25,6 +25,9 @@
 //! Version 3: `barriers` (name, round_no, shard, shards, arrived_at, host):
 //! the start barrier of sharded runs (`barrier.rs`), one row per shard's
 //! arrival at a named barrier.
+//! Version 4: `adaptive_cells` (campaign, cell, runs, completed, ci_width,
+//! target_width, max_repeats, stop, updated_at): what a campaign's adaptive
+//! repeats decided for each cell (`adaptive.rs`).
 //! To change the schema, append a migration; never edit an applied one.
 
 use crate::StoreError;
@@ -119,6 +122,24 @@ CREATE TABLE barriers (
     arrived_at {real} NOT NULL,
     host TEXT,
     PRIMARY KEY (name, round_no, shard)
+);
+",
+    },
+    Migration {
+        version: 4,
+        description: "adaptive repeats of campaigns: why each cell stopped",
+        sql: "
+CREATE TABLE adaptive_cells (
+    campaign TEXT NOT NULL,
+    cell TEXT NOT NULL,
+    runs {int} NOT NULL,
+    completed {int} NOT NULL,
+    ci_width {real},
+    target_width {real} NOT NULL,
+    max_repeats {int} NOT NULL,
+    stop TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (campaign, cell)
 );
 ",
     },

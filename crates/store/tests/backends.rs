@@ -2,7 +2,7 @@
 //! throwaway PostgreSQL server.
 
 use dbmeter_server::Flavor;
-use dbmeter_store::{Filter, RunMeta, Selector, Store};
+use dbmeter_store::{AdaptiveCell, CellStop, Filter, RunMeta, Selector, Store};
 
 fn doc(workload: &str, threads: u32, reason: &str, tps: f64) -> String {
     serde_json::json!({
@@ -175,6 +175,48 @@ fn contract(spec: &str) {
     // Comparisons read the same rows.
     let mut st2 = Store::open(spec).unwrap();
     assert_eq!(st2.runs(&Filter::all()).unwrap().len(), 3);
+
+    // Adaptive repeats: a cell's row is replaced as it runs again; rows
+    // come back by campaign and cell.
+    let cell = |cell: &str, runs: u32, width: Option<f64>, stop: CellStop| AdaptiveCell {
+        campaign: "c1".into(),
+        cell: cell.into(),
+        runs,
+        completed: runs,
+        ci_width: width,
+        target_width: 0.05,
+        max_repeats: 6,
+        stop,
+        updated_at: String::new(),
+    };
+    assert!(st.adaptive_cells(&["c1"]).unwrap().is_empty());
+    st.save_adaptive_cell(&cell("w/B/8", 1, None, CellStop::Open))
+        .unwrap();
+    st.save_adaptive_cell(&cell("w/A/4", 4, Some(0.2), CellStop::Open))
+        .unwrap();
+    st.save_adaptive_cell(&cell("w/A/4", 6, Some(0.125), CellStop::MaxRepeats))
+        .unwrap();
+    let got = st2.adaptive_cells(&["c1", "c2"]).unwrap();
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(
+        (
+            got[0].cell.as_str(),
+            got[0].runs,
+            got[0].ci_width,
+            got[0].stop
+        ),
+        ("w/A/4", 6, Some(0.125), CellStop::MaxRepeats)
+    );
+    assert!(got[0].updated_at.ends_with('Z'), "{:?}", got[0]);
+    assert_eq!(
+        got[0].describe(),
+        "6 runs (6 completed), 95% CI width 12% (target 5%): stopped at max_repeats (6)"
+    );
+    assert_eq!((got[1].cell.as_str(), got[1].ci_width), ("w/B/8", None));
+    assert_eq!(
+        got[1].describe(),
+        "1 run (1 completed), no interval yet (target 5%): open"
+    );
 }
 
 #[test]

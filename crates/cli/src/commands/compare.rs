@@ -84,6 +84,12 @@ pub const PAGE: Page = Page {
              METRIC changed significantly and beyond CHANGE in its direction; without a sign, \
              the metric's bad direction",
         ),
+        flag(
+            "fail-on-inconclusive",
+            "with --fail-on: also fail the gate (exit 3) when a check cannot tell whether its \
+             threshold was crossed: the cell was not judged, a side has too few repeats, or the \
+             change is not significant but its interval reaches past the threshold",
+        ),
         opt(
             "markdown",
             "FILE",
@@ -135,7 +141,8 @@ pub const PAGE: Page = Page {
         },
     ],
     exit: "0 ok (and the gate passed), 1 failed (no store, no matching runs, bad selector), \
-           2 usage error, 3 the gate failed (--fail-on).",
+           2 usage error, 3 the gate failed (--fail-on; with --fail-on-inconclusive also a \
+           check that could not be judged).",
     ..Page::new(
         "compare",
         "stored runs against a baseline, as a table of ratios",
@@ -222,6 +229,12 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         .map(FailOn::parse)
         .collect::<Result<Vec<_>, _>>()
         .map_err(CliError::Usage)?;
+    let fail_inconclusive = a.flag("fail-on-inconclusive");
+    if fail_inconclusive && rules.is_empty() {
+        return Err(CliError::Usage(
+            "--fail-on-inconclusive needs --fail-on, e.g. --fail-on tps:-3%".into(),
+        ));
+    }
     if a.flag("why") && matches!(format, "csv" | "json") {
         return Err(CliError::Usage(format!(
             "--why writes text, markdown or html, not {format}"
@@ -258,14 +271,18 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     let gate = if rules.is_empty() {
         None
     } else {
-        Some(run_gate(
+        let (mut checks, more) = run_gate(
             &mut store,
             &baseline,
             candidate.as_ref(),
             &opts,
             &table,
             &rules,
-        )?)
+        )?;
+        if fail_inconclusive {
+            gate::fail_inconclusive(&mut checks);
+        }
+        Some((checks, more))
     };
     let checks = gate.as_ref().map(|(checks, _)| checks.as_slice());
     let mut out = match format {

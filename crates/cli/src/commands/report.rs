@@ -22,7 +22,9 @@ pub const PAGE: Page = Page {
          (tpch's queries), a bar chart per figure. When the runs are all of one \
          configuration (a nightly job's, say) and enough of them, the history of their \
          throughput and p99 latency with its change points, as `dbmeter results history` \
-         shows it.",
+         shows it. For a campaign with adaptive repeats (repeats = \"auto\"), why each \
+         cell stopped: settled at its interval's width, or at max_repeats (also printed \
+         on standard output).",
         "Without selectors every stored run is in the report; `campaign:NAME` (or any \
          other selectors, as in `dbmeter results`) narrows it.",
     ],
@@ -261,6 +263,19 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         c.dedup();
         c
     };
+    // With adaptive repeats: why each cell stopped.
+    let adaptive = store
+        .adaptive_cells(&campaigns)
+        .map_err(|e| CliError::Failed(e.0))?;
+    if !adaptive.is_empty() {
+        sections.push(Section {
+            title: "Adaptive repeats".to_string(),
+            html: format!(
+                "<p>Each cell ran until the 95% confidence interval of its median throughput was within its target width (settled), or it had run <code>max_repeats</code> times.</p>\n{}",
+                dbmeter_report::stored::adaptive_html(&adaptive)
+            ),
+        });
+    }
     let title = match a.get("title") {
         Some(t) => t.to_string(),
         None if campaigns.len() == 1 => format!("Campaign {}", campaigns[0]),
@@ -294,6 +309,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
                 .map_err(|e| CliError::Failed(format!("cannot write {}: {e}", p.display())))?;
         }
     }
+    print!("{}", dbmeter_report::stored::adaptive_text(&adaptive));
     eprintln!(
         "wrote {out}: {} runs, {} charts{}",
         input.runs.len(),

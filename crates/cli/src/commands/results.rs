@@ -40,7 +40,8 @@ pub const PAGE: Page = Page {
             name: "list",
             args: "[SELECTORS]",
             help: "one line per run: id, when, workload, threads, campaign, variant, \
-                   repeat, end, tps, qps, p95, p99, tags",
+                   repeat, end, tps, qps, p95, p99, tags; then, for a campaign with \
+                   adaptive repeats, why each of its cells stopped (text only)",
             options: &[opt("format", "text|csv|json", "how to write it").default("text")],
         },
         Sub {
@@ -315,7 +316,20 @@ fn list(args: &[String]) -> Result<i32, CliError> {
                 .map_err(|e| CliError::Failed(format!("cannot write JSON: {e}")))?
                 + "\n"
         }
-        _ => stored::list_text(&runs),
+        _ => {
+            // A campaign's adaptive repeats follow its runs.
+            let mut campaigns: Vec<&str> =
+                runs.iter().filter_map(|r| r.campaign.as_deref()).collect();
+            campaigns.sort_unstable();
+            campaigns.dedup();
+            let cells = store.adaptive_cells(&campaigns).map_err(failed)?;
+            let mut out = stored::list_text(&runs);
+            if !cells.is_empty() {
+                out.push('\n');
+                out.push_str(&stored::adaptive_text(&cells));
+            }
+            out
+        }
     };
     print!("{out}");
     Ok(0)

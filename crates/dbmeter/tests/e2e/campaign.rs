@@ -855,6 +855,68 @@ name = "{flipping}"
     assert_eq!(repeats(&steady), [1, 2, 3, 4]);
     assert_eq!(repeats(&flipping), [1, 2, 3, 4, 5]);
 
+    // The store keeps why each cell stopped: a later report says it, in
+    // its text and in the HTML page, and so does the campaign's listing.
+    let store_path = p.scratch.path("results.db").to_string_lossy().into_owned();
+    let html = p.scratch.path("auto.html").to_string_lossy().into_owned();
+    let r = p.run(&[
+        "report",
+        "campaign:auto",
+        "--store",
+        &store_path,
+        "--output",
+        &html,
+    ]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let said = |out: &str, script: &str, what: &str| {
+        let l = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{script}/m/1: ")))
+            .unwrap_or_else(|| panic!("no line for {script}:\n{out}"));
+        assert!(l.contains(what), "{l}");
+    };
+    assert!(
+        r.stdout
+            .contains("campaign 'auto', adaptive repeats per cell:"),
+        "{}",
+        r.stdout
+    );
+    said(&r.stdout, &steady, "4 runs (4 completed), 95% CI width");
+    said(&r.stdout, &steady, "(target 40%): settled");
+    said(
+        &r.stdout,
+        &flipping,
+        "(target 40%): stopped at max_repeats (5)",
+    );
+    let page = std::fs::read_to_string(&html).expect("the report");
+    assert!(page.contains("Adaptive repeats"), "no section");
+    let row = |script: &str| -> String {
+        let at = page
+            .find(&format!("<td class=\"label\">{script}/m/1</td>"))
+            .unwrap_or_else(|| panic!("no row for {script}"));
+        page[at..].lines().next().unwrap_or_default().to_string()
+    };
+    let sr = row(&steady);
+    assert!(
+        sr.contains("<td>4</td><td>4</td>")
+            && sr.contains("<td>40%</td><td class=\"label\">settled</td>"),
+        "{sr}"
+    );
+    let fr = row(&flipping);
+    assert!(
+        fr.contains("<td>5</td><td>5</td>")
+            && fr.ends_with("<td class=\"label\">at max_repeats (5)</td></tr>"),
+        "{fr}"
+    );
+    let r = p.run(&["results", "list", "campaign:auto", "--store", &store_path]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    said(&r.stdout, &steady, "(target 40%): settled");
+    said(
+        &r.stdout,
+        &flipping,
+        "(target 40%): stopped at max_repeats (5)",
+    );
+
     // Resumed, a finished campaign has nothing left to run.
     let r = p.run(&["campaign", "run", &file, "--resume"]);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);

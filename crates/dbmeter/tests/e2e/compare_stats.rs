@@ -6,7 +6,9 @@
 //! them the counts, are fixed). A run that ended with arrivals it never
 //! started (the machine stalled it: its count is then not the
 //! schedule's) is deleted and made again. Also a run's own throughput
-//! interval (batch means) in its document and text report.
+//! interval (batch means) in its document and text report. A third set
+//! spreads its runs' rates 20% either side of the baseline's, with the
+//! same median: too noisy, whatever the machine's load.
 
 use crate::common::*;
 use crate::verdicts::{XMLLINT, junit_schema};
@@ -96,11 +98,13 @@ fn xml_valid(s: &Scratch, file: &str) {
 fn known_differences_get_their_verdicts_and_the_gate_trips_only_on_the_real_one() {
     let s = Scratch::new();
     s.ok(&["prepare", "oltp_point_select", DB, "--table-size=500"]);
-    // Interleaved: base, slower (10% lower rate), same (the base's rate).
+    // Interleaved: base, slower (10% lower rate), same (the base's rate),
+    // noisy (a rate per run from 20% below the base's to 20% above it).
     let (mut base_ids, mut slow_ids, mut same_id) = (Vec::new(), Vec::new(), String::new());
-    for seed in 1..=5 {
+    for (seed, noisy_rate) in (1..=5).zip([1600, 2400, 1800, 2200, 2000]) {
         base_ids.push(stored_run(&s, "base", 2000, seed).1);
         slow_ids.push(stored_run(&s, "slow", 1800, seed).1);
+        stored_run(&s, "noisy", noisy_rate, seed);
         let (r, id) = stored_run(&s, "same", 2000, seed);
         same_id = id;
         if seed == 1 {
@@ -284,6 +288,104 @@ fn known_differences_get_their_verdicts_and_the_gate_trips_only_on_the_real_one(
     assert_eq!(row["verdict"], "too few repeats", "{row:?}");
     assert_eq!(row["repeats_needed"], "4", "{row:?}");
 
+    // The gate passes such a check; --fail-on-inconclusive fails it
+    // (exit 3), saying why.
+    let three = [
+        "compare".to_string(),
+        "--store=r.db".to_string(),
+        format!("--baseline=run:{}", base_ids[..3].join(",")),
+        format!("--candidate=run:{}", slow_ids[..3].join(",")),
+        "--fail-on=tps:-3%".to_string(),
+    ];
+    let three: Vec<&str> = three.iter().map(String::as_str).collect();
+    let r = s.run_home(&three);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("gate passed: 1 check\n"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("tps:-3% on oltp_point_select, 1 thread: pass: tps -")
+            && r.stdout.contains(", too few repeats)"),
+        "{}",
+        r.stdout
+    );
+    let r = s.run_home(&[&three[..], &["--fail-on-inconclusive", "--junit=few.xml"]].concat());
+    assert_eq!(r.code, 3, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("dbmeter: gate FAILED: 1 of 1 check failed (1 inconclusive) (exit code 3)"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stdout.contains(
+            "tps:-3% on oltp_point_select, 1 thread: FAIL (inconclusive, --fail-on-inconclusive): tps -"
+        ),
+        "{}",
+        r.stdout
+    );
+    let xml = std::fs::read_to_string(s.path("few.xml")).unwrap();
+    assert!(xml.contains("<failure type=\"inconclusive\""), "{xml}");
+    xml_valid(&s, "few.xml");
+    // A significant drop is no less a failure with it; a clear pass stays one.
+    let r = compare(
+        &s,
+        "tag:side=slow",
+        &["--fail-on=tps:-3%", "--fail-on-inconclusive"],
+    );
+    assert_eq!(r.code, 3, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains(": FAIL: tps -"), "{}", r.stdout);
+    let r = compare(
+        &s,
+        "tag:side=same",
+        &["--fail-on=tps:-50%", "--fail-on-inconclusive"],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("gate passed: 1 check\n"), "{}", r.stdout);
+
+    // Runs whose rates spread 20% either side of the base's: their median
+    // is the base's, the test cannot tell them apart and the interval is
+    // too wide to rule out a change of 5%: too noisy, with the repeats a
+    // side that would likely settle it (more than the 5 there are).
+    let r = compare(&s, "tag:side=noisy", &["--format=json"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let st = &doc["rows"][0]["cells"][0]["stats"];
+    assert_eq!(st["verdict"], "too_noisy", "{st}");
+    let needed = st["repeats_needed"].as_u64().unwrap_or(0);
+    assert!(needed > 5, "{st}");
+    assert!(st["p_value"].as_f64().unwrap() > 0.05, "{st}");
+    assert!(
+        st["ratio_low"].as_f64().unwrap() < 0.95 || st["ratio_high"].as_f64().unwrap() > 1.05,
+        "{st}"
+    );
+    let r = compare(&s, "tag:side=noisy", &[]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let said = format!("too noisy: about {needed} repeats a side would settle it");
+    let said_max = format!("too noisy: more than {needed} repeats a side would settle it");
+    assert!(
+        r.stdout.contains(&said) || r.stdout.contains(&said_max),
+        "{}",
+        r.stdout
+    );
+    // `dbmeter report` puts the same statistics in its comparison cells.
+    let r = s.run_home(&[
+        "report",
+        "--store=r.db",
+        "--baseline=tag:side=base",
+        "--candidate=tag:side=noisy",
+        "--output=noisy.html",
+    ]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let page = std::fs::read_to_string(s.path("noisy.html")).unwrap();
+    assert!(
+        page.contains("; 95% CI ") && page.contains(", p = "),
+        "no statistics in the report"
+    );
+    assert!(
+        page.contains(&format!(": {said}")) || page.contains(&format!(": {said_max}")),
+        "the report's cell has no verdict"
+    );
+
     // Bad values: one line, exit 2.
     for (args, want) in [
         (
@@ -296,6 +398,10 @@ fn known_differences_get_their_verdicts_and_the_gate_trips_only_on_the_real_one(
         (vec!["--confidence=150"], "--confidence=150"),
         (vec!["--min-effect=-1"], "--min-effect=-1"),
         (vec!["--junit=x.xml"], "give --fail-on too"),
+        (
+            vec!["--fail-on-inconclusive"],
+            "--fail-on-inconclusive needs --fail-on",
+        ),
     ] {
         let r = compare(&s, "tag:side=slow", &args);
         assert_eq!(r.code, 2, "{args:?}: {}\n{}", r.stdout, r.stderr);

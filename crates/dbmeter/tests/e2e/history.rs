@@ -276,3 +276,95 @@ fn a_nightly_job_that_got_slower_at_run_7_has_one_change_point_there() {
         "--permutations=5: 5 permutations can never give a p-value of 0.05 or less",
     );
 }
+
+/// `--metric=FIGURE`: a benchmark's own named figure (TPC-H's Q6 query
+/// time, on a scale factor of 0.01) over the runs, each run's value the one
+/// its document stored; a name no selected run has is a usage error that
+/// lists the ones they have.
+#[test]
+fn a_figure_has_its_history_too() {
+    let s = Scratch::new();
+    let db = "--db=sqlite:h.sqlite";
+    s.ok(&["prepare", "tpch", db, "--scale-factor=0.01"]);
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let r = s.ok_home(&[
+            "run",
+            "tpch",
+            db,
+            "--queries=6",
+            "--explain=off",
+            "--store=results.db",
+            "--tag=job=nightly",
+        ]);
+        let id = r
+            .stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("stored as run #"))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or_else(|| panic!("not stored:\n{}", r.stderr))
+            .to_string();
+        ids.push(id);
+    }
+    let figure = |id: &str| -> f64 {
+        let doc = s
+            .ok_home(&["results", "show", id, "--store=results.db", "--format=json"])
+            .json();
+        doc["figures"]
+            .as_array()
+            .and_then(|f| f.iter().find(|x| x["name"] == "Q6"))
+            .and_then(|x| x["value"].as_f64())
+            .unwrap_or_else(|| panic!("run {id} has no Q6: {}", doc["figures"]))
+    };
+
+    let r = history(&s, &["--metric=Q6"]);
+    assert!(
+        r.stdout
+            .starts_with("Q6 (the figure Q6) over time: 3 runs of tpch, 1 thread"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("  Q6_s\n"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("too few runs for a change point"),
+        "{}",
+        r.stdout
+    );
+    for id in &ids {
+        let line = r
+            .stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(id.as_str()))
+            .unwrap_or_else(|| panic!("no line for run {id}:\n{}", r.stdout));
+        assert!(line.ends_with(&format!("{:.3}", figure(id))), "{line}");
+    }
+
+    let j: Value =
+        serde_json::from_str(&history(&s, &["--metric=Q6", "--format=json"]).stdout).unwrap();
+    assert_eq!(j["metric"], "Q6");
+    assert_eq!(j["unit"], "s");
+    assert_eq!(j["higher_is_better"], false);
+    let runs = j["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3, "{j}");
+    for (run, id) in runs.iter().zip(&ids) {
+        assert_eq!(run["id"].to_string(), *id);
+        assert_eq!(run["value"].as_f64(), Some(figure(id)), "{run}");
+    }
+
+    history(&s, &["--metric=Q6", "--html=q6.html"]);
+    let page = std::fs::read_to_string(s.path("q6.html")).unwrap();
+    assert!(page.contains("Q6") && page.contains("<svg"), "{page}");
+
+    fails(
+        &s,
+        &[
+            "results",
+            "history",
+            "tag:job=nightly",
+            "--store=results.db",
+            "--metric=Q9",
+        ],
+        2,
+        "--metric=Q9: expected one of tps, qps, p95, p99, avg, or a figure of the selected runs: Q6, RF1, RF2",
+    );
+}

@@ -17,6 +17,7 @@ mod campaign;
 mod campaign_shards;
 mod campaign_signals;
 mod capture;
+mod ci_example;
 mod cli_errors;
 mod client_conventions;
 mod compare_queries;
