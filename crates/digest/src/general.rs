@@ -12,9 +12,11 @@
 //! (`GeneralState`, event lines only) and each chunk is read in parallel
 //! from the state at its start.
 
+use crate::aggregate::KeyHasher;
 use crate::event::{BadLine, LogEvent, parse_datetime};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 /// Whether the head of an input looks like a general log.
@@ -117,9 +119,13 @@ struct Thread {
     db: Option<Vec<u8>>,
 }
 
+/// Thread ids' maps (a multiplicative hash: SipHash's is a good part of
+/// reading an event).
+type IdMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
+
 /// The threads known at a point of the log (shared: a snapshot is an
 /// `Arc` clone, a thread's state too).
-type Threads = Arc<HashMap<u64, Arc<Thread>>>;
+type Threads = Arc<IdMap<Arc<Thread>>>;
 
 /// What a general log carries from line to line at a point of it: the last
 /// time written and each connected thread's user, host and database (a
@@ -299,7 +305,7 @@ pub struct GeneralParser {
     /// The threads at the start.
     base: Threads,
     /// The threads changed since (`None`: quit).
-    changed: HashMap<u64, Option<Arc<Thread>>>,
+    changed: IdMap<Option<Arc<Thread>>>,
 }
 
 impl GeneralParser {
@@ -308,7 +314,7 @@ impl GeneralParser {
         GeneralParser {
             ts: state.ts,
             base: state.threads.clone(),
-            changed: HashMap::new(),
+            changed: IdMap::default(),
         }
     }
 
