@@ -77,7 +77,10 @@ fn event_line(l: &[u8]) -> Option<EventLine<'_>> {
     if i == d || l.get(i) != Some(&b' ') {
         return None;
     }
-    let thread = std::str::from_utf8(&l[d..i]).ok()?.parse().ok()?;
+    // (As `str::parse` reads it, without checking for UTF-8 first.)
+    let thread = l[d..i].iter().try_fold(0u64, |n, &b| {
+        n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+    })?;
     i += 1;
     let c = i;
     while l
