@@ -553,6 +553,45 @@ junk before nothing
     }
 
     #[test]
+    fn the_state_alone_is_what_the_parser_leaves() {
+        let b = MARIADB.as_bytes();
+        let mut state = GeneralState::default();
+        state.advance(b);
+        // Thread 3 quit: only thread 4's state is kept.
+        assert_eq!(state.threads(), 1);
+        assert_eq!(
+            state.ts.map(crate::event::format_ts).as_deref(),
+            Some("2026-11-27 10:31:39")
+        );
+        // The rest of the log read from that state: thread 4's user and
+        // database, the time carried; thread 3 is unknown again.
+        let more = "\t\t     4 Query\tselect 3\n\t\t     3 Query\tselect 4\n";
+        let mut seen = Vec::new();
+        GeneralParser::from_state(&state).parse_chunk(
+            more.as_bytes(),
+            14,
+            b.len() as u64,
+            |e| {
+                seen.push((
+                    e.user.as_deref().map(<[u8]>::to_vec),
+                    e.db.as_deref().map(<[u8]>::to_vec),
+                    e.ts.map(crate::event::format_ts),
+                    e.line,
+                ))
+            },
+            |b| panic!("{b:?}"),
+        );
+        let t = Some("2026-11-27 10:31:39".to_string());
+        assert_eq!(
+            seen,
+            [
+                (Some(b"app".to_vec()), Some(b"shop".to_vec()), t.clone(), 14),
+                (None, None, t, 15)
+            ]
+        );
+    }
+
+    #[test]
     fn cut_points_are_event_lines() {
         let b = MARIADB.as_bytes();
         let cut = last_boundary(b).unwrap();
