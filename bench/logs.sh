@@ -26,11 +26,21 @@
 #   SKIP_PGBADGER=1      dbmeter only on the PostgreSQL log
 #   MANY_CLASSES=200000  classes of the many-classes log (0: no such case)
 #   MANY_MB=110          its size (110 MB: each class about once)
+#   GEN_MB=200           size of the generated general log (0: no general-log case)
+#   GEN_STYLE=mariadb    its lines: mariadb (the time when the second changes) or
+#                        mysql (MySQL 5.7+'s ISO time on every line)
 #
 # The many-classes case: bench/gen_slowlog.py's CLASSES mode writes a log of
 # MANY_CLASSES distinct fingerprints taken in turn; dbmeter digests it with
 # --limit=0 (every class written out) and its peak RSS is shown; the classes
 # it found must be the ones written.
+#
+# The general-log case: bench/gen_genlog.py writes a MySQL/MariaDB general log
+# (about 40 interleaved connections that come and go: Connect, Init DB, Query
+# over one or several lines, Quit); dbmeter digest reads it with every CPU and
+# with --threads=1 (the reader follows the time and the threads' users and
+# databases, and hands each chunk the state at its start); both must give the
+# same classes, counts, databases, users and hosts.
 #
 # The PostgreSQL case: bench/gen_pglog.py writes a stderr log (Debian's
 # log_line_prefix, log_min_duration_statement=0, simple and extended protocol,
@@ -80,6 +90,10 @@ require_flag SKIP_PGBADGER
 case "$PG_MB" in '' | *[!0-9]*) die "PG_MB=$PG_MB: expected a number of MB (0 for none)" ;; esac
 case "$MANY_CLASSES" in '' | *[!0-9]*) die "MANY_CLASSES=$MANY_CLASSES: expected a number (0 for none)" ;; esac
 require_positive MANY_MB
+GEN_MB="${GEN_MB:-200}"
+GEN_STYLE="${GEN_STYLE:-mariadb}"
+case "$GEN_MB" in '' | *[!0-9]*) die "GEN_MB=$GEN_MB: expected a number of MB (0 for none)" ;; esac
+case "$GEN_STYLE" in mariadb | mysql) ;; *) die "GEN_STYLE=$GEN_STYLE: expected mariadb or mysql" ;; esac
 case "$PG_STYLE" in min-duration | pairs) ;; *) die "PG_STYLE=$PG_STYLE: expected min-duration or pairs" ;; esac
 if [ "$PG_MB" -gt 0 ] && [ "$SKIP_PGBADGER" != 1 ] && [ "${REPLAY_ONLY:-0}" != 1 ]; then
     command -v pgbadger >/dev/null ||
@@ -311,6 +325,43 @@ else:
 EOF
 fi
 [ "$MANY_STATUS" = 0 ] || SLOW_STATUS=1
+
+if [ "$GEN_MB" -gt 0 ]; then
+    GENLOG="$OUT/general-$GEN_STYLE-${GEN_MB}MB-s$SEED.log"
+    if [ ! -s "$GENLOG" ]; then
+        log "generating a ${GEN_MB} MB general log ($GEN_STYLE): $GENLOG"
+        python3 "$ROOT/bench/gen_genlog.py" "$GEN_MB" "$SEED" "$GEN_STYLE" > "$GENLOG.tmp"
+        mv "$GENLOG.tmp" "$GENLOG"
+    fi
+    read -r Q_WALL Q_CPU Q_RSS < <(measure dbmeter-general "$OUT/dbmeter-general.json" \
+        "$DBMETER_BIN" digest "$GENLOG" --format=json --limit=0)
+    read -r Q1_WALL Q1_CPU Q1_RSS < <(measure dbmeter-general-1 "$OUT/dbmeter-general-1.json" \
+        "$DBMETER_BIN" digest "$GENLOG" --format=json --limit=0 --threads=1)
+    python3 - "$(mb_of "$GENLOG")" "$Q_WALL" "$Q_CPU" "$Q_RSS" "$Q1_WALL" "$Q1_CPU" "$Q1_RSS" \
+        "$OUT/dbmeter-general.json" "$OUT/dbmeter-general-1.json" "$CPUS" "$GEN_STYLE" <<'EOF' || SLOW_STATUS=1
+import json, sys
+(mb, w, c, rss, w1, c1, rss1) = map(float, sys.argv[1:8])
+many_f, one_f, cpus, style = sys.argv[8], sys.argv[9], sys.argv[10], sys.argv[11]
+rate = lambda mb, s: mb / s if s > 0 else float("inf")
+print(f"\ngeneral log ({style})")
+print(f"{'':26} {'MB':>8} {'wall s':>8} {'CPU s':>8} {'MB/s wall':>10} {'MB/CPU-s':>9} {'peak RSS':>9}")
+def row(name, w, c, rss):
+    print(f"{name:26} {mb:8.1f} {w:8.2f} {c:8.2f} {rate(mb, w):10.1f} {rate(mb, c):9.1f} {rss / 1024:7.1f}MB")
+row(f"dbmeter digest ({cpus} thr)", w, c, rss)
+row("dbmeter digest --threads=1", w1, c1, rss1)
+print(f"dbmeter, {cpus} threads / 1: {rate(mb, w) / rate(mb, w1):.2f}x wall")
+def facts(f):
+    d = json.load(open(f))
+    return (d["global"]["query_count"], d["malformed"]["count"],
+            {c["id"]: (c["query_count"], c["databases"], c["users"], c["hosts"]) for c in d["classes"]})
+many, one = facts(many_f), facts(one_f)
+print(f"dbmeter: {many[0]} events in {len(many[2])} classes, {many[1]} malformed lines")
+if many != one:
+    print("dbmeter DIFFERS with --threads=1")
+    sys.exit(1)
+print("dbmeter --threads=1: the same classes, counts, databases, users and hosts")
+EOF
+fi
 
 [ "$PG_MB" -gt 0 ] || exit "$SLOW_STATUS"
 PGLOG="$OUT/pg-stderr-$PG_STYLE-${PG_MB}MB-s$SEED.log"

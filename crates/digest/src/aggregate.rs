@@ -106,10 +106,10 @@ enum Buckets {
 /// Buckets kept in the list before the hash map.
 const FEW_BUCKETS: usize = 64;
 
-/// A multiplicative hash for the histograms' u32 keys (SipHash costs more
-/// than the rest of recording a value).
+/// A multiplicative hash for the histograms' u32 keys and the general
+/// log's thread ids (SipHash costs more than the rest of recording a value).
 #[derive(Default)]
-struct KeyHasher(u64);
+pub(crate) struct KeyHasher(u64);
 
 impl Hasher for KeyHasher {
     fn finish(&self) -> u64 {
@@ -124,6 +124,10 @@ impl Hasher for KeyHasher {
 
     fn write_u32(&mut self, k: u32) {
         self.0 = (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+
+    fn write_u64(&mut self, k: u64) {
+        self.0 = k.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
 }
 

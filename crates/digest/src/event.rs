@@ -51,6 +51,9 @@ pub struct LogEvent<'a> {
 pub struct Malformed {
     /// The input it is in, as the user named it.
     pub file: String,
+    /// Which of the inputs that is (0 for the first named).
+    #[serde(skip)]
+    pub input: u32,
     pub line: u64,
     pub reason: String,
 }
@@ -73,19 +76,19 @@ impl MalformedLines {
         }
     }
 
+    /// Adds `other`'s: the first ones kept are the first in input order of
+    /// both (each part's are its first, whatever order the parts read
+    /// their chunks in).
     pub fn merge(&mut self, other: MalformedLines) {
         self.count += other.count;
-        for m in other.first {
-            if self.first.len() < MALFORMED_KEPT {
-                self.first.push(m);
-            }
-        }
+        self.first.extend(other.first);
+        self.sort();
+        self.first.truncate(MALFORMED_KEPT);
     }
 
     /// In input order (workers finish in any order).
     pub fn sort(&mut self) {
-        self.first
-            .sort_by(|a, b| (a.file.as_str(), a.line).cmp(&(b.file.as_str(), b.line)));
+        self.first.sort_by_key(|m| (m.input, m.line));
     }
 }
 

@@ -6,13 +6,18 @@
 //! thread's user, host and database, `Init DB` its database. The log has no
 //! durations: its events have a count and no Query_time.
 //!
-//! The time and the threads' users and databases carry from line to line,
-//! so one parser reads a general log in order (`GeneralParser` keeps them
-//! from one chunk to the next).
+//! The time and the threads' users and databases carry from line to line:
+//! one parser reads a general log in order (`GeneralParser` keeps them from
+//! one chunk to the next), or the reader follows them alone
+//! (`GeneralState`, event lines only) and each chunk is read in parallel
+//! from the state at its start.
 
+use crate::aggregate::KeyHasher;
 use crate::event::{BadLine, LogEvent, parse_datetime};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::sync::Arc;
 
 /// Whether the head of an input looks like a general log.
 pub fn looks_like(head: &[u8]) -> bool {
@@ -72,7 +77,10 @@ fn event_line(l: &[u8]) -> Option<EventLine<'_>> {
     if i == d || l.get(i) != Some(&b' ') {
         return None;
     }
-    let thread = std::str::from_utf8(&l[d..i]).ok()?.parse().ok()?;
+    // (As `str::parse` reads it, without checking for UTF-8 first.)
+    let thread = l[d..i].iter().try_fold(0u64, |n, &b| {
+        n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+    })?;
     i += 1;
     let c = i;
     while l
@@ -105,102 +113,257 @@ fn is_server_header(l: &[u8]) -> bool {
         || (l.starts_with(b"Time") && crate::scan::find(l, b"Command").is_some())
 }
 
-#[derive(Default, Clone)]
+/// A thread's user, host and database, as its `Connect` and `Init DB` lines
+/// gave them.
+#[derive(Default, Clone, Debug)]
 struct Thread {
     user: Option<Vec<u8>>,
     host: Option<Vec<u8>>,
     db: Option<Vec<u8>>,
 }
 
-/// Reads a general log in order, chunk after chunk.
+/// Thread ids' maps (a multiplicative hash: SipHash's is a good part of
+/// reading an event).
+type IdMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
+
+/// The threads known at a point of the log (shared: a snapshot is an
+/// `Arc` clone, a thread's state too).
+type Threads = Arc<IdMap<Arc<Thread>>>;
+
+/// What a general log carries from line to line at a point of it: the last
+/// time written and each connected thread's user, host and database (a
+/// thread's state goes at its `Quit`). The reader follows it chunk after
+/// chunk ([`GeneralState::advance`]) and gives each chunk the state at its
+/// start, so that chunks can be read apart ([`GeneralParser::from_state`]).
+#[derive(Default, Clone, Debug)]
+pub struct GeneralState {
+    ts: Option<i64>,
+    threads: Threads,
+}
+
+impl GeneralState {
+    /// Follows a chunk (whole lines, starting at an event's or the input's
+    /// first): its event lines' times and the threads' `Connect`, `Init DB`
+    /// and `Quit`, as [`GeneralParser::parse_chunk`] would leave them, with
+    /// no statement read and no line reported.
+    pub fn advance(&mut self, chunk: &[u8]) {
+        let mut last_time = None;
+        walk(chunk, 0, |step| match step {
+            Step::Time { text, .. } => last_time = Some(text),
+            Step::Event {
+                thread,
+                command,
+                arg,
+                ..
+            } => self.note(thread, command, arg),
+            Step::Junk { .. } => {}
+        });
+        // Only the last time that reads counts: the last written, unless it
+        // does not read (rare: then each is read in turn).
+        let Some(text) = last_time else { return };
+        match parse_datetime(text) {
+            Some(ts) => self.ts = Some(ts),
+            None => walk(chunk, 0, |step| {
+                if let Step::Time { text, .. } = step
+                    && let Some(ts) = parse_datetime(text)
+                {
+                    self.ts = Some(ts);
+                }
+            }),
+        }
+    }
+
+    fn note(&mut self, thread: u64, command: &[u8], arg: &[u8]) {
+        if changes_thread(command, arg) {
+            let threads = Arc::make_mut(&mut self.threads);
+            apply(
+                Arc::make_mut(threads.entry(thread).or_default()),
+                command,
+                arg,
+            );
+        } else if command == b"Quit" && self.threads.contains_key(&thread) {
+            Arc::make_mut(&mut self.threads).remove(&thread);
+        }
+    }
+
+    /// Threads whose state is known.
+    pub fn threads(&self) -> usize {
+        self.threads.len()
+    }
+}
+
+/// What [`walk`] meets, in the order of the log.
+enum Step<'a> {
+    /// An event read to its end (the lines after its own that are not
+    /// event lines go on its argument).
+    Event {
+        line: u64,
+        /// Where its line starts in the chunk.
+        start: usize,
+        thread: u64,
+        command: &'a [u8],
+        arg: &'a [u8],
+    },
+    /// The time written on an event line (given after the event before
+    /// that line, before that line's own).
+    Time { line: u64, text: &'a [u8] },
+    /// A line that is no event's and continues none.
+    Junk { line: u64, text: &'a [u8] },
+}
+
+/// Reads a chunk's lines (`first_line`: the number of its first) into
+/// [`Step`]s.
+fn walk<'a>(chunk: &'a [u8], first_line: u64, mut step: impl FnMut(Step<'a>)) {
+    let mut pos = 0;
+    let mut line = first_line;
+    // The event being read: its line, start, thread, command, argument start.
+    let mut pending: Option<(u64, usize, u64, &'a [u8], usize)> = None;
+    loop {
+        let nl = memchr::memchr(b'\n', &chunk[pos.min(chunk.len())..]).map(|p| pos + p);
+        let at_end = pos >= chunk.len();
+        let l = if at_end {
+            &b""[..]
+        } else {
+            &chunk[pos..nl.unwrap_or(chunk.len())]
+        };
+        let ev_line = if at_end { None } else { event_line(l) };
+        if (at_end || ev_line.is_some())
+            && let Some((ln, start, thread, command, arg)) = pending.take()
+        {
+            let end = pos.saturating_sub(1).max(arg);
+            let end = if at_end && !chunk.ends_with(b"\n") {
+                chunk.len()
+            } else {
+                end
+            };
+            step(Step::Event {
+                line: ln,
+                start,
+                thread,
+                command,
+                arg: &chunk[arg..end.min(chunk.len())],
+            });
+        }
+        if at_end {
+            break;
+        }
+        match ev_line {
+            Some(e) => {
+                if let Some(text) = e.ts {
+                    step(Step::Time { line, text });
+                }
+                pending = Some((line, pos, e.thread, e.command, pos + e.arg_at));
+            }
+            None => {
+                if pending.is_none() {
+                    step(Step::Junk { line, text: l });
+                }
+            }
+        }
+        line += 1;
+        pos = match nl {
+            Some(p) => p + 1,
+            None => chunk.len(),
+        };
+    }
+}
+
+/// A `Connect` refused (its argument is the server's message).
+fn denied(command: &[u8], arg: &[u8]) -> bool {
+    command == b"Connect" && arg.starts_with(b"Access denied")
+}
+
+/// Whether the command sets its thread's user, host or database.
+fn changes_thread(command: &[u8], arg: &[u8]) -> bool {
+    command == b"Init DB" || command == b"Connect" && !denied(command, arg)
+}
+
+/// What a `Connect` or `Init DB` ([`changes_thread`]) sets.
+fn apply(t: &mut Thread, command: &[u8], arg: &[u8]) {
+    match command {
+        b"Connect" => {
+            // `user@host on db using Socket`
+            let (who, rest) = match crate::scan::find(arg, b" on ") {
+                Some(p) => (&arg[..p], &arg[p + 4..]),
+                None => (arg, &b""[..]),
+            };
+            if let Some(at) = memchr::memrchr(b'@', who) {
+                t.user = Some(who[..at].to_vec());
+                t.host = Some(who[at + 1..].to_vec());
+            }
+            let db = rest.split(|&b| b == b' ').next().unwrap_or(b"");
+            t.db = (!db.is_empty() && db != b"using").then(|| db.to_vec());
+        }
+        b"Init DB" => t.db = Some(arg.trim_ascii().to_vec()),
+        _ => {}
+    }
+}
+
+/// Reads a general log's chunks: in order, chunk after chunk, from the
+/// log's start ([`Default`]), or one chunk from the state at its start
+/// ([`GeneralParser::from_state`]).
 #[derive(Default)]
 pub struct GeneralParser {
     ts: Option<i64>,
-    threads: HashMap<u64, Thread>,
-    seen_event: bool,
+    /// The threads at the start.
+    base: Threads,
+    /// The threads changed since (`None`: quit).
+    changed: IdMap<Option<Arc<Thread>>>,
 }
 
 impl GeneralParser {
+    /// A parser for the chunk that starts where the log's state is `state`.
+    pub fn from_state(state: &GeneralState) -> GeneralParser {
+        GeneralParser {
+            ts: state.ts,
+            base: state.threads.clone(),
+            changed: IdMap::default(),
+        }
+    }
+
     /// Reads the events of a chunk that starts at a line (an event's, or
     /// the input's first). `first_line` and `offset`: where it starts.
-    pub fn parse_chunk<'a>(
-        &'a mut self,
-        chunk: &'a [u8],
+    pub fn parse_chunk(
+        &mut self,
+        chunk: &[u8],
         first_line: u64,
         offset: u64,
         mut emit: impl FnMut(&LogEvent<'_>),
         mut bad: impl FnMut(BadLine),
     ) {
-        let mut pos = 0;
-        let mut line = first_line;
-        // The event being read: its line, offset, thread, command, argument start.
-        let mut pending: Option<(u64, usize, u64, Vec<u8>, usize)> = None;
-        loop {
-            let nl = memchr::memchr(b'\n', &chunk[pos.min(chunk.len())..]).map(|p| pos + p);
-            let at_end = pos >= chunk.len();
-            let l = if at_end {
-                &b""[..]
-            } else {
-                &chunk[pos..nl.unwrap_or(chunk.len())]
-            };
-            let ev_line = if at_end { None } else { event_line(l) };
-            if (at_end || ev_line.is_some())
-                && let Some((ln, start, thread, command, arg)) = pending.take()
-            {
-                {
-                    let end = pos.saturating_sub(1).max(arg);
-                    let end = if at_end && !chunk.ends_with(b"\n") {
-                        chunk.len()
-                    } else {
-                        end
-                    };
-                    self.finish(
-                        &chunk[arg..end.min(chunk.len())],
-                        ln,
-                        offset + start as u64,
-                        thread,
-                        &command,
-                        &mut emit,
-                    );
+        walk(chunk, first_line, |step| match step {
+            Step::Event {
+                line,
+                start,
+                thread,
+                command,
+                arg,
+            } => self.finish(arg, line, offset + start as u64, thread, command, &mut emit),
+            Step::Time { line, text } => match parse_datetime(text) {
+                Some(ts) => self.ts = Some(ts),
+                None => bad(BadLine {
+                    line,
+                    reason: format!("cannot read the time '{}'", crate::slowlog::lossy(text)),
+                }),
+            },
+            Step::Junk { line, text } => {
+                if !text.trim_ascii().is_empty() && !is_server_header(text) {
+                    bad(BadLine {
+                        line,
+                        reason: format!(
+                            "not a general log line: '{}'",
+                            crate::slowlog::lossy(text)
+                        ),
+                    });
                 }
             }
-            if at_end {
-                break;
-            }
-            match ev_line {
-                Some(e) => {
-                    self.seen_event = true;
-                    if let Some(t) = e.ts {
-                        match parse_datetime(t) {
-                            Some(ts) => self.ts = Some(ts),
-                            None => bad(BadLine {
-                                line,
-                                reason: format!(
-                                    "cannot read the time '{}'",
-                                    crate::slowlog::lossy(t)
-                                ),
-                            }),
-                        }
-                    }
-                    pending = Some((line, pos, e.thread, e.command.to_vec(), pos + e.arg_at));
-                }
-                None => {
-                    if pending.is_none() && !l.trim_ascii().is_empty() && !is_server_header(l) {
-                        bad(BadLine {
-                            line,
-                            reason: format!(
-                                "not a general log line: '{}'",
-                                crate::slowlog::lossy(l)
-                            ),
-                        });
-                    }
-                }
-            }
-            line += 1;
-            pos = match nl {
-                Some(p) => p + 1,
-                None => chunk.len(),
-            };
+        });
+    }
+
+    fn thread(&self, id: u64) -> Option<&Thread> {
+        match self.changed.get(&id) {
+            Some(t) => t.as_deref(),
+            None => self.base.get(&id).map(|t| &**t),
         }
     }
 
@@ -213,27 +376,14 @@ impl GeneralParser {
         command: &[u8],
         emit: &mut impl FnMut(&LogEvent<'_>),
     ) {
-        let denied = command == b"Connect" && arg.starts_with(b"Access denied");
-        match command {
-            b"Connect" if !denied => {
-                // `user@host on db using Socket`
-                let t = self.threads.entry(thread).or_default();
-                let (who, rest) = match crate::scan::find(arg, b" on ") {
-                    Some(p) => (&arg[..p], &arg[p + 4..]),
-                    None => (arg, &b""[..]),
-                };
-                if let Some(at) = memchr::memrchr(b'@', who) {
-                    t.user = Some(who[..at].to_vec());
-                    t.host = Some(who[at + 1..].to_vec());
-                }
-                let db = rest.split(|&b| b == b' ').next().unwrap_or(b"");
-                t.db = (!db.is_empty() && db != b"using").then(|| db.to_vec());
-            }
-            b"Init DB" => {
-                let t = self.threads.entry(thread).or_default();
-                t.db = Some(arg.trim_ascii().to_vec());
-            }
-            _ => {}
+        let denied = denied(command, arg);
+        if changes_thread(command, arg) {
+            let base = &self.base;
+            let t = self
+                .changed
+                .entry(thread)
+                .or_insert_with(|| base.get(&thread).cloned());
+            apply(Arc::make_mut(t.get_or_insert_default()), command, arg);
         }
         // pt-query-digest: `Query` is a statement (as it is logged, less its
         // last newline); every other command is an administrator command
@@ -258,7 +408,7 @@ impl GeneralParser {
             }
         };
         if !query.is_empty() {
-            let t = self.threads.get(&thread);
+            let t = self.thread(thread);
             let ev = LogEvent {
                 line,
                 offset,
@@ -282,7 +432,11 @@ impl GeneralParser {
         }
         if command == b"Quit" {
             // Its state goes (a long log has many connections).
-            self.threads.remove(&thread);
+            if self.base.contains_key(&thread) {
+                self.changed.insert(thread, None);
+            } else {
+                self.changed.remove(&thread);
+            }
         }
     }
 }
@@ -396,6 +550,45 @@ junk before nothing
         p.parse_chunk(log.as_bytes(), 1, 0, |_| {}, |b| bad.push(b));
         assert_eq!(bad.len(), 1);
         assert_eq!(bad[0].line, 1);
+    }
+
+    #[test]
+    fn the_state_alone_is_what_the_parser_leaves() {
+        let b = MARIADB.as_bytes();
+        let mut state = GeneralState::default();
+        state.advance(b);
+        // Thread 3 quit: only thread 4's state is kept.
+        assert_eq!(state.threads(), 1);
+        assert_eq!(
+            state.ts.map(crate::event::format_ts).as_deref(),
+            Some("2026-11-27 10:31:39")
+        );
+        // The rest of the log read from that state: thread 4's user and
+        // database, the time carried; thread 3 is unknown again.
+        let more = "\t\t     4 Query\tselect 3\n\t\t     3 Query\tselect 4\n";
+        let mut seen = Vec::new();
+        GeneralParser::from_state(&state).parse_chunk(
+            more.as_bytes(),
+            14,
+            b.len() as u64,
+            |e| {
+                seen.push((
+                    e.user.as_deref().map(<[u8]>::to_vec),
+                    e.db.as_deref().map(<[u8]>::to_vec),
+                    e.ts.map(crate::event::format_ts),
+                    e.line,
+                ))
+            },
+            |b| panic!("{b:?}"),
+        );
+        let t = Some("2026-11-27 10:31:39".to_string());
+        assert_eq!(
+            seen,
+            [
+                (Some(b"app".to_vec()), Some(b"shop".to_vec()), t.clone(), 14),
+                (None, None, t, 15)
+            ]
+        );
     }
 
     #[test]

@@ -100,13 +100,6 @@ impl LogFormat {
         }
     }
 
-    /// Whether its events can be read apart, chunk by chunk in parallel
-    /// (the general log carries the time and each thread's database from
-    /// line to line, and is read in order).
-    fn independent_events(self) -> bool {
-        matches!(self, LogFormat::MysqlSlow)
-    }
-
     /// The start of the last event in `buf`, if one starts after 0.
     fn last_boundary(self, buf: &[u8]) -> Option<usize> {
         match self {
@@ -193,6 +186,8 @@ struct Chunk {
     file_start: bool,
     /// A PostgreSQL log's: read on its own, then what it left in order.
     pg: Option<PgChunk>,
+    /// A general log's: the state at its start.
+    general: Option<general::GeneralState>,
 }
 
 /// A chunk of a PostgreSQL log.
@@ -280,10 +275,21 @@ pub fn digest_in_chunks(
                         let bad = |b: event::BadLine| {
                             malformed.push(Malformed {
                                 file: name.clone(),
+                                input: file,
                                 line: b.line,
                                 reason: b.reason,
                             })
                         };
+                        if let Some(state) = &c.general {
+                            general::GeneralParser::from_state(state).parse_chunk(
+                                &c.data,
+                                c.first_line,
+                                c.offset,
+                                |e| agg.add(e, file),
+                                bad,
+                            );
+                            continue;
+                        }
                         let Some(pg) = c.pg else {
                             slowlog::parse_chunk(
                                 &c.data,
@@ -332,13 +338,9 @@ pub fn digest_in_chunks(
                 })
             })
             .collect();
-        let mut own = Part {
-            agg: Aggregate::new(opts.group_by, opts.filter.clone()),
-            malformed: MalformedLines::default(),
-        };
-        let read = read_inputs(&names, opts, chunk.max(1), &tx, &mut own, progress);
+        let read = read_inputs(&names, opts, chunk.max(1), &tx, progress);
         drop(tx);
-        let mut parts = vec![own];
+        let mut parts = Vec::new();
         for w in workers {
             match w.join() {
                 Ok(p) => parts.push(p),
@@ -352,11 +354,13 @@ pub fn digest_in_chunks(
     let mut parts = parts;
     parts.sort_by_key(|p| std::cmp::Reverse(p.agg.len()));
     let mut it = parts.into_iter();
-    let Some(first) = it.next() else {
-        unreachable!("the reader's part is always there")
+    let (mut agg, mut malformed) = match it.next() {
+        Some(first) => (first.agg, first.malformed),
+        None => (
+            Aggregate::new(opts.group_by, opts.filter.clone()),
+            MalformedLines::default(),
+        ),
     };
-    let mut agg = first.agg;
-    let mut malformed = first.malformed;
     for p in it {
         agg.merge(p.agg);
         malformed.merge(p.malformed);
@@ -371,14 +375,13 @@ pub fn digest_in_chunks(
 }
 
 /// The reader: opens each input, detects its format, cuts it into chunks
-/// of about `chunk` bytes for the workers (or parses it here, when its
-/// events must be read in order).
+/// of about `chunk` bytes for the workers (with, for a general log, the
+/// state the log carries at the chunk's start, followed here).
 fn read_inputs(
     names: &[String],
     opts: &Options,
     chunk: usize,
     tx: &mpsc::SyncSender<Chunk>,
-    own: &mut Part,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<FileInfo>, DigestError> {
     let mut files = Vec::new();
@@ -414,7 +417,7 @@ fn read_inputs(
         let (format, pg) = choose_format(name, format, log_line_prefix, &buf)?;
         let pg = pg.map(Arc::new);
         let mut seen = pglog::Seen::default();
-        let mut general = general::GeneralParser::default();
+        let mut general = general::GeneralState::default();
         // Lines and bytes count from the file's start, the header included.
         let (mut line, mut offset) = match &header {
             Some((_, len)) => (2u64, *len as u64),
@@ -469,40 +472,30 @@ fn read_inputs(
                         last,
                         before,
                     }),
+                    general: None,
                 };
                 pg_seq += 1;
                 if tx.send(chunk).is_err() {
                     break;
                 }
             } else if !data.is_empty() {
-                if format.independent_events() {
-                    let chunk = Chunk {
-                        file: i as u32,
-                        data,
-                        first_line: line,
-                        offset,
-                        file_start: first,
-                        pg: None,
-                    };
-                    if tx.send(chunk).is_err() {
-                        break;
-                    }
-                } else {
-                    let agg = &mut own.agg;
-                    let malformed = &mut own.malformed;
-                    general.parse_chunk(
-                        &data,
-                        line,
-                        offset,
-                        |e| agg.add(e, i as u32),
-                        |b| {
-                            malformed.push(Malformed {
-                                file: name.clone(),
-                                line: b.line,
-                                reason: b.reason,
-                            })
-                        },
-                    );
+                let general = (format == LogFormat::MysqlGeneral).then(|| {
+                    // The state at the chunk's start; then at its end.
+                    let before = general.clone();
+                    general.advance(&data);
+                    before
+                });
+                let chunk = Chunk {
+                    file: i as u32,
+                    data,
+                    first_line: line,
+                    offset,
+                    file_start: first,
+                    pg: None,
+                    general,
+                };
+                if tx.send(chunk).is_err() {
+                    break;
                 }
             }
             first = false;
@@ -653,6 +646,7 @@ pub fn read_events(
         let mut bad = |b: event::BadLine| {
             malformed.push(Malformed {
                 file: name.to_string(),
+                input: 0,
                 line: b.line,
                 reason: b.reason,
             })
@@ -1038,6 +1032,162 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A MariaDB general log (`mysql` false: the time only when the second
+    /// changes) or a MySQL 5.7+ one (an ISO time on every line) of about
+    /// `n` lines from 12 interleaved connections that come and go: Connect
+    /// (some refused), Init DB, statements (some over several lines), Quit;
+    /// junk before the first event, and `bad` times that do not read.
+    fn general_log(n: usize, mysql: bool, bad: usize, seed: u64) -> String {
+        let mut x = seed;
+        let mut rnd = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut out = String::from(
+            "junk before the server's header\n\
+             /usr/sbin/mariadbd, Version: 10.11.19-MariaDB-0+deb12u1-log (Debian 12). started with:\n\
+             Tcp port: 0  Unix socket: /tmp/sock\nTime\t\t    Id Command\tArgument\n",
+        );
+        let mut open: Vec<u64> = Vec::new();
+        let (mut next, mut us, mut last_sec) = (3u64, 1_795_775_498_000_000i64, -1i64);
+        for i in 0..n {
+            us += rnd(300_000) as i64;
+            let sec = us / 1_000_000;
+            let time = if bad > 0 && i % (n / bad).max(1) == n / bad / 2 {
+                "261327 10:00:00\t".to_string()
+            } else if mysql {
+                let (_, _, _, h, m, s) = event::civil_of(us);
+                format!("2026-11-27T{h:02}:{m:02}:{s:02}.{:06}Z\t", us % 1_000_000)
+            } else if sec != last_sec {
+                last_sec = sec;
+                let (_, _, _, h, m, s) = event::civil_of(us);
+                format!("261127 {h:2}:{m:02}:{s:02}\t")
+            } else {
+                "\t\t".to_string()
+            };
+            let users = ["app@web1", "app@web2", "report@bi", "root@localhost"];
+            let line = if open.len() < 12 && rnd(3) == 0 {
+                let t = next;
+                next += 1;
+                if rnd(20) == 0 {
+                    format!("{t} Connect\tAccess denied for user 'x'@'h' (using password: YES)")
+                } else {
+                    open.push(t);
+                    let db = ["", "shop", "crm"][rnd(3) as usize];
+                    format!(
+                        "{t} Connect\t{} on {db} using TCP/IP",
+                        users[rnd(4) as usize]
+                    )
+                }
+            } else if open.is_empty() {
+                format!("{} Query\tselect {i}", 1000 + rnd(5))
+            } else {
+                let k = rnd(open.len() as u64) as usize;
+                let t = open[k];
+                match rnd(40) {
+                    0..=1 => {
+                        open.swap_remove(k);
+                        format!("{t} Quit\t")
+                    }
+                    2 => format!("{t} Init DB\t{}", ["shop", "crm", "logs"][rnd(3) as usize]),
+                    3..=5 => format!("{t} Query\tselect *\nfrom t{}\nwhere id = {i}", rnd(4)),
+                    _ => format!("{t} Query\tupdate t{} set k = k + 1 where id = {i}", rnd(4)),
+                }
+            };
+            out.push_str(&format!("{time}{:>6}", ""));
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out
+    }
+
+    #[test]
+    fn general_logs_read_in_parallel_equal_one_reader_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for (mysql, seed) in [(false, 88_172_645_463_325_252), (true, 2_463_534_242)] {
+            let path = dir.path().join(format!("general-{mysql}.log"));
+            let text = general_log(4000, mysql, 30, seed);
+            std::fs::write(&path, &text).unwrap();
+            let name = path.to_str().unwrap().to_string();
+            for group_by in [
+                GroupBy::Fingerprint,
+                GroupBy::User,
+                GroupBy::Host,
+                GroupBy::Db,
+            ] {
+                // The reference: one reader, every line in order.
+                let mut agg = Aggregate::new(group_by, TimeFilter::default());
+                let mut malformed = MalformedLines::default();
+                let info =
+                    read_events(&name, None, None, &mut |e| agg.add(e, 0), &mut malformed).unwrap();
+                let one = Digest {
+                    aggregate: agg,
+                    files: vec![info],
+                    malformed,
+                    elapsed: Duration::ZERO,
+                };
+                // The junk line and each time that does not read.
+                assert_eq!(one.malformed.count, 31, "{:?}", one.malformed.first);
+                assert_eq!(one.malformed.first[0].line, 1);
+                // (By user, host or database: the events that have one.)
+                let n = one.aggregate.global.count;
+                assert!(
+                    n == 4000 || group_by != GroupBy::Fingerprint && n > 2000,
+                    "{group_by:?}: {n}"
+                );
+                assert!(one.aggregate.classes.len() >= 3);
+                let want = report_json(&one);
+                for threads in [1, 3] {
+                    for chunk in [1, 300, 4096, CHUNK] {
+                        let opts = Options {
+                            group_by,
+                            filter: TimeFilter::default(),
+                            threads,
+                            format: None,
+                            log_line_prefix: None,
+                        };
+                        let d =
+                            digest_in_chunks(std::slice::from_ref(&name), &opts, chunk, &|_| {})
+                                .unwrap();
+                        assert_eq!(d.files[0].bytes, text.len() as u64);
+                        assert_eq!(
+                            report_json(&d),
+                            want,
+                            "mysql {mysql}, {group_by:?}, {threads} threads, chunks of {chunk}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_malformed_lines_kept_are_the_first_of_the_inputs() {
+        let m = |input: u32, line: u64| Malformed {
+            file: format!("f{input}"),
+            input,
+            line,
+            reason: String::new(),
+        };
+        // Two parts, each with its first ones: the later part merged first.
+        let mut late = MalformedLines::default();
+        let mut early = MalformedLines::default();
+        for l in 0..30 {
+            late.push(m(0, 1000 + l));
+            early.push(m(0, 10 + l));
+        }
+        early.push(m(1, 1));
+        late.merge(early);
+        assert_eq!(late.count, 61);
+        let lines: Vec<_> = late.first.iter().map(|m| m.line).collect();
+        assert_eq!(
+            lines,
+            (10..10 + event::MALFORMED_KEPT as u64).collect::<Vec<_>>()
+        );
     }
 
     #[test]

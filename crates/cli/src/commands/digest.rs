@@ -281,7 +281,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     let d = d?;
     if d.malformed.count > 0 {
         eprintln!(
-            "dbmeter digest: {} line(s) could not be read and were skipped:",
+            "dbmeter digest: {} line(s) could not be read (each leaves its event out, or without what the line said):",
             d.malformed.count
         );
         for m in d.malformed.first.iter().take(5) {

@@ -656,3 +656,46 @@ fn postgres_capture_of_a_jsonlog_across_a_rotation() {
         assert_eq!(count_of(&doc, fp), N as u64, "{fp}: {doc}");
     }
 }
+
+#[test]
+fn postgres_capture_of_a_csvlog_through_sql() {
+    let s = Scratch::new();
+    let Some(server) = start_with(
+        Flavor::Postgres,
+        &[
+            ("logging_collector", "on"),
+            ("log_destination", "csvlog"),
+            ("log_directory", "cap-log"),
+            ("log_filename", "pg.log"),
+        ],
+    ) else {
+        return;
+    };
+    ask(&server, "CREATE TABLE cap_t (a INT, b VARCHAR(20))");
+    let db = format!("--db={}", server.url());
+    let cap = start_capture(
+        &s,
+        &[
+            "capture",
+            &db,
+            "--time=0",
+            "--collect=sql",
+            "--output=cap.log",
+        ],
+    );
+    run_workload(&server);
+    let (code, out, err) = cap.end_with(libc::SIGINT);
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    assert!(out.contains("through the server"), "{out}");
+    let doc = assert_digest(&s, &out, "cap.log", "postgres-csv", "postgres", true);
+    assert_eq!(doc["files"][0]["capture"]["collected"], "sql");
+    assert_eq!(
+        doc["files"][0]["capture"]["source"]
+            .as_str()
+            .map(|f| f.ends_with(".csv")),
+        Some(true),
+        "{doc}"
+    );
+    // Put back as it was.
+    await_setting(&server, "-1 default");
+}

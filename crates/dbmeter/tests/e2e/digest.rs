@@ -182,6 +182,34 @@ fn mariadb_slow_and_general_logs_match_the_workload_and_pt_query_digest() {
     ]);
     let n = 7;
     run_hand_written(&server, n);
+    // A user of its own, for --group-by=user and host: 5 statements over
+    // TCP (host 127.0.0.1: the server skips name resolution), 3 over the
+    // socket (localhost), each session also its Connect and Quit.
+    ask(
+        &server,
+        "CREATE USER digest_u@'%' IDENTIFIED BY 'pw'; GRANT SELECT ON test.* TO digest_u@'%'",
+    );
+    let port = server.port().to_string();
+    let socket = server.socket().to_string_lossy().into_owned();
+    for (via, sql) in [
+        (
+            ["-h127.0.0.1", "-P", port.as_str()],
+            "SELECT 1; SELECT 2; SELECT 3; SELECT 4; SELECT 5",
+        ),
+        (["-S", socket.as_str(), ""], "SELECT 6; SELECT 7; SELECT 8"),
+    ] {
+        let out = std::process::Command::new("mariadb")
+            .args(["--no-defaults", "-udigest_u", "-ppw"])
+            .args(via.iter().filter(|a| !a.is_empty()))
+            .args(["-N", "-B", "test", "-e", sql])
+            .output()
+            .expect("run the mariadb client");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     // The logs are written as statements end; a last statement makes sure
     // everything before it is there.
     ask(&server, "SELECT 'end of the test workload'");
@@ -476,6 +504,47 @@ fn mariadb_slow_and_general_logs_match_the_workload_and_pt_query_digest() {
         ])
         .json();
     assert!(count_of(&by_db, "test") >= 18 * events, "{by_db}");
+    // By user and by host: digest_u's 8 statements, 2 Connect and 2 Quit.
+    let group = |by: &str, extra: &[&str]| -> BTreeMap<String, u64> {
+        let args = [
+            &["digest", &general_s, "--format=json", "--limit=0", by][..],
+            extra,
+        ]
+        .concat();
+        let doc = s.ok(&args).json();
+        doc["classes"]
+            .as_array()
+            .expect("classes")
+            .iter()
+            .map(|c| {
+                (
+                    c["key"].as_str().expect("key").to_string(),
+                    c["query_count"].as_u64().expect("count"),
+                )
+            })
+            .collect()
+    };
+    let by_user = group("--group-by=user", &[]);
+    assert_eq!(by_user.get("digest_u"), Some(&12), "{by_user:?}");
+    assert!(
+        by_user.get("root").is_some_and(|&n| n > 18 * events),
+        "{by_user:?}"
+    );
+    assert_eq!(by_user.len(), 2, "{by_user:?}");
+    let by_host = group("--group-by=host", &["--filter=user = digest_u"]);
+    assert_eq!(
+        by_host,
+        BTreeMap::from([("127.0.0.1".to_string(), 7), ("localhost".to_string(), 5)])
+    );
+    let by_host = group("--group-by=host", &[]);
+    assert!(
+        by_host.get("127.0.0.1").is_some_and(|&n| n > 18 * events),
+        "{by_host:?}"
+    );
+    // The general log read in parallel in small chunks gives the digest of
+    // one thread, by fingerprint and by user.
+    parallel_digest_is_the_same(&s, &general_s, &[]);
+    parallel_digest_is_the_same(&s, &general_s, &["--group-by=user"]);
     // By table: the hand-written statements on digest_t, and its CREATE TABLE.
     let by_table = s
         .ok(&[
@@ -731,6 +800,18 @@ SELECT 3;
         r.stderr
     );
     assert_eq!(count_of(&doc, "select ?"), 3);
+    // The event with a Query_time that is not a number counts, with its
+    // other attributes, but not in Query_time's statistics.
+    let class = doc["classes"]
+        .as_array()
+        .expect("classes")
+        .iter()
+        .find(|c| c["key"] == "select ?")
+        .expect("the class select ?");
+    let attr_count = |name: &str| class["attributes"][name]["numbers"]["count"].as_u64();
+    assert_eq!(attr_count("Query_time"), Some(2), "{class}");
+    assert_eq!(attr_count("Lock_time"), Some(3), "{class}");
+    assert_eq!(attr_count("Rows_sent"), Some(3), "{class}");
     // --since/--until by the statements' times.
     let r = s.ok(&[
         "digest",
@@ -1123,10 +1204,11 @@ fn comparable(doc: &Value) -> Value {
     v
 }
 
-/// A PostgreSQL log read by 3 threads in chunks of a few bytes (every
-/// entry a cut somewhere: pairs, DETAIL lines and statements over several
-/// lines fall across chunks) gives the digest of one thread reading it in
-/// 1 MiB chunks.
+/// A log read by 3 threads in chunks of a few bytes (every entry a cut
+/// somewhere: PostgreSQL's pairs, DETAIL lines and statements over several
+/// lines fall across chunks; a general log's statements far from their
+/// thread's Connect and Init DB) gives the digest of one thread reading it
+/// in 1 MiB chunks.
 fn parallel_digest_is_the_same(s: &Scratch, log: &str, extra: &[&str]) {
     // A copy: the server may still append to its log (autovacuum, the
     // checkpointer) between two digests of the live file.
