@@ -9,9 +9,9 @@
 # served flat out in the search's own first step (the limit as this
 # machine, loaded or not, let them reach it in that round).
 #
-# Users search: a workload whose service time grows with the square of the
-# events in flight (10 ms + 0.625 ms x n^2, n counted in a file under
-# flock) serves n / (10 ms + 0.625 ms n^2) per second: 200/s at 4 users,
+# Users search: crates/dbmeter/tests/scripts/contended.lua, a workload whose
+# service time grows with the square of the events in flight (10 ms +
+# 0.625 ms x n^2, n counted in a file under flock), serves n / (10 ms + 0.625 ms n^2) per second: 200/s at 4 users,
 # 160/s at 8, 94/s at 16. The search should report its peak at 4 users.
 #
 # Environment overrides:
@@ -48,36 +48,7 @@ function event()
 end
 LUA
 
-cat >contended.lua <<'LUA'
-local ffi = require("ffi")
-ffi.cdef[[
-int usleep(unsigned int);
-int open(const char *path, int flags, int mode);
-int flock(int fd, int op);
-long pread(int fd, void *buf, unsigned long n, long off);
-long pwrite(int fd, const void *buf, unsigned long n, long off);
-]]
-local fd
-local n = ffi.new("int64_t[1]")
-local function add(d)
-  ffi.C.flock(fd, 2)
-  n[0] = 0
-  ffi.C.pread(fd, n, 8, 0)
-  n[0] = n[0] + d
-  ffi.C.pwrite(fd, n, 8, 0)
-  ffi.C.flock(fd, 8)
-  return tonumber(n[0])
-end
-function thread_init()
-  fd = ffi.C.open("active.bin", 66, 420)
-  assert(fd >= 0, "cannot open active.bin")
-end
-function event()
-  local k = add(1)
-  ffi.C.usleep(10000 + 625 * k * k)
-  add(-1)
-end
-LUA
+cp "$ROOT/crates/dbmeter/tests/scripts/contended.lua" .
 
 ideal=$((USERS * 100))
 printf 'rate search: %s users x 10 ms (ideal limit %s/s), --slo=p99:%sms, --step-time=%s\n' \

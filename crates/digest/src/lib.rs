@@ -988,6 +988,20 @@ mod tests {
         v
     }
 
+    /// The digest of one reader that reads `name`'s events in order on
+    /// this thread ([`read_events`]): what the parallel reader must equal.
+    fn read_in_order(name: &str, group_by: GroupBy) -> Digest {
+        let mut agg = Aggregate::new(group_by, TimeFilter::default());
+        let mut malformed = MalformedLines::default();
+        let info = read_events(name, None, None, &mut |e| agg.add(e, 0), &mut malformed).unwrap();
+        Digest {
+            aggregate: agg,
+            files: vec![info],
+            malformed,
+            elapsed: Duration::ZERO,
+        }
+    }
+
     #[test]
     fn postgres_logs_read_in_parallel_equal_one_reader_in_order() {
         let dir = tempfile::tempdir().unwrap();
@@ -997,16 +1011,7 @@ mod tests {
             std::fs::write(&path, &text).unwrap();
             let name = path.to_str().unwrap().to_string();
             // The reference: one reader, every entry in order.
-            let mut agg = Aggregate::new(GroupBy::Fingerprint, TimeFilter::default());
-            let mut malformed = MalformedLines::default();
-            let info =
-                read_events(&name, None, None, &mut |e| agg.add(e, 0), &mut malformed).unwrap();
-            let one = Digest {
-                aggregate: agg,
-                files: vec![info],
-                malformed,
-                elapsed: Duration::ZERO,
-            };
+            let one = read_in_order(&name, GroupBy::Fingerprint);
             assert_eq!(one.malformed.count, 0, "{:?}", one.malformed.first);
             // 8 of 10 made are statements (9 with pairs: the failed ones).
             let n = one.aggregate.global.count;
@@ -1120,16 +1125,7 @@ mod tests {
                 GroupBy::Db,
             ] {
                 // The reference: one reader, every line in order.
-                let mut agg = Aggregate::new(group_by, TimeFilter::default());
-                let mut malformed = MalformedLines::default();
-                let info =
-                    read_events(&name, None, None, &mut |e| agg.add(e, 0), &mut malformed).unwrap();
-                let one = Digest {
-                    aggregate: agg,
-                    files: vec![info],
-                    malformed,
-                    elapsed: Duration::ZERO,
-                };
+                let one = read_in_order(&name, group_by);
                 // The junk line and each time that does not read.
                 assert_eq!(one.malformed.count, 31, "{:?}", one.malformed.first);
                 assert_eq!(one.malformed.first[0].line, 1);

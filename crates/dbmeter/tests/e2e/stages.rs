@@ -329,40 +329,9 @@ fn a_run_that_slows_down_drifts_and_a_short_one_has_no_drift() {
     assert!(doc.get("drift").is_none(), "{}", doc["drift"]);
 }
 
-/// Each event's service time grows with the square of the events in
-/// flight (10 ms + 0.625 ms n², n counted in a file under flock): the
-/// users serve n / (10 ms + 0.625 ms n²) per second, 200/s at 4 users,
-/// 160/s at 8 and 94/s at 16.
-const CONTENDED: &str = r#"
-local ffi = require("ffi")
-ffi.cdef[[
-int usleep(unsigned int);
-int open(const char *path, int flags, int mode);
-int flock(int fd, int op);
-long pread(int fd, void *buf, unsigned long n, long off);
-long pwrite(int fd, const void *buf, unsigned long n, long off);
-]]
-local fd
-local n = ffi.new("int64_t[1]")
-local function add(d)
-  ffi.C.flock(fd, 2)
-  n[0] = 0
-  ffi.C.pread(fd, n, 8, 0)
-  n[0] = n[0] + d
-  ffi.C.pwrite(fd, n, 8, 0)
-  ffi.C.flock(fd, 8)
-  return tonumber(n[0])
-end
-function thread_init()
-  fd = ffi.C.open("active.bin", 66, 420)
-  assert(fd >= 0, "cannot open active.bin")
-end
-function event()
-  local k = add(1)
-  ffi.C.usleep(10000 + 625 * k * k)
-  add(-1)
-end
-"#;
+/// tests/scripts/contended.lua: throughput n / (10 ms + 0.625 ms n²) at n
+/// users, 200/s at 4, 160/s at 8 and 94/s at 16.
+const CONTENDED: &str = include_str!("../scripts/contended.lua");
 
 /// The closed model on a workload whose throughput peaks and falls: the
 /// search doubles the users, finds the peak, and stops once throughput
