@@ -229,6 +229,34 @@ function event()
 end
 "#;
 
+/// A step that falls exactly on an interval's end: the users it lets go
+/// count in the interval after it, never in the one it ends, however
+/// soon they finish an event after the boundary.
+#[test]
+fn a_step_on_an_interval_boundary_counts_in_the_next_interval() {
+    let s = Scratch::new();
+    std::fs::write(s.path("service.lua"), SERVICE_10MS).unwrap();
+    for _ in 0..3 {
+        let doc = s
+            .ok(&[
+                "run",
+                "./service.lua",
+                "--stages=0s:1,2s:1,0s:4,2s:4",
+                "--report-interval=0.5",
+                "--format=json",
+            ])
+            .json();
+        let users: Vec<u64> = intervals(&doc)
+            .iter()
+            .map(|i| i["active_users"].as_u64().unwrap_or(0))
+            .collect();
+        assert!(users.len() >= 8, "{users:?}");
+        assert_eq!(users[..8], [1, 1, 1, 1, 4, 4, 4, 4], "{users:?}");
+        let stages = doc["stages"].as_array().expect("stages");
+        assert_eq!(stages[0]["active_users_max"], 1, "{stages:?}");
+    }
+}
+
 #[test]
 fn a_spike_beyond_capacity_and_its_recovery() {
     let s = Scratch::new();
