@@ -2,9 +2,7 @@
 //! as JSON (the `dbmeter.digest` schema of docs/digest.md).
 
 use crate::Digest;
-use crate::aggregate::{
-    AttrStats, ClassStats, GroupBy, LOCK_TIME, NumStats, QUERY_TIME, ROWS_EXAMINED, ROWS_SENT,
-};
+use crate::aggregate::{AttrStats, ClassStats, GroupBy, NumStats, QUERY_TIME};
 use crate::event::format_ts;
 use crate::fingerprint::{id_matches, query_id_bytes};
 use crate::tables::{explainable, tables};
@@ -191,11 +189,20 @@ fn is_bytes(name: &str) -> bool {
 /// pt-query-digest's attribute names: Exec time, Lock time, Query size,
 /// the rest with spaces, in 12 characters.
 fn label(name: &str) -> String {
-    let l = match name {
-        "Query_time" => "Exec time".to_string(),
-        "Lock_time" => "Lock time".to_string(),
-        "Query_length" => "Query size".to_string(),
-        n => n.replace('_', " "),
+    // pt-query-digest's labels: `_` as spaces, InnoDB's without their
+    // prefix, a few names of its own, 12 characters at most.
+    let spaced = name.replace('_', " ");
+    let l = match spaced.strip_prefix("InnoDB ") {
+        Some("trx id") => "InnoDB trxID".to_string(),
+        Some(rest) => rest.to_string(),
+        None => match spaced.as_str() {
+            "Query time" => "Exec time".into(),
+            "Query length" => "Query size".into(),
+            "Error no" => "Errors".into(),
+            "Tmp disk tables" => "Tmp disk tbl".into(),
+            "Tmp table sizes" => "Tmp tbl size".into(),
+            _ => spaced,
+        },
     };
     l.chars().take(12).collect()
 }
@@ -263,28 +270,51 @@ fn value_text(name: &str, v: f64) -> String {
 /// The attributes to show, in pt-query-digest's order: the times and rows
 /// first, then the rest by name.
 fn attribute_order(d: &Digest) -> Vec<(usize, String)> {
-    let agg = &d.aggregate;
-    let fixed = [QUERY_TIME, LOCK_TIME, ROWS_SENT, ROWS_EXAMINED];
-    let mut out: Vec<(usize, String)> = fixed
-        .iter()
-        .map(|&i| (i, String::from_utf8_lossy(&agg.names[i]).into_owned()))
-        .collect();
-    let mut rest: Vec<(usize, String)> = agg
+    // pt-query-digest's order: these first, in this order (`bytes` is its
+    // name for the statement's length, our Query_length), then the others
+    // by name; InnoDB's (Percona's `InnoDB_*`) after all of them, in a
+    // section of their own.
+    const FIRST: [&str; 14] = [
+        "Query_time",
+        "Exec_orig_time",
+        "Transmit_time",
+        "Lock_time",
+        "Rows_sent",
+        "Rows_examined",
+        "Rows_affected",
+        "Rows_read",
+        "Bytes_sent",
+        "Merge_passes",
+        "Tmp_tables",
+        "Tmp_disk_tables",
+        "Tmp_table_sizes",
+        "Query_length",
+    ];
+    let mut out: Vec<(usize, String)> = d
+        .aggregate
         .names
         .iter()
         .enumerate()
-        .filter(|(i, _)| !fixed.contains(i))
         .map(|(i, n)| (i, String::from_utf8_lossy(n).into_owned()))
         .collect();
-    let rank = |n: &str| match n {
-        "Rows_affected" => 0,
-        "Bytes_sent" => 1,
-        "Query_length" => 2,
-        _ => 3,
+    let key = |n: &str| {
+        let innodb = is_innodb(n);
+        let rank = FIRST.iter().position(|f| *f == n).unwrap_or(FIRST.len());
+        (innodb, if innodb { FIRST.len() } else { rank })
     };
-    rest.sort_by(|a, b| rank(&a.1).cmp(&rank(&b.1)).then_with(|| a.1.cmp(&b.1)));
-    out.extend(rest);
+    out.sort_by(|a, b| {
+        key(&a.1).cmp(&key(&b.1)).then_with(|| match key(&a.1).0 {
+            true => a.1.to_uppercase().cmp(&b.1.to_uppercase()),
+            false => a.1.cmp(&b.1),
+        })
+    });
     out
+}
+
+/// Percona Server's InnoDB attributes (`InnoDB_IO_r_ops`, ...), which
+/// pt-query-digest reports under `# InnoDB:`.
+fn is_innodb(name: &str) -> bool {
+    name.starts_with("InnoDB_")
 }
 
 fn span_s(c: &ClassStats) -> Option<f64> {
@@ -462,8 +492,12 @@ pub fn write_text(
         s,
         "# ============     ======= ======= ======= ======= ======= ======= ======="
     );
+    let mut innodb = false;
     for (i, name) in &order {
         if let Some(n) = g.num_stats(*i) {
+            if is_innodb(name) && !std::mem::replace(&mut innodb, true) {
+                let _ = writeln!(s, "# InnoDB:");
+            }
             let v = |x: f64| value_text(name, x);
             let _ = writeln!(
                 s,
@@ -585,7 +619,8 @@ fn booleans(s: &mut String, c: &ClassStats, order: &[(usize, String)]) {
     let bools: Vec<(&String, Cow<'_, AttrStats>)> = order
         .iter()
         .filter_map(|(i, n)| c.attr_stats(*i).map(|a| (n, a)))
-        .filter(|(_, a)| a.num.is_none() && a.yes + a.no > 0)
+        // As pt-query-digest: only the flags that were ever Yes.
+        .filter(|(_, a)| a.num.is_none() && a.yes > 0)
         .collect();
     if bools.is_empty() {
         return;
@@ -692,10 +727,14 @@ fn class_text(
         pct(c.count as f64, g.count as f64),
         c.count
     );
+    let mut innodb = false;
     for (i, name) in order {
         let Some(n) = c.num_stats(*i) else {
             continue;
         };
+        if is_innodb(name) && !std::mem::replace(&mut innodb, true) {
+            let _ = writeln!(s, "# InnoDB:");
+        }
         let gs = g.num_stats(*i).map_or(0.0, |x| x.sum);
         let v = |x: f64| value_text(name, x);
         let _ = writeln!(
