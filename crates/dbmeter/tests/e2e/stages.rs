@@ -357,6 +357,33 @@ fn a_run_that_slows_down_drifts_and_a_short_one_has_no_drift() {
     assert!(doc.get("drift").is_none(), "{}", doc["drift"]);
 }
 
+/// `--find-capacity=users` of `script` up to `threads` users, 1 s steps:
+/// the document's `capacity`.
+fn users_search(s: &Scratch, script: &str, threads: u32) -> Value {
+    let doc = s
+        .ok(&[
+            "run",
+            script,
+            &format!("--threads={threads}"),
+            "--find-capacity=users",
+            "--step-time=1",
+            "--settle-time=0.5",
+            "--format=json",
+        ])
+        .json();
+    doc["capacity"].clone()
+}
+
+/// The users of each step of a capacity search.
+fn step_users(c: &Value) -> Vec<u64> {
+    c["steps"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no steps: {c}"))
+        .iter()
+        .map(|s| s["users"].as_u64().unwrap_or(0))
+        .collect()
+}
+
 /// tests/scripts/contended.lua: throughput n / (10 ms + 0.625 ms n²) at n
 /// users, 200/s at 4, 160/s at 8 and 94/s at 16.
 const CONTENDED: &str = include_str!("../scripts/contended.lua");
@@ -369,24 +396,8 @@ const CONTENDED: &str = include_str!("../scripts/contended.lua");
 fn users_search_stops_after_the_peak() {
     let s = Scratch::new();
     std::fs::write(s.path("contended.lua"), CONTENDED).unwrap();
-    let doc = s
-        .ok(&[
-            "run",
-            "./contended.lua",
-            "--threads=32",
-            "--find-capacity=users",
-            "--step-time=1",
-            "--settle-time=0.5",
-            "--format=json",
-        ])
-        .json();
-    let c = &doc["capacity"];
-    let users: Vec<u64> = c["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["users"].as_u64().unwrap())
-        .collect();
+    let c = users_search(&s, "./contended.lua", 32);
+    let users = step_users(&c);
     assert_eq!(users, [1, 2, 4, 8, 16], "{c}");
     let peak = c["peak_users"].as_u64().unwrap();
     assert!(peak == 2 || peak == 4, "{c}");
@@ -430,24 +441,8 @@ fn capacity_search_finds_a_known_limit() {
 
     // The closed model: users double up to --threads; sleeping users
     // scale, so the peak is at the most users.
-    let doc = s
-        .ok(&[
-            "run",
-            "./service.lua",
-            "--threads=4",
-            "--find-capacity=users",
-            "--step-time=1",
-            "--settle-time=0.5",
-            "--format=json",
-        ])
-        .json();
-    let c = &doc["capacity"];
-    let users: Vec<u64> = c["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["users"].as_u64().unwrap())
-        .collect();
+    let c = users_search(&s, "./service.lua", 4);
+    let users = step_users(&c);
     assert_eq!(users, [1, 2, 4], "{c}");
     assert_eq!(c["peak_users"], 4, "{c}");
     assert_eq!(c["max_users_met"], 4, "{c}");
