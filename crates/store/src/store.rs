@@ -419,6 +419,12 @@ impl Store {
                 &params,
             )?;
             let n = db.execute(&format!("DELETE FROM runs{clause}"), &params)?;
+            // A campaign's adaptive-repeats rows go with its last run.
+            db.execute(
+                "DELETE FROM adaptive_cells WHERE campaign NOT IN \
+                 (SELECT campaign FROM runs WHERE campaign IS NOT NULL)",
+                &[],
+            )?;
             Ok(n as usize)
         })
     }

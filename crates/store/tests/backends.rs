@@ -217,6 +217,21 @@ fn contract(spec: &str) {
         got[1].describe(),
         "1 run (1 completed), no interval yet (target 5%): open"
     );
+
+    // They go with the campaign's last run, and only then.
+    let in_c1 = |repeat| RunMeta {
+        campaign: Some("c1".into()),
+        cell: Some("w/A/4".into()),
+        repeat: Some(repeat),
+        ..RunMeta::default()
+    };
+    let c1a = st.save(&d1, &in_c1(1)).unwrap();
+    let c1b = st.save(&d1, &in_c1(2)).unwrap();
+    assert_eq!(st.delete(&Filter::ids(&[id5, c1a])).unwrap(), 2);
+    assert_eq!(st.adaptive_cells(&["c1"]).unwrap().len(), 2);
+    // id2 and c1b were the campaign's last runs.
+    assert_eq!(st.delete(&Filter::ids(&[id2, c1b])).unwrap(), 2);
+    assert!(st.adaptive_cells(&["c1"]).unwrap().is_empty());
 }
 
 #[test]
