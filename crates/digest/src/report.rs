@@ -297,16 +297,12 @@ fn attribute_order(d: &Digest) -> Vec<(usize, String)> {
         .enumerate()
         .map(|(i, n)| (i, String::from_utf8_lossy(n).into_owned()))
         .collect();
-    let key = |n: &str| {
+    out.sort_by_cached_key(|(_, n)| {
         let innodb = is_innodb(n);
-        let rank = FIRST.iter().position(|f| *f == n).unwrap_or(FIRST.len());
-        (innodb, if innodb { FIRST.len() } else { rank })
-    };
-    out.sort_by(|a, b| {
-        key(&a.1).cmp(&key(&b.1)).then_with(|| match key(&a.1).0 {
-            true => a.1.to_uppercase().cmp(&b.1.to_uppercase()),
-            false => a.1.cmp(&b.1),
-        })
+        let rank = FIRST.iter().position(|f| f == n).unwrap_or(FIRST.len());
+        // InnoDB's by name whatever the case, the others as they are.
+        let by_name = if innodb { n.to_uppercase() } else { n.clone() };
+        (innodb, if innodb { FIRST.len() } else { rank }, by_name)
     });
     out
 }
@@ -315,6 +311,14 @@ fn attribute_order(d: &Digest) -> Vec<(usize, String)> {
 /// pt-query-digest reports under `# InnoDB:`.
 fn is_innodb(name: &str) -> bool {
     name.starts_with("InnoDB_")
+}
+
+/// Writes `# InnoDB:` before the first InnoDB attribute of a table
+/// (`started`: whether it was written already).
+fn innodb_heading(s: &mut String, name: &str, started: &mut bool) {
+    if is_innodb(name) && !std::mem::replace(started, true) {
+        let _ = writeln!(s, "# InnoDB:");
+    }
 }
 
 fn span_s(c: &ClassStats) -> Option<f64> {
@@ -495,9 +499,7 @@ pub fn write_text(
     let mut innodb = false;
     for (i, name) in &order {
         if let Some(n) = g.num_stats(*i) {
-            if is_innodb(name) && !std::mem::replace(&mut innodb, true) {
-                let _ = writeln!(s, "# InnoDB:");
-            }
+            innodb_heading(&mut s, name, &mut innodb);
             let v = |x: f64| value_text(name, x);
             let _ = writeln!(
                 s,
@@ -732,9 +734,7 @@ fn class_text(
         let Some(n) = c.num_stats(*i) else {
             continue;
         };
-        if is_innodb(name) && !std::mem::replace(&mut innodb, true) {
-            let _ = writeln!(s, "# InnoDB:");
-        }
+        innodb_heading(s, name, &mut innodb);
         let gs = g.num_stats(*i).map_or(0.0, |x| x.sum);
         let v = |x: f64| value_text(name, x);
         let _ = writeln!(

@@ -205,29 +205,22 @@ pub fn analyse(doc: &RunDocument) -> Option<Drift> {
         trends.extend(trend("p99_ms", p99));
     }
     if let Some(os) = &doc.os {
-        let mem: Vec<(f64, f64)> = os
-            .samples
-            .iter()
-            .map(|s| (s.t_s, s.mem_used_bytes as f64))
-            .collect();
-        if mem.len() >= MIN_INTERVALS {
-            trends.extend(trend("mem_used_bytes", mem));
-        }
-        let rss: Vec<(f64, f64)> = os
-            .samples
-            .iter()
-            .filter_map(|s| s.server_rss_bytes.map(|r| (s.t_s, r as f64)))
-            .collect();
-        if rss.len() >= MIN_INTERVALS {
-            trends.extend(trend("server_rss_bytes", rss));
-        }
-        let data: Vec<(f64, f64)> = os
-            .samples
-            .iter()
-            .filter_map(|s| s.data_bytes.map(|b| (s.t_s, b as f64)))
-            .collect();
-        if data.len() >= MIN_INTERVALS {
-            trends.extend(trend("data_bytes", data));
+        // The OS series, each from the samples that have it.
+        type Series = fn(&dbmeter_env::OsSample) -> Option<u64>;
+        let series: [(&str, Series); 3] = [
+            ("mem_used_bytes", |s| Some(s.mem_used_bytes)),
+            ("server_rss_bytes", |s| s.server_rss_bytes),
+            ("data_bytes", |s| s.data_bytes),
+        ];
+        for (metric, value) in series {
+            let points: Vec<(f64, f64)> = os
+                .samples
+                .iter()
+                .filter_map(|s| value(s).map(|v| (s.t_s, v as f64)))
+                .collect();
+            if points.len() >= MIN_INTERVALS {
+                trends.extend(trend(metric, points));
+            }
         }
     }
     let dir = |m: &str| {

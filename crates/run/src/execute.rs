@@ -117,10 +117,11 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
     // Kinds known from the options alone are checked before anything starts
     // (the barrier, the plan's connection).
     let known_kinds = bench.known_kinds(o);
+    let stage_indexes = general.stage_indexes();
     if let Some(kinds) = &known_kinds {
-        let stages = general.stage_indexes();
         for a in &req.assertions {
-            a.check_kind(kinds, &stages).map_err(RunError::Usage)?;
+            a.check_kind(kinds, &stage_indexes)
+                .map_err(RunError::Usage)?;
         }
     }
     let barrier = settings::start_barrier(o, shard, req.store.is_some())?;
@@ -196,7 +197,6 @@ pub fn run(req: &Request, obs: &dyn Observer, stop: &StopHandle) -> Result<Outco
         )));
     }
     let measure_names: Vec<String> = measures.iter().map(|m| m.name.to_string()).collect();
-    let stage_indexes = general.stage_indexes();
     debug_assert!(
         known_kinds.as_ref().is_none_or(|k| *k == kinds),
         "{}: Benchmark::known_kinds {known_kinds:?}, RunPlan::kinds {kinds:?}",
